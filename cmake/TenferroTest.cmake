@@ -1,0 +1,22 @@
+# tf_add_test(NAME <name> SOURCES <files...> [LIBRARIES <libs...>] [TIMEOUT s] [LABELS l...])
+#
+# One cmocka test program linked against libtenferro, registered with ctest.
+# Each test program runs in its own process with a timeout.
+function(tf_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBRARIES;LABELS;DEPENDS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE tenferro ${CMOCKA_LINK} ${T_LIBRARIES})
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support ${CMOCKA_INCLUDE})
+  tf_target_warnings(${T_NAME})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  if(T_LABELS)
+    set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
+  endif()
+  if(T_DEPENDS)
+    add_dependencies(${T_NAME} ${T_DEPENDS})
+  endif()
+endfunction()

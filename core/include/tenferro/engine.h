@@ -1,0 +1,177 @@
+/*
+ * tenferro/engine.h - loading engine plugins and using engines from an app.
+ *
+ * An engine plugin is a shared object that implements engine_abi.h. The
+ * loader finds it on the plugin search path, loads it once per process
+ * (never unloading it), checks its descriptor and initialises it. An engine
+ * (tf_engine) is one instance of a plugin on one device, created with
+ * options (threads, device). Tensors in an engine's memory keep the engine
+ * alive: tf_engine_destroy drops the caller's reference and the instance is
+ * torn down when the last tensor of it is released.
+ *
+ * Plugin search path, in order:
+ *   1. the directories of TENFERRO_PLUGIN_PATH (':'-separated), as read on
+ *      each scan or by-name load;
+ *   2. the build tree's plugin folder (set when the library was built;
+ *      only while it exists);
+ *   3. the installed plugin folder, found relative to the loaded library:
+ *      <libdir>/tenferro/plugins.
+ * A name without '/' ("cpu") is looked up as "tenferro-engine-<name>.so" in
+ * each directory in turn; a name with '/' is a path to the file itself.
+ *
+ * Threads: loading, scanning and tf_plugin_* are thread-safe. A tf_engine is
+ * used by one thread at a time (like the seed's `&mut dyn ExecutionEngine`);
+ * tensors of it may be released from any thread.
+ */
+#ifndef TENFERRO_ENGINE_H
+#define TENFERRO_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine_abi.h"
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tf_plugin tf_plugin;
+
+/* File name prefix and suffix of engine plugins on the search path. */
+#define TF_ENGINE_FILE_PREFIX "tenferro-engine-"
+#define TF_PLUGIN_FILE_SUFFIX ".so"
+
+/* ---- search path ---- */
+
+/*
+ * The current search path: *count directories, in order, as a NULL-terminated
+ * array of strings. The array and strings are allocated; free them with
+ * tf_plugin_path_free. Errors: TF_ERR_OUT_OF_MEMORY.
+ */
+tf_status tf_plugin_path_get(char ***dirs, size_t *count);
+void tf_plugin_path_free(char **dirs);
+
+/* ---- plugins ---- */
+
+/*
+ * Loads (or returns the already loaded) engine plugin `name_or_path`. The
+ * returned plugin is owned by the process and valid until it exits; do not
+ * free it.
+ * Errors, each with a message naming the file, what was expected and what
+ * was found, and the plugin left unloaded-or-inert:
+ *   TF_ERR_PLUGIN_NOT_FOUND        no such file (on the search path),
+ *   TF_ERR_PLUGIN_LOAD             dlopen refused it (not a shared object...),
+ *   TF_ERR_PLUGIN_SYMBOL           no tf_engine_plugin_v1 symbol,
+ *   TF_ERR_PLUGIN_ABI              the entry returned NULL or another major,
+ *   TF_ERR_PLUGIN_STRUCT_SIZE      descriptor smaller than ABI 1.0's,
+ *   TF_ERR_PLUGIN_MISSING_FUNCTION a required function or the name is NULL,
+ *   TF_ERR_PLUGIN_INIT             init() failed (its report is the cause).
+ */
+tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out);
+
+/* Accessors; strings are borrowed for the life of the process. */
+const char *tf_plugin_name(const tf_plugin *plugin);
+const char *tf_plugin_version(const tf_plugin *plugin);
+const char *tf_plugin_description(const tf_plugin *plugin); /* "" if none */
+const char *tf_plugin_file(const tf_plugin *plugin);        /* resolved path */
+uint32_t tf_plugin_abi_major(const tf_plugin *plugin);
+uint32_t tf_plugin_abi_minor(const tf_plugin *plugin);
+uint32_t tf_plugin_capabilities(const tf_plugin *plugin);
+uint32_t tf_plugin_device_count(const tf_plugin *plugin);
+/* Fills *info (set info->struct_size = sizeof *info first). */
+tf_status tf_plugin_device_info(const tf_plugin *plugin, uint32_t index, tf_device_info *info);
+
+/* One file found by tf_plugin_scan. */
+typedef struct tf_plugin_candidate {
+    char *path;        /* the file */
+    const char *kind;  /* "engine" (from the file name) */
+    tf_status status;  /* TF_OK if it loaded */
+    char *message;     /* why it was refused, "" if loaded */
+    tf_plugin *plugin; /* the loaded plugin, NULL if refused */
+} tf_plugin_candidate;
+
+/*
+ * Tries to load every "tenferro-engine-*.so" in every directory of the
+ * search path and reports each. The array is allocated; free it with
+ * tf_plugin_scan_free. Errors: TF_ERR_OUT_OF_MEMORY only (refusals are
+ * reported per candidate).
+ */
+tf_status tf_plugin_scan(tf_plugin_candidate **candidates, size_t *count);
+void tf_plugin_scan_free(tf_plugin_candidate *candidates, size_t count);
+
+/* ---- engines ---- */
+
+/*
+ * Creates an instance of `plugin`. `options` may be NULL (defaults); its
+ * strings are borrowed for the call. Errors: whatever the plugin reports
+ * (TF_ERR_BACKEND, TF_ERR_VALIDATION for a bad option, ...), its message as
+ * the cause; TF_ERR_OUT_OF_MEMORY.
+ */
+tf_status tf_engine_create(tf_plugin *plugin, const tf_engine_options *options,
+                           tf_engine **out);
+
+/* tf_plugin_load(name) then tf_engine_create with `threads` (0: default). */
+tf_status tf_engine_open(const char *name_or_path, int threads, tf_engine **out);
+
+/* Drops the caller's reference. NULL is a no-op. */
+void tf_engine_destroy(tf_engine *engine);
+
+const char *tf_engine_name(const tf_engine *engine); /* the plugin's name, borrowed */
+tf_plugin *tf_engine_get_plugin(const tf_engine *engine);
+/* non-zero if the engine computes on host memory (TF_ENGINE_CAP_HOST_MEMORY) */
+int tf_engine_uses_host_memory(const tf_engine *engine);
+
+/* Asks the engine (never fails). dtypes: inputs' then outputs'. */
+int tf_engine_supports(tf_engine *engine, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
+                       size_t n_dtypes);
+
+/* Waits for the engine's pending work. */
+tf_status tf_engine_synchronize(tf_engine *engine);
+
+/*
+ * A new dense column-major tensor in the engine's memory; contents
+ * unspecified. Errors: as tf_tensor_from_host for the shape, and
+ * TF_ERR_OUT_OF_MEMORY / the engine's own.
+ */
+tf_status tf_tensor_empty(tf_engine *engine, tf_dtype dtype, size_t rank, const int64_t *shape,
+                          tf_tensor **out);
+
+/*
+ * Copies a host-accessible tensor (any strides) into a new dense tensor in
+ * the engine's memory. Errors: TF_ERR_PLACEMENT (the source is in another
+ * engine's device memory), allocation and engine errors.
+ */
+tf_status tf_engine_upload(tf_engine *engine, const tf_tensor *src, tf_tensor **out);
+
+/*
+ * Copies a tensor of this engine (any strides) into a new dense host
+ * tensor. Errors: TF_ERR_PLACEMENT (the tensor is not this engine's),
+ * allocation and engine errors.
+ */
+tf_status tf_engine_download(tf_engine *engine, const tf_tensor *src, tf_tensor **out);
+
+/*
+ * Executes one primitive of engine_abi.h on tensors. The core checks every
+ * argument against the primitive's description before the engine sees it:
+ * counts, dtypes, ranks, extents, params (TF_ERR_VALIDATION,
+ * TF_ERR_DTYPE_MISMATCH, TF_ERR_SHAPE_MISMATCH, TF_ERR_AXIS_OUT_OF_BOUNDS),
+ * that every tensor is readable by this engine (TF_ERR_PLACEMENT, with how
+ * to move it), that outputs are dense unless the primitive allows strided
+ * outputs and do not share storage with inputs (TF_ERR_VALIDATION), and that
+ * the engine supports the combination (TF_ERR_UNSUPPORTED naming op, dtype
+ * and engine). Engine failures come back as the engine's status with its
+ * message as the cause. `params` is the primitive's params struct (its
+ * struct_size set), NULL for primitives without one.
+ */
+tf_status tf_engine_execute(tf_engine *engine, tf_prim prim, const void *params, size_t n_inputs,
+                            tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs);
+
+/* Names for messages and tools: "binary", "add", ... ("?" if unknown). */
+const char *tf_prim_name(tf_prim prim);
+const char *tf_prim_op_name(tf_prim prim, uint32_t op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFERRO_ENGINE_H */

@@ -1,0 +1,18 @@
+/*
+ * tenferro/tenferro.h - everything an application includes.
+ *
+ * Plugin authors include only engine_abi.h (engines); they never link
+ * libtenferro.
+ */
+#ifndef TENFERRO_TENFERRO_H
+#define TENFERRO_TENFERRO_H
+
+#include "dtype.h"
+#include "engine.h"
+#include "engine_abi.h"
+#include "status.h"
+#include "system.h"
+#include "tensor.h"
+#include "version.h"
+
+#endif /* TENFERRO_TENFERRO_H */

@@ -1,0 +1,393 @@
+/*
+ * engine.c - engine instances, engine tensors, transfers, and the checked
+ * path from tf_engine_execute across the plugin boundary.
+ *
+ * The core computes nothing here: it validates, builds the size-prefixed
+ * operand structs of engine_abi.h, and calls the plugin.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- lifecycle ---- */
+
+void tf__engine_retain(tf_engine *e)
+{
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+void tf__engine_release(tf_engine *e)
+{
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    e->desc->destroy(e->state);
+    tf__free(e);
+}
+
+TF_API tf_status tf_engine_create(tf_plugin *plugin, const tf_engine_options *options,
+                                  tf_engine **out)
+{
+    if (!plugin || !out)
+        return tf__error(TF_ERR_VALIDATION, "engine_create", plugin ? "out" : "plugin",
+                         "engine_create: NULL argument");
+    tf_engine_options opts = {0};
+    if (options) {
+        size_t n = options->struct_size < sizeof opts ? options->struct_size : sizeof opts;
+        memcpy(&opts, options, n);
+    }
+    opts.struct_size = sizeof opts;
+    tf_engine *e = tf__calloc(1, sizeof *e);
+    if (!e)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "engine_create", NULL, "out of memory");
+    tf__plugin_report_clear();
+    tf_status st = plugin->desc->create(plugin->ctx, &opts, &e->state);
+    if (st != TF_OK) {
+        tf__free(e);
+        return tf__error_from_plugin(st, "engine_create", "engine '%s': create failed (%s)",
+                                     plugin->desc->name, tf_status_name(st));
+    }
+    atomic_init(&e->refs, 1);
+    e->plugin = plugin;
+    e->desc = plugin->desc;
+    e->caps = plugin->desc->capabilities;
+    *out = e;
+    return TF_OK;
+}
+
+TF_API tf_status tf_engine_open(const char *name_or_path, int threads, tf_engine **out)
+{
+    tf_plugin *p;
+    tf_status st = tf_plugin_load(name_or_path, &p);
+    if (st)
+        return st;
+    tf_engine_options opts = {.struct_size = sizeof opts, .threads = threads};
+    return tf_engine_create(p, &opts, out);
+}
+
+TF_API void tf_engine_destroy(tf_engine *e)
+{
+    if (e)
+        tf__engine_release(e);
+}
+
+TF_API const char *tf_engine_name(const tf_engine *e) { return e->desc->name; }
+TF_API tf_plugin *tf_engine_get_plugin(const tf_engine *e) { return e->plugin; }
+
+TF_API int tf_engine_uses_host_memory(const tf_engine *e)
+{
+    return (e->caps & TF_ENGINE_CAP_HOST_MEMORY) != 0;
+}
+
+TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
+                              size_t n_dtypes)
+{
+    uint32_t d[2 * TF_MAX_RANK + 8];
+    if (!e || n_dtypes > sizeof d / sizeof d[0] || (n_dtypes && !dtypes))
+        return 0;
+    for (size_t i = 0; i < n_dtypes; i++)
+        d[i] = (uint32_t)dtypes[i];
+    return e->desc->supports(e->state, (uint32_t)prim, op, d, (uint32_t)n_dtypes) != 0;
+}
+
+TF_API tf_status tf_engine_synchronize(tf_engine *e)
+{
+    if (!e)
+        return tf__error(TF_ERR_VALIDATION, "engine_synchronize", "engine", "engine is NULL");
+    tf__plugin_report_clear();
+    tf_status st = e->desc->synchronize(e->state);
+    if (st)
+        return tf__error_from_plugin(st, "engine_synchronize", "engine '%s': synchronize failed",
+                                     e->desc->name);
+    return TF_OK;
+}
+
+/* ---- engine tensors ---- */
+
+static tf_status new_engine_tensor(const char *op, tf_engine *e, tf_dtype dtype, size_t rank,
+                                   const int64_t *shape, tf_tensor **out)
+{
+    size_t numel, nbytes;
+    tf_status st = tf__shape_check(op, dtype, rank, shape, &numel, &nbytes);
+    if (st)
+        return st;
+    /* every buffer holds at least one element (engine_abi.h) */
+    size_t alloc = nbytes ? nbytes : tf_dtype_size(dtype);
+    tf_storage *s = tf__calloc(1, sizeof *s);
+    if (!s)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "%s: out of memory", op);
+    tf__plugin_report_clear();
+    st = e->desc->buffer_alloc(e->state, alloc, &s->buffer, &s->host);
+    if (st != TF_OK) {
+        tf__free(s);
+        return tf__error_from_plugin(st, op, "engine '%s': allocating %zu bytes failed",
+                                     e->desc->name, alloc);
+    }
+    if (!(e->caps & TF_ENGINE_CAP_HOST_MEMORY))
+        s->host = NULL;
+    atomic_init(&s->refs, 1);
+    s->kind = TF_STORAGE_ENGINE;
+    s->nbytes = alloc;
+    s->engine = e;
+    tf__engine_retain(e);
+    tf_tensor *t = tf__tensor_new(s, dtype, rank, shape, NULL, 0, numel);
+    tf__storage_release(s);
+    if (!t)
+        return TF_ERR_OUT_OF_MEMORY;
+    *out = t;
+    return TF_OK;
+}
+
+TF_API tf_status tf_tensor_empty(tf_engine *e, tf_dtype dtype, size_t rank, const int64_t *shape,
+                                 tf_tensor **out)
+{
+    if (!e || !out)
+        return tf__error(TF_ERR_VALIDATION, "tensor_empty", e ? "out" : "engine",
+                         "tensor_empty: NULL argument");
+    return new_engine_tensor("tensor_empty", e, dtype, rank, shape, out);
+}
+
+static bool same_engine_memory(const tf_engine *e, const tf_tensor *t)
+{
+    return t->storage->kind == TF_STORAGE_ENGINE && t->storage->engine == e;
+}
+
+TF_API tf_status tf_engine_upload(tf_engine *e, const tf_tensor *src, tf_tensor **out)
+{
+    const char *op = "engine_upload";
+    if (!e || !src || !out)
+        return tf__error(TF_ERR_VALIDATION, op, !e ? "engine" : !src ? "src" : "out",
+                         "%s: NULL argument", op);
+    if (!src->storage->host)
+        return tf__error(TF_ERR_PLACEMENT, op, "src",
+                         "%s: the source is in the device memory of engine '%s'; download it "
+                         "to the host first (tf_engine_download)",
+                         op, tf_engine_name(src->storage->engine));
+    tf_tensor *t;
+    tf_status st = new_engine_tensor(op, e, src->dtype, src->rank, src->shape, &t);
+    if (st)
+        return st;
+    size_t esize = tf_dtype_size(src->dtype), nbytes = src->numel * esize;
+    const void *bytes = NULL;
+    void *tmp = NULL;
+    if (tf__strides_dense(src->rank, src->shape, src->strides)) {
+        bytes = (const char *)src->storage->host + src->offset * (int64_t)esize;
+    } else {
+        tmp = tf__alloc(nbytes);
+        if (!tmp) {
+            tf_tensor_release(t);
+            return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "%s: out of memory", op);
+        }
+        tf_tensor_copy_to_host(src, src->dtype, tmp, src->numel);
+        bytes = tmp;
+    }
+    if (nbytes) {
+        tf__plugin_report_clear();
+        st = e->desc->upload(e->state, t->storage->buffer, 0, bytes, nbytes);
+    }
+    tf__free(tmp);
+    if (st) {
+        tf_tensor_release(t);
+        return tf__error_from_plugin(st, op, "engine '%s': upload of %zu bytes failed",
+                                     e->desc->name, nbytes);
+    }
+    *out = t;
+    return TF_OK;
+}
+
+/* A dense copy of a strided engine tensor, made by the engine itself. */
+static tf_status densify(tf_engine *e, const tf_tensor *src, tf_tensor **out)
+{
+    tf_tensor *t;
+    tf_status st = new_engine_tensor("engine_download", e, src->dtype, src->rank, src->shape, &t);
+    if (st)
+        return st;
+    tf_tensor *in = (tf_tensor *)src;
+    st = tf_engine_execute(e, TF_PRIM_COPY, NULL, 1, &in, 1, &t);
+    if (st) {
+        tf_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return TF_OK;
+}
+
+TF_API tf_status tf_engine_download(tf_engine *e, const tf_tensor *src, tf_tensor **out)
+{
+    const char *op = "engine_download";
+    if (!e || !src || !out)
+        return tf__error(TF_ERR_VALIDATION, op, !e ? "engine" : !src ? "src" : "out",
+                         "%s: NULL argument", op);
+    if (!same_engine_memory(e, src))
+        return tf__error(TF_ERR_PLACEMENT, op, "src",
+                         "%s: the tensor is not in the memory of engine '%s' (it is in %s)", op,
+                         e->desc->name,
+                         src->storage->kind == TF_STORAGE_ENGINE
+                             ? "another engine's memory"
+                             : "host memory already; use it directly");
+    const tf_tensor *dense = src;
+    tf_tensor *tmp = NULL;
+    tf_status st;
+    if (!tf__strides_dense(src->rank, src->shape, src->strides)) {
+        if ((st = densify(e, src, &tmp)))
+            return st;
+        dense = tmp;
+    }
+    size_t esize = tf_dtype_size(src->dtype), nbytes = src->numel * esize;
+    void *host = tf__alloc(nbytes ? nbytes : 1);
+    if (!host) {
+        tf_tensor_release(tmp);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "%s: out of memory", op);
+    }
+    st = TF_OK;
+    if (nbytes) {
+        tf__plugin_report_clear();
+        st = e->desc->download(e->state, dense->storage->buffer,
+                               (size_t)dense->offset * esize, host, nbytes);
+    }
+    tf_tensor_release(tmp);
+    if (st) {
+        tf__free(host);
+        return tf__error_from_plugin(st, op, "engine '%s': download of %zu bytes failed",
+                                     e->desc->name, nbytes);
+    }
+    st = tf_tensor_from_host(src->dtype, src->rank, src->shape, host, src->numel, out);
+    tf__free(host);
+    return st;
+}
+
+/* ---- execute ---- */
+
+static tf_status placement_error(const tf_engine *e, const char *kind, size_t index,
+                                 const tf_storage *s)
+{
+    char arg[32];
+    snprintf(arg, sizeof arg, "%s[%zu]", kind, index);
+    if (s->host)
+        return tf__error(TF_ERR_PLACEMENT, "engine_execute", kind,
+                         "%s is in host memory, which engine '%s' cannot read: upload it "
+                         "with tf_engine_upload",
+                         arg, e->desc->name);
+    return tf__error(TF_ERR_PLACEMENT, "engine_execute", kind,
+                     "%s is in the device memory of engine '%s', not of engine '%s': download "
+                     "it with tf_engine_download, then upload it with tf_engine_upload",
+                     arg, s->engine->desc->name, e->desc->name);
+}
+
+/* Fills the operand for tensor `t`, argument kind[index]. */
+static tf_status make_operand(tf_engine *e, const char *kind, size_t index, const tf_tensor *t,
+                              tf_operand *o)
+{
+    const tf_storage *s = t->storage;
+    bool host_engine = (e->caps & TF_ENGINE_CAP_HOST_MEMORY) != 0;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->dtype = (uint32_t)t->dtype;
+    o->rank = t->rank;
+    o->shape = t->shape;
+    o->strides = t->strides;
+    o->offset = t->offset;
+    if (s->kind == TF_STORAGE_ENGINE && s->engine == e) {
+        o->buffer = s->buffer;
+        o->data = host_engine ? s->host : NULL;
+        return TF_OK;
+    }
+    if (host_engine && s->host) {
+        o->data = s->host;
+        return TF_OK;
+    }
+    return placement_error(e, kind, index, s);
+}
+
+static tf_status check_outputs(const char *pname, tf_prim prim, size_t n_in, tf_tensor *const *in,
+                               size_t n_out, tf_tensor *const *out)
+{
+    for (size_t i = 0; i < n_out; i++) {
+        const tf_tensor *t = out[i];
+        if (!tf__prim_strided_output(prim) && !tf__strides_dense(t->rank, t->shape, t->strides))
+            return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
+                             "%s: outputs[%zu] must be dense column-major", pname, i);
+        for (size_t j = 0; j < n_in; j++)
+            if (in[j]->storage == t->storage)
+                return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
+                                 "%s: outputs[%zu] shares memory with inputs[%zu]", pname, i, j);
+        for (size_t j = 0; j < i; j++)
+            if (out[j]->storage == t->storage)
+                return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
+                                 "%s: outputs[%zu] shares memory with outputs[%zu]", pname, i,
+                                 j);
+    }
+    return TF_OK;
+}
+
+static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t n_in,
+                                 tf_tensor *const *in, size_t n_out, tf_tensor *const *out)
+{
+    uint32_t dt[2 * TF_MAX_RANK + 8];
+    size_t n = 0;
+    for (size_t i = 0; i < n_in; i++)
+        dt[n++] = (uint32_t)in[i]->dtype;
+    for (size_t i = 0; i < n_out; i++)
+        dt[n++] = (uint32_t)out[i]->dtype;
+    if (e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n))
+        return TF_OK;
+    char types[128] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof types; i++)
+        used += (size_t)snprintf(types + used, sizeof types - used, "%s%s",
+                                 i == 0 ? "" : (i == n_in ? " -> " : ", "),
+                                 tf_dtype_name((tf_dtype)dt[i]));
+    return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
+                     "engine '%s' does not support %s %s for %s", e->desc->name,
+                     tf_prim_name(prim), tf_prim_op_name(prim, op), types);
+}
+
+#define MAX_OPERANDS 64
+
+TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params,
+                                   size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
+                                   tf_tensor *const *outputs)
+{
+    if (!e)
+        return tf__error(TF_ERR_VALIDATION, "engine_execute", "engine", "engine is NULL");
+    if (n_inputs + n_outputs > MAX_OPERANDS)
+        return tf__error(TF_ERR_VALIDATION, "engine_execute", "n_inputs",
+                         "engine_execute: more than %d operands", MAX_OPERANDS);
+    tf_status st = tf__prim_check(prim, params, n_inputs, inputs, n_outputs, outputs);
+    if (st)
+        return st;
+    const char *pname = tf_prim_name(prim);
+    if ((st = check_outputs(pname, prim, n_inputs, inputs, n_outputs, outputs)))
+        return st;
+    uint32_t op = tf__prim_op(prim, params);
+    if ((st = check_supported(e, prim, op, n_inputs, inputs, n_outputs, outputs)))
+        return st;
+    tf_operand ops[MAX_OPERANDS];
+    const tf_operand *in_ptrs[MAX_OPERANDS], *out_ptrs[MAX_OPERANDS];
+    for (size_t i = 0; i < n_inputs; i++) {
+        if ((st = make_operand(e, "inputs", i, inputs[i], &ops[i])))
+            return st;
+        in_ptrs[i] = &ops[i];
+    }
+    for (size_t i = 0; i < n_outputs; i++) {
+        if ((st = make_operand(e, "outputs", i, outputs[i], &ops[n_inputs + i])))
+            return st;
+        out_ptrs[i] = &ops[n_inputs + i];
+    }
+    tf_exec x = {
+        .struct_size = sizeof x,
+        .prim = (uint32_t)prim,
+        .params = params,
+        .n_inputs = (uint32_t)n_inputs,
+        .n_outputs = (uint32_t)n_outputs,
+        .inputs = in_ptrs,
+        .outputs = out_ptrs,
+    };
+    tf__plugin_report_clear();
+    st = e->desc->execute(e->state, &x);
+    if (st)
+        return tf__error_from_plugin(st, "engine_execute", "engine '%s': %s %s failed (%s)",
+                                     e->desc->name, pname, tf_prim_op_name(prim, op),
+                                     tf_status_name(st));
+    return TF_OK;
+}

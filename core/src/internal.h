@@ -1,0 +1,143 @@
+/*
+ * internal.h - the core's private structures and cross-file helpers.
+ *
+ * Nothing here is visible to applications or plugins. Internal functions
+ * that must be external are named tf__<module>_<verb>.
+ */
+#ifndef TF_INTERNAL_H
+#define TF_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tenferro/tenferro.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TF_API __attribute__((visibility("default")))
+#define TF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TF_API
+#define TF_PRINTF(a, b)
+#endif
+
+/* ---- alloc.c ---- */
+
+void *tf__alloc(size_t size);               /* aligned for any type; NULL on failure */
+void *tf__alloc_aligned(size_t size, size_t align);
+void *tf__calloc(size_t count, size_t size); /* zeroed; NULL on overflow or failure */
+void tf__free(void *ptr);
+char *tf__strdup(const char *s);
+void tf__log(tf_log_level level, const char *fmt, ...) TF_PRINTF(2, 3);
+/* The table every plugin receives. */
+const tf_host_api *tf__host_api(void);
+
+/* ---- error.c ---- */
+
+/*
+ * Records a failure in this thread's slot and returns `status`. `op` and
+ * `argument` may be NULL. The cause is cleared.
+ */
+tf_status tf__error(tf_status status, const char *op, const char *argument, const char *fmt,
+                    ...) TF_PRINTF(4, 5);
+/* Sets the cause of the failure just recorded. */
+void tf__error_cause(const char *fmt, ...) TF_PRINTF(1, 2);
+/* Forgets what a plugin reported; called before calling into a plugin. */
+void tf__plugin_report_clear(void);
+/* Stores what a plugin reported on this thread (host_api.report_error). */
+void tf__plugin_report(tf_status status, const char *message);
+/*
+ * Records a failure returned by a plugin: the plugin's report (if any)
+ * becomes the cause; a plugin that returned TF_OK-looking garbage or an
+ * unknown code is mapped to TF_ERR_BACKEND.
+ */
+tf_status tf__error_from_plugin(tf_status status, const char *op, const char *fmt, ...)
+    TF_PRINTF(3, 4);
+
+/* ---- tensor.c ---- */
+
+typedef enum tf_storage_kind {
+    TF_STORAGE_HOST_OWNED = 0,    /* allocated by the library */
+    TF_STORAGE_HOST_BORROWED = 1, /* the caller's memory, released through a callback */
+    TF_STORAGE_ENGINE = 2         /* an engine buffer */
+} tf_storage_kind;
+
+typedef struct tf_storage {
+    atomic_size_t refs;
+    tf_storage_kind kind;
+    void *host;    /* host address of the memory, NULL for device memory */
+    size_t nbytes; /* usable bytes */
+    tf_release_fn release;
+    void *user;
+    tf_engine *engine; /* engine memory: the instance (retained) */
+    tf_engine_buffer *buffer;
+} tf_storage;
+
+struct tf_tensor {
+    atomic_size_t refs;
+    tf_dtype dtype;
+    uint32_t rank;
+    int64_t shape[TF_MAX_RANK];
+    int64_t strides[TF_MAX_RANK];
+    int64_t offset;
+    size_t numel;
+    tf_storage *storage;
+};
+
+/*
+ * Checks dtype, rank and extents and computes the element count and byte
+ * size (overflow-checked). `op` names the caller for messages.
+ */
+tf_status tf__shape_check(const char *op, tf_dtype dtype, size_t rank, const int64_t *shape,
+                          size_t *numel, size_t *nbytes);
+/* Dense column-major strides for shape. */
+void tf__dense_strides(size_t rank, const int64_t *shape, int64_t *strides);
+/* A new tensor (refs 1) over `storage` (retained). NULL on OOM (error recorded). */
+tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, const int64_t *shape,
+                          const int64_t *strides, int64_t offset, size_t numel);
+void tf__storage_retain(tf_storage *storage);
+void tf__storage_release(tf_storage *storage);
+bool tf__strides_dense(size_t rank, const int64_t *shape, const int64_t *strides);
+/* Lowest and highest element index a view addresses (numel > 0). */
+void tf__view_extent(size_t rank, const int64_t *shape, const int64_t *strides, int64_t offset,
+                     int64_t *lo, int64_t *hi);
+
+/* ---- engine.c ---- */
+
+struct tf_engine {
+    atomic_size_t refs; /* the application's reference plus one per storage */
+    tf_plugin *plugin;
+    const tf_engine_plugin *desc;
+    tf_engine_state *state;
+    uint32_t caps;
+};
+
+void tf__engine_retain(tf_engine *engine);
+void tf__engine_release(tf_engine *engine);
+
+/* ---- loader.c ---- */
+
+struct tf_plugin {
+    struct tf_plugin *next;
+    char *file;
+    void *handle;
+    const tf_engine_plugin *desc;
+    void *ctx;
+    uint32_t desc_size;
+};
+
+/* ---- prim_check.c ---- */
+
+/*
+ * Checks a primitive call against the description in engine_abi.h: counts,
+ * params, dtypes, ranks, extents and axes. Records the error and returns it.
+ */
+tf_status tf__prim_check(tf_prim prim, const void *params, size_t n_inputs,
+                         tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs);
+/* The sub-operation code of a call (0 for primitives without one). */
+uint32_t tf__prim_op(tf_prim prim, const void *params);
+/* Whether the primitive accepts strided outputs. */
+bool tf__prim_strided_output(tf_prim prim);
+
+#endif /* TF_INTERNAL_H */

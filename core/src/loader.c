@@ -1,0 +1,496 @@
+/*
+ * loader.c - finding, loading, checking and initialising engine plugins.
+ *
+ * A plugin file is loaded at most once per process (keyed by its resolved
+ * path) and never unloaded: nothing from it can outlive it that way. Every
+ * refusal names the file and what was expected versus found, and leaves the
+ * host as it was; a refused file stays mapped but inert.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static tf_plugin *g_plugins; /* loaded and accepted plugins, guarded by g_lock */
+
+/* ---- the search path ---- */
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The directory holding this library, into buf; false if unknown. */
+static bool library_dir(char *buf, size_t cap)
+{
+    Dl_info info;
+    if (!dladdr((void *)&g_lock, &info) || !info.dli_fname)
+        return false;
+    char real[PATH_MAX];
+    if (!realpath(info.dli_fname, real))
+        return false;
+    char *slash = strrchr(real, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    return snprintf(buf, cap, "%s", real) < (int)cap;
+}
+
+typedef struct path_list {
+    char **dirs;
+    size_t count, cap;
+} path_list;
+
+static bool path_push(path_list *pl, const char *dir, size_t len)
+{
+    if (pl->count + 2 > pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 8;
+        char **d = tf__calloc(cap, sizeof *d);
+        if (!d)
+            return false;
+        if (pl->count)
+            memcpy(d, pl->dirs, pl->count * sizeof *d);
+        tf__free(pl->dirs);
+        pl->dirs = d;
+        pl->cap = cap;
+    }
+    char *s = tf__alloc(len + 1);
+    if (!s)
+        return false;
+    memcpy(s, dir, len);
+    s[len] = '\0';
+    pl->dirs[pl->count++] = s;
+    pl->dirs[pl->count] = NULL;
+    return true;
+}
+
+TF_API void tf_plugin_path_free(char **dirs)
+{
+    if (!dirs)
+        return;
+    for (char **d = dirs; *d; d++)
+        tf__free(*d);
+    tf__free(dirs);
+}
+
+static bool push_env_dirs(path_list *pl)
+{
+    const char *env = getenv("TENFERRO_PLUGIN_PATH");
+    while (env && *env) {
+        const char *colon = strchr(env, ':');
+        size_t len = colon ? (size_t)(colon - env) : strlen(env);
+        if (len && !path_push(pl, env, len))
+            return false;
+        env = colon ? colon + 1 : NULL;
+    }
+    return true;
+}
+
+/*
+ * The build tree's plugin folder counts only for the library of that build
+ * tree; an installed copy finds its plugins relative to itself.
+ */
+static bool push_builtin_dirs(path_list *pl)
+{
+    char libdir[PATH_MAX], dir[PATH_MAX + 32];
+    if (!library_dir(libdir, sizeof libdir))
+        return true;
+    char built_lib[PATH_MAX];
+    if (realpath(TF_BUILD_LIB_DIR, built_lib) && strcmp(built_lib, libdir) == 0 &&
+        is_dir(TF_PLUGIN_BUILD_DIR) &&
+        !path_push(pl, TF_PLUGIN_BUILD_DIR, strlen(TF_PLUGIN_BUILD_DIR)))
+        return false;
+    int n = snprintf(dir, sizeof dir, "%s/%s", libdir, TF_PLUGIN_INSTALL_SUBDIR);
+    if (n > 0 && (size_t)n < sizeof dir && is_dir(dir) && !path_push(pl, dir, (size_t)n))
+        return false;
+    return true;
+}
+
+TF_API tf_status tf_plugin_path_get(char ***dirs, size_t *count)
+{
+    if (!dirs || !count)
+        return tf__error(TF_ERR_VALIDATION, "plugin_path_get", dirs ? "count" : "dirs",
+                         "plugin_path_get: NULL out-parameter");
+    path_list pl = {0};
+    if (!path_push(&pl, "", 0)) /* makes the array exist even when empty */
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_path_get", NULL, "out of memory");
+    tf__free(pl.dirs[0]);
+    pl.count = 0;
+    pl.dirs[0] = NULL;
+    if (!push_env_dirs(&pl) || !push_builtin_dirs(&pl)) {
+        tf_plugin_path_free(pl.dirs);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_path_get", NULL, "out of memory");
+    }
+    *dirs = pl.dirs;
+    *count = pl.count;
+    return TF_OK;
+}
+
+/* ---- resolving a name ---- */
+
+static tf_status resolve(const char *name, char *path, size_t cap)
+{
+    if (strchr(name, '/')) {
+        if (!realpath(name, path))
+            return tf__error(TF_ERR_PLUGIN_NOT_FOUND, "plugin_load", "name",
+                             "plugin file '%s' not found: %s", name, strerror(errno));
+        return TF_OK;
+    }
+    char **dirs;
+    size_t count;
+    tf_status st = tf_plugin_path_get(&dirs, &count);
+    if (st)
+        return st;
+    char tried[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        char cand[PATH_MAX];
+        int n = snprintf(cand, sizeof cand, "%s/%s%s%s", dirs[i], TF_ENGINE_FILE_PREFIX, name,
+                         TF_PLUGIN_FILE_SUFFIX);
+        if (n > 0 && (size_t)n < sizeof cand && realpath(cand, path)) {
+            tf_plugin_path_free(dirs);
+            return TF_OK;
+        }
+        if (used < sizeof tried)
+            used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", i ? ":" : "",
+                                     dirs[i]);
+    }
+    tf_plugin_path_free(dirs);
+    (void)cap;
+    return tf__error(TF_ERR_PLUGIN_NOT_FOUND, "plugin_load", "name",
+                     "no engine plugin named '%s' (file %s%s%s) on the plugin search path '%s'",
+                     name, TF_ENGINE_FILE_PREFIX, name, TF_PLUGIN_FILE_SUFFIX, tried);
+}
+
+/* ---- checking a descriptor ---- */
+
+/* An entry symbol of another major, for the message; 0 if none. */
+static unsigned other_major(void *handle)
+{
+    for (unsigned m = 2; m <= 9; m++) {
+        char sym[32];
+        snprintf(sym, sizeof sym, "tf_engine_plugin_v%u", m);
+        if (dlsym(handle, sym))
+            return m;
+    }
+    return 0;
+}
+
+static tf_status check_functions(const char *file, const tf_engine_plugin *d)
+{
+    struct {
+        const char *field;
+        bool present;
+    } req[] = {
+        {"name", d->name && d->name[0]},
+        {"version", d->version != NULL},
+        {"init", d->init != NULL},
+        {"device_count", d->device_count != NULL},
+        {"device_info", d->device_info != NULL},
+        {"create", d->create != NULL},
+        {"destroy", d->destroy != NULL},
+        {"supports", d->supports != NULL},
+        {"buffer_alloc", d->buffer_alloc != NULL},
+        {"buffer_free", d->buffer_free != NULL},
+        {"upload", d->upload != NULL},
+        {"download", d->download != NULL},
+        {"buffer_copy", d->buffer_copy != NULL},
+        {"execute", d->execute != NULL},
+        {"synchronize", d->synchronize != NULL},
+    };
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
+        if (!req[i].present)
+            return tf__error(TF_ERR_PLUGIN_MISSING_FUNCTION, "plugin_load", req[i].field,
+                             "plugin '%s': required descriptor field '%s' is %s", file,
+                             req[i].field, i == 0 ? "NULL or empty" : "NULL");
+    return TF_OK;
+}
+
+static tf_status check_descriptor(const char *file, const tf_engine_plugin *d)
+{
+    if (d->struct_size >= offsetof(tf_engine_plugin, abi_minor) &&
+        d->abi_major != TF_ENGINE_ABI_MAJOR)
+        return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
+                         "plugin '%s': expected engine ABI major %d, found %u.%u", file,
+                         TF_ENGINE_ABI_MAJOR, d->abi_major,
+                         d->struct_size >= offsetof(tf_engine_plugin, capabilities)
+                             ? d->abi_minor
+                             : 0u);
+    if (d->struct_size < TF_ENGINE_PLUGIN_MIN_SIZE)
+        return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, "plugin_load", NULL,
+                         "plugin '%s': descriptor struct_size is %u bytes, expected at least %zu "
+                         "(ABI %d.0)",
+                         file, d->struct_size, (size_t)TF_ENGINE_PLUGIN_MIN_SIZE,
+                         TF_ENGINE_ABI_MAJOR);
+    return check_functions(file, d);
+}
+
+/* ---- loading ---- */
+
+static tf_plugin *find_loaded(const char *file)
+{
+    for (tf_plugin *p = g_plugins; p; p = p->next)
+        if (strcmp(p->file, file) == 0)
+            return p;
+    return NULL;
+}
+
+static tf_status open_and_check(const char *file, void **handle, const tf_engine_plugin **desc)
+{
+    dlerror();
+    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        tf__error(TF_ERR_PLUGIN_LOAD, "plugin_load", NULL,
+                  "plugin '%s': expected a loadable shared object, dlopen refused it", file);
+        tf__error_cause("%s", why ? why : "unknown dlopen error");
+        return TF_ERR_PLUGIN_LOAD;
+    }
+    tf_engine_entry_fn entry = (tf_engine_entry_fn)(uintptr_t)dlsym(h, TF_ENGINE_ENTRY_SYMBOL);
+    if (!entry) {
+        unsigned m = other_major(h);
+        if (m)
+            return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
+                             "plugin '%s': expected symbol %s (engine ABI %d), found "
+                             "tf_engine_plugin_v%u (ABI %u)",
+                             file, TF_ENGINE_ENTRY_SYMBOL, TF_ENGINE_ABI_MAJOR, m, m);
+        return tf__error(TF_ERR_PLUGIN_SYMBOL, "plugin_load", NULL,
+                         "plugin '%s': expected the entry symbol %s, found none", file,
+                         TF_ENGINE_ENTRY_SYMBOL);
+    }
+    const tf_engine_plugin *d = entry(tf__host_api());
+    if (!d)
+        return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
+                         "plugin '%s': expected a descriptor, the entry returned NULL (it "
+                         "refuses host ABI %d.%d)",
+                         file, TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR);
+    tf_status st = check_descriptor(file, d);
+    if (st)
+        return st;
+    *handle = h;
+    *desc = d;
+    return TF_OK;
+}
+
+static tf_status load_locked(const char *file, tf_plugin **out)
+{
+    tf_plugin *p = find_loaded(file);
+    if (p) {
+        *out = p;
+        return TF_OK;
+    }
+    void *handle = NULL;
+    const tf_engine_plugin *d = NULL;
+    tf_status st = open_and_check(file, &handle, &d);
+    if (st)
+        return st;
+    p = tf__calloc(1, sizeof *p);
+    char *fcopy = tf__strdup(file);
+    if (!p || !fcopy) {
+        tf__free(p);
+        tf__free(fcopy);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_load", NULL, "out of memory");
+    }
+    tf__plugin_report_clear();
+    st = d->init(tf__host_api(), &p->ctx);
+    if (st != TF_OK) {
+        tf__free(p);
+        tf__free(fcopy);
+        return tf__error_from_plugin(TF_ERR_PLUGIN_INIT, "plugin_load",
+                                     "plugin '%s': init failed with %s", file,
+                                     tf_status_name(st));
+    }
+    p->file = fcopy;
+    p->handle = handle;
+    p->desc = d;
+    p->desc_size = d->struct_size;
+    p->next = g_plugins;
+    g_plugins = p;
+    tf__log(TF_LOG_INFO, "loaded engine plugin '%s' %s from %s", d->name, d->version, file);
+    *out = p;
+    return TF_OK;
+}
+
+TF_API tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out)
+{
+    if (!name_or_path || !*name_or_path)
+        return tf__error(TF_ERR_VALIDATION, "plugin_load", "name", "plugin_load: empty name");
+    if (!out)
+        return tf__error(TF_ERR_VALIDATION, "plugin_load", "out", "plugin_load: out is NULL");
+    char file[PATH_MAX];
+    tf_status st = resolve(name_or_path, file, sizeof file);
+    if (st)
+        return st;
+    pthread_mutex_lock(&g_lock);
+    st = load_locked(file, out);
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+/* ---- accessors ---- */
+
+TF_API const char *tf_plugin_name(const tf_plugin *p) { return p->desc->name; }
+TF_API const char *tf_plugin_version(const tf_plugin *p) { return p->desc->version; }
+TF_API const char *tf_plugin_file(const tf_plugin *p) { return p->file; }
+TF_API uint32_t tf_plugin_abi_major(const tf_plugin *p) { return p->desc->abi_major; }
+TF_API uint32_t tf_plugin_abi_minor(const tf_plugin *p) { return p->desc->abi_minor; }
+TF_API uint32_t tf_plugin_capabilities(const tf_plugin *p) { return p->desc->capabilities; }
+
+TF_API const char *tf_plugin_description(const tf_plugin *p)
+{
+    return p->desc->description ? p->desc->description : "";
+}
+
+TF_API uint32_t tf_plugin_device_count(const tf_plugin *p)
+{
+    return p->desc->device_count(p->ctx);
+}
+
+TF_API tf_status tf_plugin_device_info(const tf_plugin *p, uint32_t index, tf_device_info *info)
+{
+    if (!p || !info)
+        return tf__error(TF_ERR_VALIDATION, "plugin_device_info", p ? "info" : "plugin",
+                         "plugin_device_info: NULL argument");
+    if (info->struct_size < offsetof(tf_device_info, flags))
+        return tf__error(TF_ERR_VALIDATION, "plugin_device_info", "info",
+                         "plugin_device_info: info->struct_size (%u) is not set",
+                         info->struct_size);
+    uint32_t n = p->desc->device_count(p->ctx);
+    if (index >= n)
+        return tf__error(TF_ERR_OUT_OF_RANGE, "plugin_device_info", "index",
+                         "plugin_device_info: device %u of engine '%s', which has %u", index,
+                         p->desc->name, n);
+    tf__plugin_report_clear();
+    tf_status st = p->desc->device_info(p->ctx, index, info);
+    if (st)
+        return tf__error_from_plugin(st, "plugin_device_info", "engine '%s': device_info(%u) failed",
+                                     p->desc->name, index);
+    return TF_OK;
+}
+
+/* ---- scanning ---- */
+
+typedef struct cand_list {
+    tf_plugin_candidate *items;
+    size_t count, cap;
+} cand_list;
+
+static bool cand_push(cand_list *cl, const char *path)
+{
+    if (cl->count == cl->cap) {
+        size_t cap = cl->cap ? cl->cap * 2 : 8;
+        tf_plugin_candidate *n = tf__calloc(cap, sizeof *n);
+        if (!n)
+            return false;
+        if (cl->count)
+            memcpy(n, cl->items, cl->count * sizeof *n);
+        tf__free(cl->items);
+        cl->items = n;
+        cl->cap = cap;
+    }
+    tf_plugin_candidate *c = &cl->items[cl->count];
+    memset(c, 0, sizeof *c);
+    c->path = tf__strdup(path);
+    if (!c->path)
+        return false;
+    c->kind = "engine";
+    cl->count++;
+    return true;
+}
+
+static bool name_matches(const char *name)
+{
+    size_t n = strlen(name), p = strlen(TF_ENGINE_FILE_PREFIX), s = strlen(TF_PLUGIN_FILE_SUFFIX);
+    return n > p + s && strncmp(name, TF_ENGINE_FILE_PREFIX, p) == 0 &&
+           strcmp(name + n - s, TF_PLUGIN_FILE_SUFFIX) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends the matching files of one directory, in name order. */
+static bool scan_dir(cand_list *cl, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return true; /* an unreadable directory holds no candidates */
+    path_list names = {0};
+    bool ok = true;
+    struct dirent *e;
+    while (ok && (e = readdir(d)))
+        if (name_matches(e->d_name))
+            ok = path_push(&names, e->d_name, strlen(e->d_name));
+    closedir(d);
+    if (ok && names.count)
+        qsort(names.dirs, names.count, sizeof *names.dirs, cmp_str);
+    for (size_t i = 0; ok && i < names.count; i++) {
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof path, "%s/%s", dir, names.dirs[i]);
+        ok = n > 0 && (size_t)n < sizeof path && cand_push(cl, path);
+    }
+    tf_plugin_path_free(names.dirs);
+    return ok;
+}
+
+static bool probe(tf_plugin_candidate *c)
+{
+    c->status = tf_plugin_load(c->path, &c->plugin);
+    if (c->status != TF_OK) {
+        c->plugin = NULL;
+        char msg[1600];
+        const char *cause = tf_error_cause();
+        snprintf(msg, sizeof msg, "%s%s%s", tf_error_message(), cause[0] ? ": " : "", cause);
+        c->message = tf__strdup(msg);
+    } else {
+        c->message = tf__strdup("");
+    }
+    return c->message != NULL;
+}
+
+TF_API void tf_plugin_scan_free(tf_plugin_candidate *candidates, size_t count)
+{
+    if (!candidates)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        tf__free(candidates[i].path);
+        tf__free(candidates[i].message);
+    }
+    tf__free(candidates);
+}
+
+TF_API tf_status tf_plugin_scan(tf_plugin_candidate **candidates, size_t *count)
+{
+    if (!candidates || !count)
+        return tf__error(TF_ERR_VALIDATION, "plugin_scan", candidates ? "count" : "candidates",
+                         "plugin_scan: NULL out-parameter");
+    char **dirs;
+    size_t ndirs;
+    tf_status st = tf_plugin_path_get(&dirs, &ndirs);
+    if (st)
+        return st;
+    cand_list cl = {0};
+    bool ok = true;
+    for (size_t i = 0; ok && i < ndirs; i++)
+        ok = scan_dir(&cl, dirs[i]);
+    tf_plugin_path_free(dirs);
+    for (size_t i = 0; ok && i < cl.count; i++)
+        ok = probe(&cl.items[i]);
+    if (!ok) {
+        tf_plugin_scan_free(cl.items, cl.count);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_scan", NULL, "out of memory");
+    }
+    *candidates = cl.items;
+    *count = cl.count;
+    return TF_OK;
+}

@@ -1,0 +1,188 @@
+/*
+ * cmd_info.c - `tenferro info [--json]`: what this installation can run.
+ *
+ * The JSON form is a stable interface documented in docs/cli.md: fields are
+ * only ever added.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <tenferro/tenferro.h>
+
+#include "cli.h"
+
+static const char *device_type_name(uint32_t type)
+{
+    switch (type) {
+    case TF_DEVICE_CPU: return "cpu";
+    case TF_DEVICE_INTEGRATED_GPU: return "integrated_gpu";
+    case TF_DEVICE_DISCRETE_GPU: return "discrete_gpu";
+    case TF_DEVICE_VIRTUAL_GPU: return "virtual_gpu";
+    default: return "other";
+    }
+}
+
+/* ---- text ---- */
+
+static void text_devices(const tf_plugin *p)
+{
+    uint32_t n = tf_plugin_device_count(p);
+    if (n == 0)
+        printf("    no devices\n");
+    for (uint32_t i = 0; i < n; i++) {
+        tf_device_info info = {.struct_size = sizeof info};
+        if (tf_plugin_device_info(p, i, &info) != TF_OK) {
+            printf("    device %u: unavailable: %s\n", i, tf_error_message());
+            continue;
+        }
+        printf("    device %u: %s (%s, %u compute units, %.1f GiB%s%s)\n", i, info.name,
+               device_type_name(info.type), info.compute_units,
+               (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0),
+               (info.flags & TF_DEVICE_FLAG_F64) ? ", f64" : "",
+               (info.flags & TF_DEVICE_FLAG_HOST_MEMORY) ? ", host memory" : "");
+        if (info.driver[0])
+            printf("      driver: %s\n", info.driver);
+    }
+}
+
+static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n)
+{
+    printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
+           TF_ENGINE_ABI_MINOR);
+    printf("plugin search path:\n");
+    if (ndirs == 0)
+        printf("  (empty)\n");
+    for (size_t i = 0; i < ndirs; i++)
+        printf("  %s\n", dirs[i]);
+    printf("plugins:\n");
+    if (n == 0)
+        printf("  none found\n");
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].status != TF_OK) {
+            printf("  %s: %s, refused (%s): %s\n", c[i].path, c[i].kind,
+                   tf_status_name(c[i].status), c[i].message);
+            continue;
+        }
+        const tf_plugin *p = c[i].plugin;
+        printf("  %s: %s '%s' %s, ABI %u.%u, loaded\n", c[i].path, c[i].kind, tf_plugin_name(p),
+               tf_plugin_version(p), tf_plugin_abi_major(p), tf_plugin_abi_minor(p));
+        text_devices(p);
+    }
+}
+
+/* ---- JSON ---- */
+
+static void json_flag_list(const char *const *names, const uint32_t *bits, size_t n,
+                           uint32_t flags)
+{
+    printf("[");
+    const char *sep = "";
+    for (size_t i = 0; i < n; i++) {
+        if (flags & bits[i]) {
+            printf("%s\"%s\"", sep, names[i]);
+            sep = ", ";
+        }
+    }
+    printf("]");
+}
+
+static void json_device(const tf_plugin *p, uint32_t i)
+{
+    static const char *const names[] = {"f64", "host_memory", "software"};
+    static const uint32_t bits[] = {TF_DEVICE_FLAG_F64, TF_DEVICE_FLAG_HOST_MEMORY,
+                                    TF_DEVICE_FLAG_SOFTWARE};
+    tf_device_info info = {.struct_size = sizeof info};
+    printf("        {\"index\": %u, ", i);
+    if (tf_plugin_device_info(p, i, &info) != TF_OK) {
+        printf("\"error\": ");
+        tf_cli_json_string(stdout, tf_error_message());
+        printf("}");
+        return;
+    }
+    printf("\"name\": ");
+    tf_cli_json_string(stdout, info.name);
+    printf(", \"type\": \"%s\", \"compute_units\": %u, \"memory_bytes\": %llu, \"flags\": ",
+           device_type_name(info.type), info.compute_units,
+           (unsigned long long)info.memory_bytes);
+    json_flag_list(names, bits, 3, info.flags);
+    printf(", \"driver\": ");
+    tf_cli_json_string(stdout, info.driver);
+    printf("}");
+}
+
+static void json_loaded(const tf_plugin *p)
+{
+    static const char *const names[] = {"host_memory", "threads"};
+    static const uint32_t bits[] = {TF_ENGINE_CAP_HOST_MEMORY, TF_ENGINE_CAP_THREADS};
+    printf("\"status\": \"loaded\", \"name\": ");
+    tf_cli_json_string(stdout, tf_plugin_name(p));
+    printf(", \"version\": ");
+    tf_cli_json_string(stdout, tf_plugin_version(p));
+    printf(", \"description\": ");
+    tf_cli_json_string(stdout, tf_plugin_description(p));
+    printf(", \"abi\": {\"major\": %u, \"minor\": %u}, \"capabilities\": ", tf_plugin_abi_major(p),
+           tf_plugin_abi_minor(p));
+    json_flag_list(names, bits, 2, tf_plugin_capabilities(p));
+    printf(",\n      \"devices\": [");
+    uint32_t n = tf_plugin_device_count(p);
+    for (uint32_t i = 0; i < n; i++) {
+        printf(i ? ",\n" : "\n");
+        json_device(p, i);
+    }
+    printf(n ? "\n      ]" : "]");
+}
+
+static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n)
+{
+    printf("{\n  \"version\": \"%s\",\n  \"engine_abi\": {\"major\": %d, \"minor\": %d},\n",
+           tf_version_string(), TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR);
+    printf("  \"plugin_path\": [");
+    for (size_t i = 0; i < ndirs; i++) {
+        printf(i ? ", " : "");
+        tf_cli_json_string(stdout, dirs[i]);
+    }
+    printf("],\n  \"plugins\": [");
+    for (size_t i = 0; i < n; i++) {
+        printf(i ? ",\n    {" : "\n    {");
+        printf("\"path\": ");
+        tf_cli_json_string(stdout, c[i].path);
+        printf(", \"kind\": \"%s\", ", c[i].kind);
+        if (c[i].status == TF_OK) {
+            json_loaded(c[i].plugin);
+        } else {
+            printf("\"status\": \"refused\", \"error\": \"%s\", \"reason\": ",
+                   tf_status_name(c[i].status));
+            tf_cli_json_string(stdout, c[i].message);
+        }
+        printf("}");
+    }
+    printf(n ? "\n  ]\n}\n" : "]\n}\n");
+}
+
+int tf_cli_info(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else {
+            fprintf(stderr, "tenferro info: unknown option '%s'\nusage: tenferro info [--json]\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    char **dirs;
+    size_t ndirs, n;
+    tf_plugin_candidate *c;
+    if (tf_plugin_path_get(&dirs, &ndirs) != TF_OK || tf_plugin_scan(&c, &n) != TF_OK) {
+        fprintf(stderr, "tenferro info: %s\n", tf_error_message());
+        return 1;
+    }
+    if (json)
+        print_json(dirs, ndirs, c, n);
+    else
+        print_text(dirs, ndirs, c, n);
+    tf_plugin_scan_free(c, n);
+    tf_plugin_path_free(dirs);
+    return 0;
+}
