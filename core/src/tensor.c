@@ -53,7 +53,8 @@ void tf__dense_strides(size_t rank, const int64_t *shape, int64_t *strides)
     int64_t s = 1;
     for (size_t i = 0; i < rank; i++) {
         strides[i] = s;
-        s *= shape[i] > 0 ? shape[i] : 1;
+        if (shape[i] > 0 && s <= INT64_MAX / shape[i]) /* only zero-size shapes can overflow */
+            s *= shape[i];
     }
 }
 

@@ -32,8 +32,8 @@ static tf_status make_view(const char *op, const tf_tensor *t, size_t rank, cons
     tf_status st = tf__shape_check(op, t->dtype, rank, shape, &numel, &nbytes);
     if (st)
         return st;
+    int64_t dense[TF_MAX_RANK]; /* outlives the check: tf__tensor_new reads it */
     if (numel > 0) {
-        int64_t dense[TF_MAX_RANK];
         if (!strides) {
             tf__dense_strides(rank, shape, dense);
             strides = dense;
@@ -41,15 +41,18 @@ static tf_status make_view(const char *op, const tf_tensor *t, size_t rank, cons
         /* spans are bounded by the storage size, so check each term first */
         int64_t elems = (int64_t)(t->storage->nbytes / tf_dtype_size(t->dtype));
         for (size_t i = 0; i < rank; i++) {
-            int64_t s = strides[i] < 0 ? -strides[i] : strides[i];
-            if (strides[i] == INT64_MIN || (shape[i] > 1 && s > elems))
+            int64_t s = strides[i] == INT64_MIN ? INT64_MAX
+                        : strides[i] < 0        ? -strides[i]
+                                                : strides[i];
+            if (shape[i] > 1 && s > 0 && (s > elems || shape[i] - 1 > elems / s))
                 return tf__error(TF_ERR_OUT_OF_RANGE, op, "strides",
                                  "%s: stride %lld of axis %zu reaches outside the storage of "
                                  "%lld elements",
                                  op, (long long)strides[i], i, (long long)elems);
         }
-        int64_t lo, hi;
-        tf__view_extent(rank, shape, strides, offset, &lo, &hi);
+        int64_t lo = offset, hi = offset; /* offset first: offset + reach must not overflow */
+        if (offset >= 0 && offset < elems)
+            tf__view_extent(rank, shape, strides, offset, &lo, &hi);
         if (offset < 0 || offset >= elems || lo < 0 || hi >= elems)
             return tf__error(TF_ERR_OUT_OF_RANGE, op, "offset",
                              "%s: the view addresses elements %lld..%lld, the storage holds "

@@ -1,0 +1,723 @@
+/*
+ * autodiff.c - reverse mode (backward, grad, vjp) and forward mode (jvp)
+ * over the recorded graph, and the prepared-derivative cache.
+ *
+ * A derivative starts with a walk of the graph from the output: the eager
+ * tensors it reaches get indices in topological order, and a structural
+ * fingerprint of the graph (ops, attributes, dtypes, shapes, how results
+ * feed each other, which tensors are targets) is hashed along the way. The
+ * derivative program for that fingerprint - which steps run, in which
+ * order, with which inputs needing cotangents - is prepared once, kept in
+ * the runtime's prepared-derivative cache, and replayed for every graph of
+ * the same structure. Rules run as ordinary session ops, so with recording
+ * on, the results are differentiable again.
+ */
+#include <string.h>
+
+#include "eager_internal.h"
+
+/* ---- the graph walk ---- */
+
+typedef struct graph {
+    tf_eager **at;   /* topological order: inputs before results */
+    size_t n, cap;
+    tf_eager **keys; /* open-addressing map eager -> index */
+    size_t *vals;
+    size_t mask;
+    uint64_t hash;   /* structural fingerprint */
+} graph;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static size_t slot_of(const graph *g, const tf_eager *e)
+{
+    size_t i = ((uintptr_t)e >> 4) * 0x9e3779b97f4a7c15ull & g->mask;
+    while (g->keys[i] && g->keys[i] != e)
+        i = (i + 1) & g->mask;
+    return i;
+}
+
+static bool map_grow(graph *g)
+{
+    size_t cap = g->mask ? (g->mask + 1) * 2 : 64;
+    tf_eager **keys = tf__calloc(cap, sizeof *keys);
+    size_t *vals = tf__calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        tf__free(keys);
+        tf__free(vals);
+        return false;
+    }
+    tf_eager **ok = g->keys;
+    size_t *ov = g->vals, old = g->mask ? g->mask + 1 : 0;
+    g->keys = keys;
+    g->vals = vals;
+    g->mask = cap - 1;
+    for (size_t i = 0; i < old; i++)
+        if (ok[i]) {
+            size_t j = slot_of(g, ok[i]);
+            g->keys[j] = ok[i];
+            g->vals[j] = ov[i];
+        }
+    tf__free(ok);
+    tf__free(ov);
+    return true;
+}
+
+#define UNFINISHED SIZE_MAX
+
+/* Index of e, UNFINISHED while its inputs are being walked, or n+1 if unseen. */
+static size_t lookup(const graph *g, const tf_eager *e)
+{
+    if (!g->mask)
+        return g->n + 1;
+    size_t i = slot_of(g, e);
+    return g->keys[i] ? g->vals[i] : g->n + 1;
+}
+
+static bool map_set(graph *g, tf_eager *e, size_t v)
+{
+    if (!g->mask || (g->n + 1) * 2 > g->mask)
+        if (!map_grow(g))
+            return false;
+    size_t i = slot_of(g, e);
+    g->keys[i] = e;
+    g->vals[i] = v;
+    return true;
+}
+
+static bool append(graph *g, tf_eager *e)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 64;
+        tf_eager **at = tf__calloc(cap, sizeof *at);
+        if (!at)
+            return false;
+        if (g->n)
+            memcpy(at, g->at, g->n * sizeof *at);
+        tf__free(g->at);
+        g->at = at;
+        g->cap = cap;
+    }
+    g->at[g->n] = e;
+    return map_set(g, e, g->n++);
+}
+
+static void graph_free(graph *g)
+{
+    tf__free(g->at);
+    tf__free(g->keys);
+    tf__free(g->vals);
+}
+
+/* Folds one finished tensor into the fingerprint. */
+static void fingerprint(graph *g, const tf_eager *e)
+{
+    const tf_tensor *v = e->value;
+    uint64_t h = mix(g->hash, (uint64_t)v->dtype << 8 | v->rank);
+    h = hash_bytes(h, v->shape, v->rank * sizeof v->shape[0]);
+    h = mix(h, (uint64_t)e->tracked << 1 | (e->slot != NULL));
+    if (e->node) {
+        const tf_node *nd = e->node;
+        h = mix(h, (uint64_t)nd->op << 32 | nd->n_inputs);
+        h = hash_bytes(h, &nd->attrs, sizeof nd->attrs);
+        for (uint32_t i = 0; i < nd->n_inputs; i++) {
+            size_t k = lookup(g, nd->inputs[i]);
+            h = mix(h, k < g->n ? (uint64_t)k : UINT64_MAX - 1); /* not walked: untracked */
+        }
+    }
+    g->hash = h;
+}
+
+typedef struct frame {
+    tf_eager *e;
+    uint32_t next;
+} frame;
+
+/*
+ * Walks from `root` through recorded nodes (only through tracked tensors
+ * when `tracked_only`), giving every tensor reached an index in post-order.
+ */
+static tf_status walk(graph *g, tf_eager *root, bool tracked_only)
+{
+    size_t cap = 64, top = 0;
+    frame *stack = tf__alloc(cap * sizeof *stack);
+    if (!stack || !map_set(g, root, UNFINISHED)) {
+        tf__free(stack);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "autodiff", NULL, "out of memory");
+    }
+    stack[top++] = (frame){root, 0};
+    while (top) {
+        frame *f = &stack[top - 1];
+        const tf_node *nd = f->e->node;
+        if (nd && f->next < nd->n_inputs) {
+            tf_eager *in = nd->inputs[f->next++];
+            if ((tracked_only && !in->tracked) || lookup(g, in) != g->n + 1)
+                continue;
+            if (top == cap) {
+                frame *bigger = tf__alloc(2 * cap * sizeof *bigger);
+                if (!bigger)
+                    break;
+                memcpy(bigger, stack, cap * sizeof *stack);
+                tf__free(stack);
+                stack = bigger;
+                cap *= 2;
+            }
+            if (!map_set(g, in, UNFINISHED))
+                break;
+            stack[top++] = (frame){in, 0};
+            continue;
+        }
+        fingerprint(g, f->e);
+        if (!append(g, f->e))
+            break;
+        top--;
+    }
+    tf__free(stack);
+    if (top)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "autodiff", NULL, "out of memory");
+    return TF_OK;
+}
+
+/* ---- the prepared program ---- */
+
+/* One step of the reverse program: run the rule of graph index `at`. */
+typedef struct step {
+    uint32_t at;
+    uint32_t need_mask; /* bit i: input i needs a cotangent (inputs beyond 31 always do) */
+} step;
+
+typedef struct program {
+    size_t n_nodes;  /* graph size it was prepared for */
+    size_t n_steps;
+    step *steps;     /* in execution order */
+    bool active;     /* does the output depend on a target at all */
+} program;
+
+static void program_free(void *p)
+{
+    program *pr = p;
+    if (pr)
+        tf__free(pr->steps);
+    tf__free(pr);
+}
+
+static bool is_target(const tf_eager *e, const tf_eager *wrt)
+{
+    return wrt ? e == wrt : e->slot != NULL;
+}
+
+/* needs[i]: graph index i reaches a target through recorded ops. */
+static bool *compute_needs(const graph *g, const tf_eager *wrt)
+{
+    bool *needs = tf__calloc(g->n ? g->n : 1, sizeof *needs);
+    if (!needs)
+        return NULL;
+    for (size_t i = 0; i < g->n; i++) {
+        const tf_eager *e = g->at[i];
+        bool n = is_target(e, wrt);
+        for (uint32_t j = 0; !n && e->node && j < e->node->n_inputs; j++) {
+            size_t k = lookup(g, e->node->inputs[j]);
+            n = k < g->n && needs[k];
+        }
+        needs[i] = n;
+    }
+    return needs;
+}
+
+static program *prepare(const graph *g, const tf_eager *wrt)
+{
+    bool *needs = compute_needs(g, wrt);
+    program *pr = tf__calloc(1, sizeof *pr);
+    if (pr && g->n)
+        pr->steps = tf__calloc(g->n, sizeof *pr->steps);
+    if (!needs || !pr || (g->n && !pr->steps)) {
+        tf__free(needs);
+        program_free(pr);
+        return NULL;
+    }
+    pr->n_nodes = g->n;
+    pr->active = g->n && needs[g->n - 1];
+    for (size_t i = g->n; i-- > 0;) {
+        const tf_eager *e = g->at[i];
+        if (!needs[i] || !e->node || (wrt && e == wrt))
+            continue;
+        uint32_t mask = 0;
+        for (uint32_t j = 0; j < e->node->n_inputs; j++) {
+            size_t k = lookup(g, e->node->inputs[j]);
+            if (j >= 32 || (k < g->n && needs[k]))
+                mask |= j < 32 ? 1u << j : 0;
+        }
+        pr->steps[pr->n_steps++] = (step){(uint32_t)i, mask};
+    }
+    tf__free(needs);
+    return pr;
+}
+
+typedef struct copy_ctx {
+    program *out;
+} copy_ctx;
+
+static void copy_program(const void *value, void *user)
+{
+    const program *src = value;
+    copy_ctx *c = user;
+    program *p = tf__calloc(1, sizeof *p);
+    if (p && src->n_steps)
+        p->steps = tf__alloc(src->n_steps * sizeof *p->steps);
+    if (!p || (src->n_steps && !p->steps)) {
+        program_free(p);
+        return;
+    }
+    p->n_nodes = src->n_nodes;
+    p->n_steps = src->n_steps;
+    p->active = src->active;
+    if (src->n_steps)
+        memcpy(p->steps, src->steps, src->n_steps * sizeof *p->steps);
+    c->out = p;
+}
+
+/* The program for g from the cache, or prepared and cached now. */
+static program *get_program(tf_runtime *rt, graph *g, const tf_eager *wrt, uint64_t mode)
+{
+    uint64_t key = mix(mix(g->hash, atomic_load(&rt->epoch)), mode);
+    key = mix(key, wrt ? lookup(g, wrt) + 1 : 0);
+    copy_ctx c = {NULL};
+    if (tf__cache_get(&rt->prepared, key, copy_program, &c) && c.out &&
+        c.out->n_nodes == g->n)
+        return c.out;
+    program_free(c.out);
+    program *pr = prepare(g, wrt);
+    if (!pr)
+        return NULL;
+    copy_ctx keep = {NULL};
+    copy_program(pr, &keep);
+    if (keep.out)
+        tf__cache_put(&rt->prepared, key, keep.out,
+                      sizeof *keep.out + keep.out->n_steps * sizeof(step), program_free);
+    return pr;
+}
+
+/* ---- the reverse pass ---- */
+
+static tf_status unsupported_rule(const char *op, const tf_node *nd, const char *mode)
+{
+    return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, op, NULL,
+                     "%s: the op '%s' has no %s rule", op, tf__op_rule(nd->op)->name, mode);
+}
+
+/* Runs one step: the rule of g->at[st->at], accumulating into cot[]. */
+static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eager **cot)
+{
+    tf_eager *e = g->at[st->at];
+    const tf_node *nd = e->node;
+    const tf_op_rule *rule = tf__op_rule(nd->op);
+    if (!rule->vjp)
+        return unsupported_rule("vjp", nd, "reverse");
+    bool need_small[8];
+    tf_eager *cin_small[8];
+    bool *need = nd->n_inputs <= 8 ? need_small : tf__calloc(nd->n_inputs, sizeof *need);
+    tf_eager **cin = nd->n_inputs <= 8 ? cin_small : tf__calloc(nd->n_inputs, sizeof *cin);
+    tf_status status = TF_OK;
+    if (!need || !cin) {
+        status = tf__error(TF_ERR_OUT_OF_MEMORY, "vjp", NULL, "out of memory");
+        goto done;
+    }
+    for (uint32_t j = 0; j < nd->n_inputs; j++) {
+        need[j] = j >= 32 || (st->need_mask >> j & 1);
+        cin[j] = NULL;
+    }
+    status = rule->vjp(s, e, nd, cot[st->at], need, cin);
+    for (uint32_t j = 0; j < nd->n_inputs; j++) {
+        size_t k = lookup(g, nd->inputs[j]);
+        if (cin[j] && need[j] && k < g->n && status == TF_OK)
+            status = tf__accumulate(s, &cot[k], cin[j]);
+        tf_eager_release(cin[j]);
+    }
+done:
+    if (need != need_small)
+        tf__free(need);
+    if (cin != cin_small)
+        tf__free(cin);
+    return status;
+}
+
+/*
+ * Runs the program with `seed` as the output's cotangent. On success cot[]
+ * holds the cotangents of the targets (others are released as consumed).
+ */
+static tf_status reverse(tf_session *s, const graph *g, const program *pr, tf_eager *seed,
+                         const tf_eager *wrt, tf_eager **cot)
+{
+    tf_eager_retain(seed);
+    cot[g->n - 1] = seed;
+    for (size_t k = 0; k < pr->n_steps; k++) {
+        const step *st = &pr->steps[k];
+        if (!cot[st->at])
+            continue;
+        tf_status status = run_step(s, g, st, cot);
+        if (status)
+            return status;
+        if (!is_target(g->at[st->at], wrt)) {
+            tf_eager_release(cot[st->at]);
+            cot[st->at] = NULL;
+        }
+    }
+    return TF_OK;
+}
+
+static void release_all(tf_eager **xs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tf_eager_release(xs[i]);
+    tf__free(xs);
+}
+
+/* ---- argument checks ---- */
+
+static tf_status check_same_rt(const char *op, tf_runtime *rt, tf_eager *x, const char *name)
+{
+    if (!x)
+        return tf__error(TF_ERR_VALIDATION, op, name, "%s: %s is NULL", op, name);
+    if (x->rt != rt)
+        return tf__error(TF_ERR_CONTEXT_MISMATCH, op, name,
+                         "%s: %s belongs to runtime %llu, not to runtime %llu; move it with "
+                         "tf_eager_detach_into first",
+                         op, name, (unsigned long long)x->rt->id, (unsigned long long)rt->id);
+    return TF_OK;
+}
+
+static tf_status check_like(const char *op, const char *name, const tf_eager *got,
+                            const tf_eager *want, const char *want_name)
+{
+    const tf_tensor *a = got->value, *b = want->value;
+    if (a->dtype != b->dtype)
+        return tf__error(TF_ERR_VALIDATION, op, name, "%s: %s is %s, %s is %s", op, name,
+                         tf_dtype_name(a->dtype), want_name, tf_dtype_name(b->dtype));
+    if (a->rank != b->rank || memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) != 0)
+        return tf__error(TF_ERR_VALIDATION, op, name,
+                         "%s: %s has rank %u and a shape different from %s (rank %u)", op, name,
+                         a->rank, want_name, b->rank);
+    return TF_OK;
+}
+
+/* ---- backward ---- */
+
+/* Adds `g` into the slot of variable v (under the slot lock, so concurrent
+   backward calls into one variable lose nothing). */
+static tf_status accumulate_slot(tf_session *s, tf_eager *v, tf_eager *g)
+{
+    tf_grad_slot *slot = v->slot;
+    tf_status st = TF_OK;
+    pthread_mutex_lock(&slot->lock);
+    if (!slot->grad) {
+        tf_tensor_retain(g->value);
+        slot->grad = g->value;
+    } else {
+        tf_eager *old = tf__eager_new(s->rt, slot->grad, false), *sum = NULL;
+        st = old ? tf_session_add(s, old, g, &sum) : TF_ERR_OUT_OF_MEMORY;
+        if (!st) {
+            tf_tensor_release(slot->grad);
+            tf_tensor_retain(sum->value);
+            slot->grad = sum->value;
+        }
+        tf_eager_release(sum);
+        tf_eager_release(old);
+    }
+    pthread_mutex_unlock(&slot->lock);
+    return st;
+}
+
+static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
+{
+    tf_session s = {x->rt, engine};
+    graph g = {0};
+    tf_status st = x->tracked ? walk(&g, x, true) : TF_OK;
+    if (st || !x->tracked) {
+        graph_free(&g);
+        return st; /* nothing depends on a variable: nothing to accumulate */
+    }
+    program *pr = get_program(x->rt, &g, NULL, 1);
+    tf_eager **cot = tf__calloc(g.n, sizeof *cot);
+    if (!pr || !cot) {
+        program_free(pr);
+        tf__free(cot);
+        graph_free(&g);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "backward", NULL, "out of memory");
+    }
+    /* everything is computed first; slots change only when all succeeded */
+    if (pr->active && !(st = reverse(&s, &g, pr, seed, NULL, cot)))
+        for (size_t i = 0; i < g.n && !st; i++)
+            if (cot[i] && g.at[i]->slot)
+                st = accumulate_slot(&s, g.at[i], cot[i]);
+    release_all(cot, g.n);
+    program_free(pr);
+    graph_free(&g);
+    return st;
+}
+
+static tf_status backward_checked(tf_eager *x, tf_eager *seed, tf_engine *engine)
+{
+    uint32_t token = tf__suspend_begin(x->rt);
+    tf_status st = backward_run(x, seed, engine);
+    tf__suspend_end(x->rt, token);
+    return st;
+}
+
+TF_API tf_status tf_eager_backward(tf_eager *x, tf_engine *engine)
+{
+    if (!x || !engine)
+        return tf__error(TF_ERR_VALIDATION, "backward", x ? "engine" : "tensor",
+                         "backward: NULL argument");
+    if (x->value->numel != 1)
+        return tf__error(TF_ERR_NON_SCALAR_GRAD, "backward", "tensor",
+                         "backward: the output has %zu elements; backward needs a scalar (use "
+                         "tf_eager_backward_with_seed for other shapes)",
+                         x->value->numel);
+    tf_session s = {x->rt, engine};
+    tf_eager *one;
+    tf_status st = tf_session_full(&s, x->value->dtype, x->value->rank, x->value->shape, 1.0,
+                                   &one);
+    if (st)
+        return st;
+    st = backward_checked(x, one, engine);
+    tf_eager_release(one);
+    return st;
+}
+
+TF_API tf_status tf_eager_backward_with_seed(tf_eager *x, tf_eager *seed, tf_engine *engine)
+{
+    if (!x || !engine)
+        return tf__error(TF_ERR_VALIDATION, "backward", x ? "engine" : "tensor",
+                         "backward: NULL argument");
+    tf_status st = check_same_rt("backward", x->rt, seed, "seed");
+    if (st)
+        return st;
+    const tf_tensor *a = seed->value, *b = x->value;
+    if (a->dtype != b->dtype)
+        return tf__error(TF_ERR_DTYPE_MISMATCH, "backward", "seed",
+                         "backward: the seed is %s, the output %s", tf_dtype_name(a->dtype),
+                         tf_dtype_name(b->dtype));
+    if (a->rank != b->rank || memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) != 0)
+        return tf__error(TF_ERR_SHAPE_MISMATCH, "backward", "seed",
+                         "backward: the seed's shape (rank %u) differs from the output's (rank "
+                         "%u)",
+                         a->rank, b->rank);
+    return backward_checked(x, seed, engine);
+}
+
+/* ---- functional reverse mode ---- */
+
+static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                          tf_eager *wrt, tf_eager *cotangent, bool optional, tf_eager **out)
+{
+    tf_session s = {rt, engine};
+    graph g = {0};
+    tf_status st = walk(&g, output, false);
+    size_t wi = st ? 0 : lookup(&g, wrt);
+    program *pr = st || wi >= g.n ? NULL : get_program(rt, &g, wrt, 2);
+    if (!st && wi < g.n && !pr)
+        st = tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    if (st || !pr || !pr->active) {
+        program_free(pr);
+        graph_free(&g);
+        if (st)
+            return st;
+        if (optional) {
+            *out = NULL;
+            return TF_OK;
+        }
+        return tf__error(TF_ERR_VALIDATION, op, "wrt",
+                         "%s: the output does not depend on wrt through recorded ops (wrt is "
+                         "inactive; use the _optional form to test for that)",
+                         op);
+    }
+    tf_eager **cot = tf__calloc(g.n, sizeof *cot);
+    if (!cot)
+        st = tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    if (!st)
+        st = reverse(&s, &g, pr, cotangent, wrt, cot);
+    if (!st && !cot[wi])
+        st = tf__zeros_like(&s, wrt, &cot[wi]); /* reached only through zero derivatives */
+    if (!st) {
+        *out = cot[wi];
+        cot[wi] = NULL;
+    }
+    if (cot)
+        release_all(cot, g.n);
+    program_free(pr);
+    graph_free(&g);
+    return st;
+}
+
+static tf_status check_functional(const char *op, tf_runtime *rt, tf_engine *engine,
+                                  tf_eager *output, tf_eager *wrt, tf_eager **out)
+{
+    if (!rt || !engine || !out)
+        return tf__error(TF_ERR_VALIDATION, op, !rt ? "runtime" : !engine ? "engine" : "out",
+                         "%s: NULL argument", op);
+    tf_status st = check_same_rt(op, rt, output, "output");
+    return st ? st : check_same_rt(op, rt, wrt, "wrt");
+}
+
+static tf_status grad_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                           tf_eager *wrt, bool optional, tf_eager **out)
+{
+    tf_status st = check_functional(op, rt, engine, output, wrt, out);
+    if (st)
+        return st;
+    if (output->value->numel != 1)
+        return tf__error(TF_ERR_NON_SCALAR_GRAD, op, "output",
+                         "%s: the output has %zu elements; grad needs a scalar (use vjp)", op,
+                         output->value->numel);
+    tf_session s = {rt, engine};
+    tf_eager *one;
+    const tf_tensor *v = output->value;
+    if ((st = tf_session_full(&s, v->dtype, v->rank, v->shape, 1.0, &one)))
+        return st;
+    st = vjp_impl(op, rt, engine, output, wrt, one, optional, out);
+    tf_eager_release(one);
+    return st;
+}
+
+TF_API tf_status tf_runtime_grad(tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                 tf_eager *wrt, tf_eager **out)
+{
+    return grad_impl("grad", rt, engine, output, wrt, false, out);
+}
+
+TF_API tf_status tf_runtime_grad_optional(tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                          tf_eager *wrt, tf_eager **out)
+{
+    return grad_impl("grad_optional", rt, engine, output, wrt, true, out);
+}
+
+static tf_status vjp_checked(const char *op, tf_runtime *rt, tf_engine *engine,
+                             tf_eager *output, tf_eager *wrt, tf_eager *cot, bool optional,
+                             tf_eager **out)
+{
+    tf_status st = check_functional(op, rt, engine, output, wrt, out);
+    if (!st)
+        st = check_same_rt(op, rt, cot, "cotangent");
+    if (!st)
+        st = check_like(op, "cotangent", cot, output, "the output");
+    return st ? st : vjp_impl(op, rt, engine, output, wrt, cot, optional, out);
+}
+
+TF_API tf_status tf_runtime_vjp(tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                tf_eager *wrt, tf_eager *cotangent, tf_eager **out)
+{
+    return vjp_checked("vjp", rt, engine, output, wrt, cotangent, false, out);
+}
+
+TF_API tf_status tf_runtime_vjp_optional(tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                         tf_eager *wrt, tf_eager *cotangent, tf_eager **out)
+{
+    return vjp_checked("vjp_optional", rt, engine, output, wrt, cotangent, true, out);
+}
+
+/* ---- forward mode ---- */
+
+/* Runs the forward rule of g->at[i] with the tangents known so far. */
+static tf_status jvp_step(tf_session *s, const graph *g, size_t i, tf_eager **tan)
+{
+    tf_eager *e = g->at[i];
+    const tf_node *nd = e->node;
+    tf_eager *small[8];
+    tf_eager **tin = nd->n_inputs <= 8 ? small : tf__calloc(nd->n_inputs, sizeof *tin);
+    if (!tin)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "jvp", NULL, "out of memory");
+    bool any = false;
+    for (uint32_t j = 0; j < nd->n_inputs; j++) {
+        size_t k = lookup(g, nd->inputs[j]);
+        tin[j] = k < g->n ? tan[k] : NULL;
+        any = any || tin[j];
+    }
+    tf_status st = TF_OK;
+    if (any) {
+        const tf_op_rule *rule = tf__op_rule(nd->op);
+        st = rule->jvp ? rule->jvp(s, e, nd, tin, &tan[i]) : unsupported_rule("jvp", nd, "forward");
+    }
+    if (tin != small)
+        tf__free(tin);
+    return st;
+}
+
+static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                          tf_eager *wrt, tf_eager *tangent, bool optional, tf_eager **out)
+{
+    tf_session s = {rt, engine};
+    graph g = {0};
+    tf_status st = walk(&g, output, false);
+    size_t wi = st ? 0 : lookup(&g, wrt);
+    bool *needs = st || wi >= g.n ? NULL : compute_needs(&g, wrt);
+    tf_eager **tan = needs ? tf__calloc(g.n, sizeof *tan) : NULL;
+    if (!st && wi < g.n && !tan)
+        st = tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    if (st || wi >= g.n || !needs[g.n - 1]) {
+        tf__free(needs);
+        tf__free(tan);
+        graph_free(&g);
+        if (st)
+            return st;
+        if (optional) {
+            *out = NULL;
+            return TF_OK;
+        }
+        return tf__error(TF_ERR_VALIDATION, op, "wrt",
+                         "%s: the output does not depend on wrt through recorded ops (wrt is "
+                         "inactive; use the _optional form to test for that)",
+                         op);
+    }
+    tf_eager_retain(tangent);
+    tan[wi] = tangent;
+    for (size_t i = wi + 1; i < g.n && !st; i++)
+        if (needs[i] && g.at[i]->node)
+            st = jvp_step(&s, &g, i, tan);
+    if (!st && !tan[g.n - 1])
+        st = tf__zeros_like(&s, output, &tan[g.n - 1]);
+    if (!st) {
+        *out = tan[g.n - 1];
+        tan[g.n - 1] = NULL;
+    }
+    release_all(tan, g.n);
+    tf__free(needs);
+    graph_free(&g);
+    return st;
+}
+
+static tf_status jvp_checked(const char *op, tf_runtime *rt, tf_engine *engine,
+                             tf_eager *output, tf_eager *wrt, tf_eager *tangent, bool optional,
+                             tf_eager **out)
+{
+    tf_status st = check_functional(op, rt, engine, output, wrt, out);
+    if (!st)
+        st = check_same_rt(op, rt, tangent, "tangent");
+    if (!st)
+        st = check_like(op, "tangent", tangent, wrt, "wrt");
+    return st ? st : jvp_impl(op, rt, engine, output, wrt, tangent, optional, out);
+}
+
+TF_API tf_status tf_runtime_jvp(tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                tf_eager *wrt, tf_eager *tangent, tf_eager **out)
+{
+    return jvp_checked("jvp", rt, engine, output, wrt, tangent, false, out);
+}
+
+TF_API tf_status tf_runtime_jvp_optional(tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                         tf_eager *wrt, tf_eager *tangent, tf_eager **out)
+{
+    return jvp_checked("jvp_optional", rt, engine, output, wrt, tangent, true, out);
+}

@@ -1,0 +1,224 @@
+/*
+ * eager_internal.h - the eager runtime's private structures: runtimes, grad
+ * slots, eager tensors, tape nodes, sessions, and the op/rule table.
+ *
+ * The tape is not a global list: every recorded result owns a node that
+ * points at its inputs, so independent graphs on different threads never
+ * touch shared state. Backward walks from the output through these links.
+ */
+#ifndef TF_EAGER_INTERNAL_H
+#define TF_EAGER_INTERNAL_H
+
+#include <pthread.h>
+
+#include <tenferro/ops.h>
+#include <tenferro/runtime.h>
+
+#include "internal.h"
+
+/* ---- caches (cache.c) ---- */
+
+typedef struct tf_cache_entry {
+    struct tf_cache_entry *prev, *next; /* LRU list, most recent first */
+    struct tf_cache_entry *chain;       /* hash chain */
+    uint64_t key;
+    size_t bytes;
+    void *value;
+    void (*free_value)(void *value);
+} tf_cache_entry;
+
+typedef struct tf_cache {
+    pthread_mutex_t lock;
+    tf_cache_entry **buckets;
+    size_t n_buckets;
+    tf_cache_entry *head, *tail;
+    tf_cache_limits limits;
+    tf_cache_stats stats;
+} tf_cache;
+
+tf_status tf__cache_init(tf_cache *c, size_t max_entries);
+void tf__cache_destroy(tf_cache *c);
+/* Looks key up; on a hit calls use(value, user) under the lock and returns true. */
+bool tf__cache_get(tf_cache *c, uint64_t key, void (*use)(const void *value, void *user),
+                   void *user);
+/* Inserts (takes ownership of value; frees it at once if it cannot be kept). */
+void tf__cache_put(tf_cache *c, uint64_t key, void *value, size_t bytes,
+                   void (*free_value)(void *value));
+void tf__cache_clear(tf_cache *c);
+void tf__cache_stats(tf_cache *c, tf_cache_stats *out);
+void tf__cache_get_limits(tf_cache *c, tf_cache_limits *out);
+void tf__cache_set_limits(tf_cache *c, const tf_cache_limits *limits);
+
+/* ---- AD context and runtime (runtime.c) ---- */
+
+struct tf_ad_context {
+    atomic_size_t refs;
+    tf_cache transforms; /* the AD-transform cache */
+};
+
+typedef struct tf_grad_slot {
+    struct tf_grad_slot *prev, *next; /* the runtime's list of live slots */
+    pthread_mutex_t lock;
+    tf_tensor *grad; /* accumulated gradient, NULL when empty */
+} tf_grad_slot;
+
+struct tf_runtime {
+    atomic_size_t refs;
+    tf_context_id id;
+    tf_ad_context *ad;
+    tf_cache prepared; /* the prepared-derivative cache */
+    _Atomic tf_epoch epoch;
+    pthread_mutex_t slots_lock;
+    tf_grad_slot *slots; /* live variables' slots */
+};
+
+void tf__slot_register(tf_runtime *rt, tf_grad_slot *slot);
+void tf__slot_unregister(tf_runtime *rt, tf_grad_slot *slot);
+
+/* ---- scopes (scope.c) ---- */
+
+/* Whether ops of rt issued on this thread are recorded at all. */
+bool tf__recording(const tf_runtime *rt);
+/* Whether untracked results are recorded too (trace capture). */
+bool tf__capturing(const tf_runtime *rt);
+/* Forces no recording on this thread (backward's own ops); returns a token. */
+uint32_t tf__suspend_begin(tf_runtime *rt);
+void tf__suspend_end(tf_runtime *rt, uint32_t token);
+
+/* ---- tape nodes ---- */
+
+/* Attributes of a recorded op; which fields mean what is up to the op. */
+typedef struct tf_attrs {
+    int64_t v[3][TF_MAX_RANK]; /* up to three integer vectors */
+    uint32_t n[3];             /* their lengths */
+    int64_t i[2];              /* integer scalars */
+    double f;                  /* a float scalar */
+    uint64_t mask;             /* an axis mask */
+    tf_dot_dims dot;           /* dot_general only */
+} tf_attrs;
+
+typedef struct tf_node {
+    uint32_t op;       /* tf_op_id */
+    uint32_t n_inputs;
+    tf_eager **inputs; /* retained; points at `inline_inputs` for up to 3 */
+    tf_eager *inline_inputs[3];
+    tf_attrs attrs;
+} tf_node;
+
+struct tf_eager {
+    atomic_size_t refs;
+    tf_runtime *rt;     /* retained */
+    tf_tensor *value;   /* retained */
+    tf_node *node;      /* the op that produced it, when recorded */
+    tf_grad_slot *slot; /* variables only */
+    bool tracked;       /* a variable, or depends on one through recorded ops */
+};
+
+/* A new eager tensor over value (retained); NULL on OOM (error recorded). */
+tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked);
+
+/* ---- sessions (session.c) ---- */
+
+struct tf_session {
+    tf_runtime *rt;
+    tf_engine *engine;
+};
+
+/* ---- ops and their rules (op_table.c) ---- */
+
+/*
+ * The recorded ops, one list per family so that each family's file owns its
+ * line. Ids are internal (never cross an ABI) and may be renumbered freely.
+ */
+#define TF_OPS_ELEMENTWISE(X)                                                            \
+    X(neg) X(abs) X(sign) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(sqrt) \
+    X(rsqrt) X(erf) X(sigmoid) X(add) X(sub) X(mul) X(div) X(pow) X(maximum)            \
+    X(minimum) X(rem) X(compare) X(select) X(convert)
+#define TF_OPS_REDUCE(X) X(reduce_sum)
+#define TF_OPS_CONTRACT(X)
+#define TF_OPS_LAYOUT(X) X(reshape) X(transpose) X(broadcast_in_dim) X(reverse)
+#define TF_OPS_INDEX(X)
+
+#define TF_OP_LIST(X) \
+    TF_OPS_ELEMENTWISE(X) TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X)
+
+typedef enum tf_op_id {
+#define TF_OP_ENUM_(name) TF_OP_##name,
+    TF_OP_LIST(TF_OP_ENUM_)
+#undef TF_OP_ENUM_
+    TF_OP_COUNT_
+} tf_op_id;
+
+/*
+ * Reverse rule: given the output `out`, its node and the cotangent `cot`
+ * of the output, sets cot_in[i] (a new reference) for each input i with
+ * need[i]; leaving it NULL means a zero cotangent. Written with session
+ * ops, so the result is differentiable again.
+ */
+typedef tf_status (*tf_vjp_fn)(tf_session *s, tf_eager *out, const tf_node *node, tf_eager *cot,
+                               const bool *need, tf_eager **cot_in);
+
+/*
+ * Forward rule: given the tangents of the inputs (NULL = zero), sets
+ * *tan_out (a new reference, or NULL for a zero tangent).
+ */
+typedef tf_status (*tf_jvp_fn)(tf_session *s, tf_eager *out, const tf_node *node,
+                               tf_eager *const *tan_in, tf_eager **tan_out);
+
+typedef struct tf_op_rule {
+    const char *name;
+    tf_vjp_fn vjp; /* NULL: no reverse rule (TF_ERR_UNSUPPORTED_AD_RULE) */
+    tf_jvp_fn jvp; /* NULL: no forward rule */
+} tf_op_rule;
+
+const tf_op_rule *tf__op_rule(uint32_t op);
+
+/* ---- helpers for op implementations (op_util.c) ---- */
+
+/*
+ * Records (or not) the result of an op: wraps `value` (reference taken
+ * over) in a new eager tensor of s's runtime, with a node when recording is
+ * on and an input is tracked (or capture is on). On failure releases value.
+ */
+tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
+                     uint32_t n_inputs, tf_tensor *value, tf_eager **out);
+
+/* Checks s, inputs non-NULL and from s's runtime. `names` name the inputs. */
+tf_status tf__check_inputs(const char *op, tf_session *s, tf_eager *const *xs, size_t n,
+                           const char *const *names, tf_eager **out);
+
+/* A new dense tensor of the session's engine. */
+tf_status tf__empty(tf_session *s, tf_dtype dtype, size_t rank, const int64_t *shape,
+                    tf_tensor **out);
+/* Runs one primitive on the session's engine. */
+tf_status tf__exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
+                   tf_tensor *const *in, tf_tensor *out);
+
+/* NumPy broadcast of n shapes into shape/rank; TF_ERR_SHAPE_MISMATCH names `op`. */
+tf_status tf__broadcast_shapes(const char *op, tf_tensor *const *xs, size_t n, int64_t *shape,
+                               size_t *rank);
+/* A stride-0 view of x broadcast (NumPy alignment) to shape. */
+tf_status tf__broadcast_view(const tf_tensor *x, size_t rank, const int64_t *shape,
+                             tf_tensor **out);
+/* Normalises axis lists: NULL = all; sets mask. Errors name `op`. */
+tf_status tf__axes_mask(const char *op, const int *axes, size_t n_axes, uint32_t rank,
+                        uint64_t *mask);
+tf_status tf__norm_axis(const char *op, const char *arg, int axis, uint32_t rank, uint32_t *out);
+
+/* Reductions (ops_reduce.c): the reduced-shape value, and the forward of a
+   recorded reduction op. */
+tf_status tf__reduce_value(tf_session *s, tf_reduce_op op, tf_tensor *v, uint64_t mask,
+                           tf_tensor **out);
+tf_status tf__reduce_forward(tf_session *s, uint32_t opid, tf_reduce_op op, tf_eager *x,
+                             const int *axes, size_t n_axes, tf_eager **out);
+
+/* Session-op building blocks used by rules (all differentiable). */
+tf_status tf__scalar_like(tf_session *s, const tf_eager *like, double value, tf_eager **out);
+tf_status tf__zeros_like(tf_session *s, const tf_eager *like, tf_eager **out);
+/* Sums a broadcast cotangent back to `shape` (reduce over stretched axes, reshape). */
+tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
+                           tf_eager **out);
+/* Adds b into *acc (*acc may be NULL: takes a reference to b). */
+tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b);
+
+#endif /* TF_EAGER_INTERNAL_H */

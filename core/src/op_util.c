@@ -1,0 +1,216 @@
+/*
+ * op_util.c - what every op implementation shares: argument checks, engine
+ * calls, NumPy broadcasting, axis lists, recording on the tape, and the
+ * small differentiable building blocks that AD rules are written with.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "eager_internal.h"
+
+/* ---- recording ---- */
+
+static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
+                         uint32_t n)
+{
+    tf_node *node = tf__alloc(sizeof *node);
+    if (!node)
+        return NULL;
+    node->op = op;
+    node->n_inputs = n;
+    node->inputs = node->inline_inputs;
+    if (n > 3 && !(node->inputs = tf__calloc(n, sizeof *node->inputs))) {
+        tf__free(node);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        tf_eager_retain(inputs[i]);
+        node->inputs[i] = inputs[i];
+    }
+    if (attrs)
+        node->attrs = *attrs;
+    else
+        memset(&node->attrs, 0, sizeof node->attrs);
+    return node;
+}
+
+tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
+                     uint32_t n_inputs, tf_tensor *value, tf_eager **out)
+{
+    bool rec = tf__recording(s->rt);
+    bool tracked = false;
+    for (uint32_t i = 0; rec && i < n_inputs; i++)
+        tracked = tracked || inputs[i]->tracked;
+    bool keep_node = rec && (tracked || tf__capturing(s->rt));
+    tf_eager *x = tf__eager_new(s->rt, value, tracked);
+    tf_tensor_release(value); /* x holds it now (or it is gone with the error) */
+    if (!x)
+        return TF_ERR_OUT_OF_MEMORY;
+    if (keep_node && !(x->node = node_new(op, attrs, inputs, n_inputs))) {
+        tf_eager_release(x);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, tf__op_rule(op)->name, NULL,
+                         "%s: out of memory recording the op", tf__op_rule(op)->name);
+    }
+    *out = x;
+    return TF_OK;
+}
+
+tf_status tf__check_inputs(const char *op, tf_session *s, tf_eager *const *xs, size_t n,
+                           const char *const *names, tf_eager **out)
+{
+    if (!s)
+        return tf__error(TF_ERR_VALIDATION, op, "session", "%s: session is NULL", op);
+    if (!out)
+        return tf__error(TF_ERR_VALIDATION, op, "out", "%s: out is NULL", op);
+    for (size_t i = 0; i < n; i++) {
+        if (!xs[i])
+            return tf__error(TF_ERR_VALIDATION, op, names[i], "%s: %s is NULL", op, names[i]);
+        if (xs[i]->rt != s->rt)
+            return tf__error(TF_ERR_CONTEXT_MISMATCH, op, names[i],
+                             "%s: %s belongs to runtime %llu, the session to runtime %llu; move "
+                             "it with tf_eager_detach_into (or import its value with "
+                             "tf_runtime_constant_from) first",
+                             op, names[i], (unsigned long long)xs[i]->rt->id,
+                             (unsigned long long)s->rt->id);
+    }
+    return TF_OK;
+}
+
+/* ---- engine calls ---- */
+
+tf_status tf__empty(tf_session *s, tf_dtype dtype, size_t rank, const int64_t *shape,
+                    tf_tensor **out)
+{
+    return tf_tensor_empty(s->engine, dtype, rank, shape, out);
+}
+
+tf_status tf__exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
+                   tf_tensor *const *in, tf_tensor *out)
+{
+    return tf_engine_execute(s->engine, prim, params, n_in, in, 1, &out);
+}
+
+/* ---- broadcasting ---- */
+
+tf_status tf__broadcast_shapes(const char *op, tf_tensor *const *xs, size_t n, int64_t *shape,
+                               size_t *rank)
+{
+    size_t r = 0;
+    for (size_t i = 0; i < n; i++)
+        if (xs[i]->rank > r)
+            r = xs[i]->rank;
+    for (size_t d = 0; d < r; d++)
+        shape[d] = 1;
+    for (size_t i = 0; i < n; i++) {
+        const tf_tensor *x = xs[i];
+        size_t lead = r - x->rank;
+        for (size_t d = 0; d < x->rank; d++) {
+            int64_t e = x->shape[d], *o = &shape[lead + d];
+            if (e == *o || e == 1)
+                continue;
+            if (*o != 1)
+                return tf__error(TF_ERR_SHAPE_MISMATCH, op, NULL,
+                                 "%s: operand %zu has extent %lld on its axis %zu, which does "
+                                 "not broadcast against %lld",
+                                 op, i, (long long)e, d, (long long)*o);
+            *o = e;
+        }
+    }
+    *rank = r;
+    return TF_OK;
+}
+
+tf_status tf__broadcast_view(const tf_tensor *x, size_t rank, const int64_t *shape,
+                             tf_tensor **out)
+{
+    int dims[TF_MAX_RANK];
+    for (uint32_t i = 0; i < x->rank; i++)
+        dims[i] = (int)(rank - x->rank + i);
+    return tf_tensor_broadcast_in_dim(x, rank, shape, dims, out);
+}
+
+/* ---- axes ---- */
+
+tf_status tf__norm_axis(const char *op, const char *arg, int axis, uint32_t rank, uint32_t *out)
+{
+    int64_t a = axis < 0 ? (int64_t)axis + rank : axis;
+    if (a < 0 || a >= (int64_t)rank)
+        return tf__error(TF_ERR_AXIS_OUT_OF_BOUNDS, op, arg,
+                         "%s: axis %d is out of bounds for rank %u", op, axis, rank);
+    *out = (uint32_t)a;
+    return TF_OK;
+}
+
+tf_status tf__axes_mask(const char *op, const int *axes, size_t n_axes, uint32_t rank,
+                        uint64_t *mask)
+{
+    if (!axes) {
+        *mask = rank ? (rank >= 64 ? ~0ull : (1ull << rank) - 1) : 0;
+        return TF_OK;
+    }
+    uint64_t m = 0;
+    for (size_t i = 0; i < n_axes; i++) {
+        uint32_t a = 0;
+        tf_status st = tf__norm_axis(op, "axes", axes[i], rank, &a);
+        if (st)
+            return st;
+        if (m >> a & 1)
+            return tf__error(TF_ERR_VALIDATION, op, "axes", "%s: axis %u listed twice", op, a);
+        m |= 1ull << a;
+    }
+    *mask = m;
+    return TF_OK;
+}
+
+/* ---- differentiable building blocks for rules ---- */
+
+tf_status tf__scalar_like(tf_session *s, const tf_eager *like, double value, tf_eager **out)
+{
+    return tf_session_full(s, like->value->dtype, 0, NULL, value, out);
+}
+
+tf_status tf__zeros_like(tf_session *s, const tf_eager *like, tf_eager **out)
+{
+    return tf_session_full(s, like->value->dtype, like->value->rank, like->value->shape, 0.0,
+                           out);
+}
+
+tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
+                           tf_eager **out)
+{
+    const tf_tensor *v = x->value;
+    size_t lead = v->rank - rank;
+    int axes[TF_MAX_RANK];
+    size_t n = 0;
+    for (size_t d = 0; d < v->rank; d++)
+        if (d < lead || (shape[d - lead] == 1 && v->shape[d] != 1))
+            axes[n++] = (int)d;
+    if (n == 0 && v->rank == rank) {
+        tf_eager_retain(x);
+        *out = x;
+        return TF_OK;
+    }
+    tf_eager *sum;
+    tf_status st = tf_session_reduce_sum(s, x, axes, n, &sum);
+    if (st)
+        return st;
+    st = tf_session_reshape(s, sum, rank, shape, out);
+    tf_eager_release(sum);
+    return st;
+}
+
+tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
+{
+    if (!*acc) {
+        tf_eager_retain(b);
+        *acc = b;
+        return TF_OK;
+    }
+    tf_eager *sum;
+    tf_status st = tf_session_add(s, *acc, b, &sum);
+    if (st)
+        return st;
+    tf_eager_release(*acc);
+    *acc = sum;
+    return TF_OK;
+}

@@ -1,0 +1,442 @@
+/*
+ * ops_elementwise.c - unary and binary elementwise ops, compare, select,
+ * clamp, convert and cast, with their reverse and forward rules.
+ *
+ * The derivative of each unary op is one expression f'(x) (in terms of x and
+ * the output), shared by its VJP (cot * f') and its JVP (t * f'); binary ops
+ * likewise have df/dx and df/dy. Broadcasting is expressed with stride-0
+ * views, and undone in the VJP by summing back to the operand's shape.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "rule_builder.h"
+
+/* ===================================================================== */
+/* Forward                                                                */
+/* ===================================================================== */
+
+static const char *const k_x[] = {"x"};
+static const char *const k_xy[] = {"x", "y"};
+
+static tf_status unary_forward(tf_session *s, uint32_t opid, tf_unary_op prim_op, tf_eager *x,
+                               tf_eager **out)
+{
+    const char *name = tf__op_rule(opid)->name;
+    tf_status st = tf__check_inputs(name, s, &x, 1, k_x, out);
+    if (st)
+        return st;
+    const tf_tensor *v = x->value;
+    tf_tensor *t;
+    if ((st = tf__empty(s, v->dtype, v->rank, v->shape, &t)))
+        return st;
+    tf_unary_params p = {sizeof p, (uint32_t)prim_op};
+    tf_tensor *in = x->value;
+    if ((st = tf__exec(s, TF_PRIM_UNARY, &p, 1, &in, t))) {
+        tf_tensor_release(t);
+        return st;
+    }
+    return tf__record(s, opid, NULL, &x, 1, t, out);
+}
+
+/*
+ * Runs an elementwise primitive over inputs broadcast NumPy style to one
+ * shape, into a new tensor of `dtype`.
+ */
+static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim,
+                                const void *params, tf_eager *const *xs, size_t n,
+                                tf_dtype dtype, tf_tensor **out)
+{
+    tf_tensor *vals[3], *views[3] = {NULL, NULL, NULL};
+    for (size_t i = 0; i < n; i++)
+        vals[i] = xs[i]->value;
+    int64_t shape[TF_MAX_RANK];
+    size_t rank;
+    tf_status st = tf__broadcast_shapes(name, vals, n, shape, &rank);
+    for (size_t i = 0; i < n && !st; i++)
+        st = tf__broadcast_view(vals[i], rank, shape, &views[i]);
+    tf_tensor *t = NULL;
+    if (!st)
+        st = tf__empty(s, dtype, rank, shape, &t);
+    if (!st)
+        st = tf__exec(s, prim, params, n, views, t);
+    for (size_t i = 0; i < n; i++)
+        tf_tensor_release(views[i]);
+    if (st) {
+        tf_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return TF_OK;
+}
+
+static tf_status same_dtype(const char *name, tf_eager *const *xs, size_t n,
+                            const char *const *names)
+{
+    for (size_t i = 1; i < n; i++)
+        if (xs[i]->value->dtype != xs[0]->value->dtype)
+            return tf__error(TF_ERR_DTYPE_MISMATCH, name, names[i], "%s: %s is %s, %s is %s",
+                             name, names[0], tf_dtype_name(xs[0]->value->dtype), names[i],
+                             tf_dtype_name(xs[i]->value->dtype));
+    return TF_OK;
+}
+
+static tf_status binary_forward(tf_session *s, uint32_t opid, tf_binary_op prim_op, tf_eager *x,
+                                tf_eager *y, tf_eager **out)
+{
+    const char *name = tf__op_rule(opid)->name;
+    tf_eager *xs[2] = {x, y};
+    tf_status st = tf__check_inputs(name, s, xs, 2, k_xy, out);
+    if (!st)
+        st = same_dtype(name, xs, 2, k_xy);
+    if (st)
+        return st;
+    tf_binary_params p = {sizeof p, (uint32_t)prim_op};
+    tf_tensor *t;
+    if ((st = broadcast_exec(s, name, TF_PRIM_BINARY, &p, xs, 2, x->value->dtype, &t)))
+        return st;
+    return tf__record(s, opid, NULL, xs, 2, t, out);
+}
+
+#define UNARY_API_(name, prim_op)                                                  \
+    TF_API tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager **out)  \
+    {                                                                              \
+        return unary_forward(s, TF_OP_##name, prim_op, x, out);                    \
+    }
+UNARY_API_(neg, TF_UNARY_NEG)
+UNARY_API_(abs, TF_UNARY_ABS)
+UNARY_API_(sign, TF_UNARY_SIGN)
+UNARY_API_(exp, TF_UNARY_EXP)
+UNARY_API_(log, TF_UNARY_LOG)
+UNARY_API_(expm1, TF_UNARY_EXPM1)
+UNARY_API_(log1p, TF_UNARY_LOG1P)
+UNARY_API_(sin, TF_UNARY_SIN)
+UNARY_API_(cos, TF_UNARY_COS)
+UNARY_API_(tanh, TF_UNARY_TANH)
+UNARY_API_(sqrt, TF_UNARY_SQRT)
+UNARY_API_(rsqrt, TF_UNARY_RSQRT)
+UNARY_API_(erf, TF_UNARY_ERF)
+UNARY_API_(sigmoid, TF_UNARY_SIGMOID)
+#undef UNARY_API_
+
+#define BINARY_API_(name, prim_op)                                                            \
+    TF_API tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager *y, tf_eager **out) \
+    {                                                                                         \
+        return binary_forward(s, TF_OP_##name, prim_op, x, y, out);                           \
+    }
+BINARY_API_(add, TF_BINARY_ADD)
+BINARY_API_(sub, TF_BINARY_SUB)
+BINARY_API_(mul, TF_BINARY_MUL)
+BINARY_API_(div, TF_BINARY_DIV)
+BINARY_API_(pow, TF_BINARY_POW)
+BINARY_API_(maximum, TF_BINARY_MAX)
+BINARY_API_(minimum, TF_BINARY_MIN)
+BINARY_API_(rem, TF_BINARY_REM)
+#undef BINARY_API_
+
+TF_API tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y,
+                                    tf_compare_op direction, tf_eager **out)
+{
+    tf_eager *xs[2] = {x, y};
+    tf_status st = tf__check_inputs("compare", s, xs, 2, k_xy, out);
+    if (!st)
+        st = same_dtype("compare", xs, 2, k_xy);
+    if (st)
+        return st;
+    if ((unsigned)direction >= TF_COMPARE_COUNT_)
+        return tf__error(TF_ERR_VALIDATION, "compare", "direction",
+                         "compare: unknown direction %d", (int)direction);
+    tf_compare_params p = {sizeof p, (uint32_t)direction};
+    tf_tensor *t;
+    if ((st = broadcast_exec(s, "compare", TF_PRIM_COMPARE, &p, xs, 2, TF_BOOL, &t)))
+        return st;
+    tf_attrs a = {0};
+    a.i[0] = direction;
+    return tf__record(s, TF_OP_compare, &a, xs, 2, t, out);
+}
+
+TF_API tf_status tf_session_select(tf_session *s, tf_eager *pred, tf_eager *on_true,
+                                   tf_eager *on_false, tf_eager **out)
+{
+    static const char *const names[] = {"pred", "on_true", "on_false"};
+    tf_eager *xs[3] = {pred, on_true, on_false};
+    tf_status st = tf__check_inputs("select", s, xs, 3, names, out);
+    if (!st)
+        st = same_dtype("select", xs + 1, 2, names + 1);
+    if (st)
+        return st;
+    if (pred->value->dtype != TF_BOOL)
+        return tf__error(TF_ERR_DTYPE_MISMATCH, "select", "pred", "select: pred is %s, not bool",
+                         tf_dtype_name(pred->value->dtype));
+    tf_tensor *t;
+    if ((st = broadcast_exec(s, "select", TF_PRIM_SELECT, NULL, xs, 3, on_true->value->dtype,
+                             &t)))
+        return st;
+    return tf__record(s, TF_OP_select, NULL, xs, 3, t, out);
+}
+
+/* clamp is composed of recorded ops: lo where x < lo, hi where x > hi, else x. */
+TF_API tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_eager *hi,
+                                  tf_eager **out)
+{
+    static const char *const names[] = {"x", "lo", "hi"};
+    tf_eager *xs[3] = {x, lo, hi};
+    tf_status st = tf__check_inputs("clamp", s, xs, 3, names, out);
+    if (!st)
+        st = same_dtype("clamp", xs, 3, names);
+    if (st)
+        return st;
+    rule_builder b = rb_begin(s);
+    tf_eager *upper = rb_select(&b, rb_compare(&b, x, hi, TF_COMPARE_GT), hi, x);
+    tf_eager *r = rb_select(&b, rb_compare(&b, x, lo, TF_COMPARE_LT), lo, upper);
+    return rb_done(&b, r, out);
+}
+
+static tf_status convert_forward(tf_session *s, tf_eager *x, tf_dtype dtype, bool checked,
+                                 tf_eager **out)
+{
+    const char *name = checked ? "convert" : "cast";
+    tf_status st = tf__check_inputs(name, s, &x, 1, k_x, out);
+    if (st)
+        return st;
+    if (!tf_dtype_is_valid((int)dtype))
+        return tf__error(TF_ERR_VALIDATION, name, "dtype", "%s: %d is not a dtype", name,
+                         (int)dtype);
+    const tf_tensor *v = x->value;
+    tf_tensor *t;
+    if ((st = tf__empty(s, dtype, v->rank, v->shape, &t)))
+        return st;
+    tf_convert_params p = {sizeof p, checked};
+    tf_tensor *in = x->value;
+    if ((st = tf__exec(s, TF_PRIM_CONVERT, &p, 1, &in, t))) {
+        tf_tensor_release(t);
+        return st;
+    }
+    tf_attrs a = {0};
+    a.i[0] = checked;
+    return tf__record(s, TF_OP_convert, &a, &x, 1, t, out);
+}
+
+TF_API tf_status tf_session_convert(tf_session *s, tf_eager *x, tf_dtype dtype, tf_eager **out)
+{
+    return convert_forward(s, x, dtype, true, out);
+}
+
+TF_API tf_status tf_session_cast(tf_session *s, tf_eager *x, tf_dtype dtype, tf_eager **out)
+{
+    return convert_forward(s, x, dtype, false, out);
+}
+
+/* ===================================================================== */
+/* Derivatives                                                            */
+/* ===================================================================== */
+
+/* f'(x) of a unary op, or NULL (with no error) when it is identically zero. */
+static tf_eager *unary_deriv(rule_builder *b, uint32_t op, tf_eager *x, tf_eager *out)
+{
+    switch (op) {
+    case TF_OP_neg: return rb_scalar(b, x, -1.0);
+    case TF_OP_abs: return rb_sign(b, x);
+    case TF_OP_sign: return NULL;
+    case TF_OP_exp: return out;
+    case TF_OP_log: return rb_div(b, rb_scalar(b, x, 1.0), x);
+    case TF_OP_expm1: return rb_add(b, out, rb_scalar(b, x, 1.0));
+    case TF_OP_log1p: return rb_div(b, rb_scalar(b, x, 1.0), rb_add(b, x, rb_scalar(b, x, 1.0)));
+    case TF_OP_sin: return rb_cos(b, x);
+    case TF_OP_cos: return rb_neg(b, rb_sin(b, x));
+    case TF_OP_tanh: return rb_sub(b, rb_scalar(b, x, 1.0), rb_mul(b, out, out));
+    case TF_OP_sqrt: return rb_div(b, rb_scalar(b, x, 0.5), out);
+    case TF_OP_rsqrt: return rb_mul(b, rb_scalar(b, x, -0.5), rb_div(b, out, x));
+    case TF_OP_erf:
+        return rb_mul(b, rb_scalar(b, x, 1.1283791670955126 /* 2/sqrt(pi) */),
+                      rb_exp(b, rb_neg(b, rb_mul(b, x, x))));
+    case TF_OP_sigmoid: return rb_mul(b, out, rb_sub(b, rb_scalar(b, x, 1.0), out));
+    }
+    return NULL;
+}
+
+static tf_status unary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                           const bool *need, tf_eager **cin)
+{
+    rule_builder b = rb_begin(s);
+    tf_eager *d = need[0] ? unary_deriv(&b, nd->op, nd->inputs[0], out) : NULL;
+    return rb_done(&b, d ? rb_mul(&b, cot, d) : NULL, &cin[0]);
+}
+
+static tf_status unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
+                           tf_eager *const *tin, tf_eager **tout)
+{
+    rule_builder b = rb_begin(s);
+    tf_eager *d = unary_deriv(&b, nd->op, nd->inputs[0], out);
+    return rb_done(&b, d ? rb_mul(&b, tin[0], d) : NULL, tout);
+}
+
+/* The tie-splitting mask of maximum (gt) / minimum (lt): 1, 1/2 on ties, 0. */
+static tf_eager *extremum_mask(rule_builder *b, tf_eager *x, tf_eager *y, tf_compare_op win)
+{
+    tf_eager *wins = rb_mask(b, rb_compare(b, x, y, win), x);
+    tf_eager *ties = rb_mask(b, rb_compare(b, x, y, TF_COMPARE_EQ), x);
+    return rb_add(b, wins, rb_mul(b, ties, rb_scalar(b, x, 0.5)));
+}
+
+/*
+ * df/dx (k = 0) or df/dy (k = 1) of a binary op; NULL with no error means
+ * "exactly one" for add/sub-x (the caller skips the product).
+ */
+static tf_eager *binary_deriv(rule_builder *b, uint32_t op, int k, tf_eager *x, tf_eager *y,
+                              tf_eager *out)
+{
+    switch (op) {
+    case TF_OP_add: return NULL;
+    case TF_OP_sub: return k ? rb_scalar(b, x, -1.0) : NULL;
+    case TF_OP_mul: return k ? x : y;
+    case TF_OP_div: return k ? rb_neg(b, rb_div(b, out, y)) : rb_div(b, rb_scalar(b, x, 1.0), y);
+    case TF_OP_pow: {
+        tf_eager *zero = rb_scalar(b, x, 0.0);
+        if (k) /* out * log x, taken as 0 where x == 0 (as 0^y is flat there for y > 0) */
+            return rb_select(b, rb_compare(b, x, zero, TF_COMPARE_EQ), zero,
+                             rb_mul(b, out, rb_log(b, x)));
+        /* y * x^(y-1), taken as 0 where y == 0 */
+        tf_eager *d = rb_mul(b, y, rb_pow(b, x, rb_sub(b, y, rb_scalar(b, x, 1.0))));
+        return rb_select(b, rb_compare(b, y, zero, TF_COMPARE_EQ), zero, d);
+    }
+    case TF_OP_maximum:
+    case TF_OP_minimum: {
+        tf_eager *m = extremum_mask(b, x, y, op == TF_OP_maximum ? TF_COMPARE_GT : TF_COMPARE_LT);
+        return k ? rb_sub(b, rb_scalar(b, x, 1.0), m) : m;
+    }
+    case TF_OP_rem: /* x - trunc(x / y) * y */
+        return k ? rb_neg(b, rb_div(b, rb_sub(b, x, out), y)) : NULL;
+    }
+    return NULL;
+}
+
+static tf_eager *times(rule_builder *b, tf_eager *t, tf_eager *d)
+{
+    return d ? rb_mul(b, t, d) : t;
+}
+
+static tf_status binary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                            const bool *need, tf_eager **cin)
+{
+    rule_builder b = rb_begin(s);
+    tf_eager *x = nd->inputs[0], *y = nd->inputs[1];
+    for (int k = 0; k < 2; k++) {
+        if (!need[k])
+            continue;
+        tf_eager *d = binary_deriv(&b, nd->op, k, x, y, out);
+        rb_set(&b, rb_sum_to(&b, times(&b, cot, d), nd->inputs[k]), &cin[k]);
+    }
+    return rb_finish(&b);
+}
+
+static tf_status binary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
+                            tf_eager *const *tin, tf_eager **tout)
+{
+    rule_builder b = rb_begin(s);
+    tf_eager *x = nd->inputs[0], *y = nd->inputs[1], *sum = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (!tin[k])
+            continue;
+        tf_eager *term = times(&b, tin[k], binary_deriv(&b, nd->op, k, x, y, out));
+        sum = sum ? rb_add(&b, sum, term) : term;
+    }
+    const tf_tensor *sv = sum ? sum->value : NULL, *ov = out->value;
+    bool reshape = sv && (sv->rank != ov->rank ||
+                          memcmp(sv->shape, ov->shape, ov->rank * sizeof ov->shape[0]) != 0);
+    return rb_done(&b, reshape ? rb_broadcast_to(&b, sum, out) : sum, tout);
+}
+
+/* compare has no derivative: no cotangents, a zero tangent. */
+static tf_status compare_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                             const bool *need, tf_eager **cin)
+{
+    return TF_OK;
+}
+
+static tf_status compare_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
+                             tf_eager *const *tin, tf_eager **tout)
+{
+    return TF_OK;
+}
+
+static tf_status select_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                            const bool *need, tf_eager **cin)
+{
+    rule_builder b = rb_begin(s);
+    tf_eager *p = nd->inputs[0], *zero = rb_scalar(&b, cot, 0.0);
+    if (need[1])
+        rb_set(&b, rb_sum_to(&b, rb_select(&b, p, cot, zero), nd->inputs[1]), &cin[1]);
+    if (need[2])
+        rb_set(&b, rb_sum_to(&b, rb_select(&b, p, zero, cot), nd->inputs[2]), &cin[2]);
+    return rb_finish(&b);
+}
+
+static tf_status select_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
+                            tf_eager *const *tin, tf_eager **tout)
+{
+    if (!tin[1] && !tin[2])
+        return TF_OK;
+    rule_builder b = rb_begin(s);
+    tf_eager *zero = rb_scalar(&b, out, 0.0);
+    tf_eager *r = rb_select(&b, nd->inputs[0], tin[1] ? tin[1] : zero, tin[2] ? tin[2] : zero);
+    return rb_done(&b, rb_broadcast_to(&b, r, out), tout);
+}
+
+/* Conversions carry derivatives only between float dtypes. */
+static bool float_to_float(const tf_node *nd, const tf_eager *out)
+{
+    return tf_dtype_is_float(nd->inputs[0]->value->dtype) && tf_dtype_is_float(out->value->dtype);
+}
+
+static tf_status convert_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                             const bool *need, tf_eager **cin)
+{
+    if (!need[0] || !float_to_float(nd, out))
+        return TF_OK;
+    return tf_session_cast(s, cot, nd->inputs[0]->value->dtype, &cin[0]);
+}
+
+static tf_status convert_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
+                             tf_eager *const *tin, tf_eager **tout)
+{
+    if (!float_to_float(nd, out))
+        return TF_OK;
+    return tf_session_cast(s, tin[0], out->value->dtype, tout);
+}
+
+/* ===================================================================== */
+/* Rule table entries                                                     */
+/* ===================================================================== */
+
+#define UNARY_RULE_(name) const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp};
+UNARY_RULE_(neg)
+UNARY_RULE_(abs)
+UNARY_RULE_(sign)
+UNARY_RULE_(exp)
+UNARY_RULE_(log)
+UNARY_RULE_(expm1)
+UNARY_RULE_(log1p)
+UNARY_RULE_(sin)
+UNARY_RULE_(cos)
+UNARY_RULE_(tanh)
+UNARY_RULE_(sqrt)
+UNARY_RULE_(rsqrt)
+UNARY_RULE_(erf)
+UNARY_RULE_(sigmoid)
+#undef UNARY_RULE_
+
+#define BINARY_RULE_(name) const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp};
+BINARY_RULE_(add)
+BINARY_RULE_(sub)
+BINARY_RULE_(mul)
+BINARY_RULE_(div)
+BINARY_RULE_(pow)
+BINARY_RULE_(maximum)
+BINARY_RULE_(minimum)
+BINARY_RULE_(rem)
+#undef BINARY_RULE_
+
+const tf_op_rule tf__rule_compare = {"compare", compare_vjp, compare_jvp};
+const tf_op_rule tf__rule_select = {"select", select_vjp, select_jvp};
+const tf_op_rule tf__rule_convert = {"convert", convert_vjp, convert_jvp};

@@ -1,0 +1,105 @@
+/*
+ * session.c - sessions: a runtime paired with a caller-held engine, and the
+ * constants made through one.
+ */
+#include <string.h>
+
+#include "eager_internal.h"
+
+TF_API tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session **out)
+{
+    if (!rt || !engine || !out)
+        return tf__error(TF_ERR_VALIDATION, "session_begin",
+                         !rt ? "runtime" : !engine ? "engine" : "out",
+                         "session_begin: NULL argument");
+    tf_session *s = tf__alloc(sizeof *s);
+    if (!s)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "session_begin", NULL, "out of memory");
+    tf_runtime_retain(rt);
+    s->rt = rt;
+    s->engine = engine;
+    *out = s;
+    return TF_OK;
+}
+
+TF_API void tf_session_end(tf_session *s)
+{
+    if (!s)
+        return;
+    tf_runtime_release(s->rt);
+    tf__free(s);
+}
+
+TF_API tf_runtime *tf_session_runtime(const tf_session *s) { return s->rt; }
+TF_API tf_engine *tf_session_engine(const tf_session *s) { return s->engine; }
+
+TF_API tf_status tf_runtime_with_session(tf_runtime *rt, tf_engine *engine, tf_session_fn fn,
+                                         void *user)
+{
+    if (!fn)
+        return tf__error(TF_ERR_VALIDATION, "with_session", "fn", "with_session: fn is NULL");
+    /* the session lives on the stack: nothing to allocate, nothing to lock */
+    if (!rt || !engine)
+        return tf__error(TF_ERR_VALIDATION, "with_session", rt ? "engine" : "runtime",
+                         "with_session: NULL argument");
+    tf_session s = {rt, engine};
+    return fn(&s, user);
+}
+
+TF_API tf_status tf_session_constant_from_host(tf_session *s, const tf_tensor *host,
+                                               tf_eager **out)
+{
+    if (!s || !host || !out)
+        return tf__error(TF_ERR_VALIDATION, "constant_from_host",
+                         !s ? "session" : !host ? "tensor" : "out",
+                         "constant_from_host: NULL argument");
+    tf_tensor *dev;
+    tf_status st = tf_engine_upload(s->engine, host, &dev);
+    if (st)
+        return st;
+    tf_eager *x = tf__eager_new(s->rt, dev, false);
+    tf_tensor_release(dev);
+    if (!x)
+        return TF_ERR_OUT_OF_MEMORY;
+    *out = x;
+    return TF_OK;
+}
+
+/* The integer form of a fill value: NaN gives 0, out-of-range values saturate. */
+static int64_t int_of(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9.2233720368547758e18)
+        return INT64_MAX;
+    if (v <= -9.2233720368547758e18)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+TF_API tf_status tf_session_full(tf_session *s, tf_dtype dtype, size_t rank,
+                                 const int64_t *shape, double value, tf_eager **out)
+{
+    if (!s || !out)
+        return tf__error(TF_ERR_VALIDATION, "full", s ? "out" : "session", "full: NULL argument");
+    tf_tensor *t;
+    tf_status st = tf__empty(s, dtype, rank, shape, &t);
+    if (st)
+        return st;
+    tf_fill_params p = {.struct_size = sizeof p, .value = {value, int_of(value)}};
+    if ((st = tf__exec(s, TF_PRIM_FILL, &p, 0, NULL, t))) {
+        tf_tensor_release(t);
+        return st;
+    }
+    tf_eager *x = tf__eager_new(s->rt, t, false);
+    tf_tensor_release(t);
+    if (!x)
+        return TF_ERR_OUT_OF_MEMORY;
+    *out = x;
+    return TF_OK;
+}
+
+TF_API tf_status tf_session_scalar(tf_session *s, tf_dtype dtype, double value, tf_eager **out)
+{
+    return tf_session_full(s, dtype, 0, NULL, value, out);
+}

@@ -1,0 +1,256 @@
+/*
+ * tf_gradcheck.c - finite-difference checks of VJPs and JVPs (see the header).
+ */
+#include <math.h>
+
+#include "tf_gradcheck.h"
+#include "tf_test.h"
+
+static double urand(unsigned *state)
+{
+    /* xorshift32: deterministic and good enough for test data */
+    unsigned x = *state ? *state : 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return (x >> 8) / 16777216.0;
+}
+
+static size_t numel(size_t rank, const int64_t *shape)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < rank; i++)
+        n *= (size_t)shape[i];
+    return n;
+}
+
+tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, unsigned *state)
+{
+    size_t n = numel(rank, shape);
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    assert_non_null(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = lo + (hi - lo) * urand(state);
+    tf_tensor *t = NULL;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, d, n, &t));
+    free(d);
+    return t;
+}
+
+static double *host_copy(const tf_tensor *t)
+{
+    size_t n = tf_tensor_numel(t);
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    assert_non_null(d);
+    TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, d, n));
+    return d;
+}
+
+typedef struct gc_case {
+    tf_engine *engine;
+    gc_fn fn;
+    void *user;
+    tf_tensor *const *inputs;
+    size_t n;
+} gc_case;
+
+/* fn at host values `vals` (one dense array per input); returns the output values. */
+static double *eval_at(const gc_case *c, double *const *vals, size_t *out_n)
+{
+    tf_runtime *rt;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    tf_eager **xs = calloc(c->n ? c->n : 1, sizeof *xs);
+    assert_non_null(xs);
+    for (size_t i = 0; i < c->n; i++) {
+        const tf_tensor *in = c->inputs[i];
+        tf_tensor *t;
+        TF_ASSERT_OK(tf_tensor_from_host(TF_F64, tf_tensor_rank(in), tf_tensor_shape(in), vals[i],
+                                         tf_tensor_numel(in), &t));
+        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &xs[i]));
+        tf_tensor_release(t);
+    }
+    tf_session *s;
+    TF_ASSERT_OK(tf_session_begin(rt, c->engine, &s));
+    tf_eager *y;
+    TF_ASSERT_OK(c->fn(s, xs, c->n, c->user, &y));
+    tf_session_end(s);
+    *out_n = tf_tensor_numel(tf_eager_value(y));
+    double *r = host_copy(tf_eager_value(y));
+    tf_eager_release(y);
+    for (size_t i = 0; i < c->n; i++)
+        tf_eager_release(xs[i]);
+    free(xs);
+    tf_runtime_release(rt);
+    return r;
+}
+
+static double max_abs(const double *a, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(a[i]));
+    return m;
+}
+
+static void compare(const char *what, const char *mode, size_t input, const double *got,
+                    const double *ref, size_t n, double tol)
+{
+    double scale = fmax(max_abs(ref, n), 1.0);
+    for (size_t k = 0; k < n; k++) {
+        double err = fabs(got[k] - ref[k]) / scale;
+        if (!(err <= tol))
+            fail_msg("%s: %s of input %zu, element %zu: got %.17g, finite differences %.17g "
+                     "(error %.3g > %.3g)",
+                     what, mode, input, k, got[k], ref[k], err, tol);
+    }
+}
+
+/* The AD side: VJPs with cotangent w and JVPs with tangents v, per input. */
+static void ad_side(const gc_case *c, tf_tensor *w, tf_tensor *const *v, const gc_options *o,
+                    double **vjp, double **jvp, size_t *out_n)
+{
+    tf_runtime *rt;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    tf_eager **xs = calloc(c->n ? c->n : 1, sizeof *xs);
+    assert_non_null(xs);
+    for (size_t i = 0; i < c->n; i++)
+        TF_ASSERT_OK(tf_runtime_variable_from(rt, c->inputs[i], &xs[i]));
+    tf_session *s;
+    TF_ASSERT_OK(tf_session_begin(rt, c->engine, &s));
+    tf_eager *y;
+    TF_ASSERT_OK(c->fn(s, xs, c->n, c->user, &y));
+    tf_session_end(s);
+    *out_n = tf_tensor_numel(tf_eager_value(y));
+    tf_eager *we;
+    TF_ASSERT_OK(tf_runtime_constant_from(rt, w, &we));
+    for (size_t i = 0; i < c->n; i++) {
+        size_t ni = tf_tensor_numel(c->inputs[i]);
+        tf_eager *r = NULL;
+        if (!o->skip_reverse) {
+            TF_ASSERT_OK(tf_runtime_vjp_optional(rt, c->engine, y, xs[i], we, &r));
+            vjp[i] = r ? host_copy(tf_eager_value(r)) : calloc(ni ? ni : 1, sizeof(double));
+            tf_eager_release(r);
+        }
+        if (!o->skip_forward) {
+            tf_eager *ve;
+            TF_ASSERT_OK(tf_runtime_constant_from(rt, v[i], &ve));
+            r = NULL;
+            TF_ASSERT_OK(tf_runtime_jvp_optional(rt, c->engine, y, xs[i], ve, &r));
+            jvp[i] = r ? host_copy(tf_eager_value(r)) : calloc(*out_n ? *out_n : 1, sizeof(double));
+            tf_eager_release(r);
+            tf_eager_release(ve);
+        }
+    }
+    tf_eager_release(we);
+    tf_eager_release(y);
+    for (size_t i = 0; i < c->n; i++)
+        tf_eager_release(xs[i]);
+    free(xs);
+    tf_runtime_release(rt);
+}
+
+/* Central differences along every element of input i: <w, J e_k> and J v. */
+static void fd_side(const gc_case *c, size_t i, double *const *vals, const double *w,
+                    const double *v, double h, double *rev, double *fwd, size_t out_n)
+{
+    size_t ni = tf_tensor_numel(c->inputs[i]);
+    for (size_t j = 0; j < out_n; j++)
+        fwd[j] = 0;
+    for (size_t k = 0; k < ni; k++) {
+        double x0 = vals[i][k], hk = h * fmax(1.0, fabs(x0));
+        size_t np, nm;
+        vals[i][k] = x0 + hk;
+        double *yp = eval_at(c, vals, &np);
+        vals[i][k] = x0 - hk;
+        double *ym = eval_at(c, vals, &nm);
+        vals[i][k] = x0;
+        assert_int_equal(np, out_n);
+        double dot = 0;
+        for (size_t j = 0; j < out_n; j++) {
+            double d = (yp[j] - ym[j]) / (2 * hk);
+            dot += w[j] * d;
+            fwd[j] += d * v[k];
+        }
+        rev[k] = dot;
+        free(yp);
+        free(ym);
+    }
+}
+
+void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tensor *const *inputs,
+              size_t n, const gc_options *options)
+{
+    gc_options o = {1e-6, 1e-6, 1, 0, 0};
+    if (options) {
+        o = *options;
+        if (o.tol <= 0)
+            o.tol = 1e-6;
+        if (o.step <= 0)
+            o.step = 1e-6;
+    }
+    gc_case c = {engine, fn, user, inputs, n};
+    double **vals = calloc(n ? n : 1, sizeof *vals);
+    assert_non_null(vals);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = host_copy(inputs[i]);
+    size_t out_n;
+    double *y0 = eval_at(&c, vals, &out_n);
+    free(y0);
+
+    unsigned st = o.seed ? o.seed : 1;
+    tf_tensor *w = NULL;
+    {
+        /* the cotangent has the output's shape: evaluate once more for it */
+        tf_runtime *rt;
+        TF_ASSERT_OK(tf_runtime_create(&rt));
+        tf_eager **xs = calloc(n ? n : 1, sizeof *xs);
+        for (size_t i = 0; i < n; i++)
+            TF_ASSERT_OK(tf_runtime_constant_from(rt, inputs[i], &xs[i]));
+        tf_session *s;
+        TF_ASSERT_OK(tf_session_begin(rt, engine, &s));
+        tf_eager *y;
+        TF_ASSERT_OK(fn(s, xs, n, user, &y));
+        tf_session_end(s);
+        const tf_tensor *yv = tf_eager_value(y);
+        w = gc_random(tf_tensor_rank(yv), tf_tensor_shape(yv), -1, 1, &st);
+        tf_eager_release(y);
+        for (size_t i = 0; i < n; i++)
+            tf_eager_release(xs[i]);
+        free(xs);
+        tf_runtime_release(rt);
+    }
+    tf_tensor **v = calloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = gc_random(tf_tensor_rank(inputs[i]), tf_tensor_shape(inputs[i]), -1, 1, &st);
+
+    double **vjp = calloc(n ? n : 1, sizeof *vjp), **jvp = calloc(n ? n : 1, sizeof *jvp);
+    size_t ad_n;
+    ad_side(&c, w, v, &o, vjp, jvp, &ad_n);
+    assert_int_equal(ad_n, out_n);
+
+    double *wd = host_copy(w);
+    for (size_t i = 0; i < n; i++) {
+        size_t ni = tf_tensor_numel(inputs[i]);
+        double *vd = host_copy(v[i]);
+        double *rev = calloc(ni ? ni : 1, sizeof *rev), *fwd = calloc(out_n ? out_n : 1, sizeof *fwd);
+        fd_side(&c, i, vals, wd, vd, o.step, rev, fwd, out_n);
+        if (!o.skip_reverse)
+            compare(what, "reverse mode (VJP)", i, vjp[i], rev, ni, o.tol);
+        if (!o.skip_forward)
+            compare(what, "forward mode (JVP)", i, jvp[i], fwd, out_n, o.tol);
+        free(rev);
+        free(fwd);
+        free(vd);
+        free(vjp[i]);
+        free(jvp[i]);
+        free(vals[i]);
+        tf_tensor_release(v[i]);
+    }
+    free(wd);
+    free(vjp);
+    free(jvp);
+    free(v);
+    free(vals);
+    tf_tensor_release(w);
+}

@@ -1,0 +1,40 @@
+/*
+ * tf_gradcheck.h - finite-difference checks of reverse and forward mode.
+ *
+ * gc_check evaluates a function of f64 tensors, built from session ops, and
+ * compares
+ *   - its VJP (tf_runtime_vjp with a random cotangent w) with <w, J e_k>,
+ *   - its JVP (tf_runtime_jvp with a random tangent v) with J v,
+ * where J e_k comes from central differences of the function itself. A
+ * function that calls tf_runtime_grad inside is checked the same way, which
+ * is how second derivatives are tested.
+ */
+#ifndef TF_GRADCHECK_H
+#define TF_GRADCHECK_H
+
+#include <tenferro/ops.h>
+
+/* Builds the output from the inputs through session s. */
+typedef tf_status (*gc_fn)(tf_session *s, tf_eager *const *xs, size_t n, void *user,
+                           tf_eager **out);
+
+typedef struct gc_options {
+    double tol;       /* max error relative to max(|reference|, 1); default 1e-6 */
+    double step;      /* finite-difference step; default 1e-6 */
+    unsigned seed;    /* for w and v; default 1 */
+    int skip_forward; /* only check reverse mode */
+    int skip_reverse; /* only check forward mode */
+} gc_options;
+
+/*
+ * Checks fn at `inputs` (host f64 tensors of any strides; they become
+ * variables of a fresh runtime) on `engine`. Fails the current cmocka test
+ * with a message naming `what`, the input, the element and both values.
+ */
+void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tensor *const *inputs,
+              size_t n, const gc_options *options);
+
+/* A host f64 tensor of `shape` with values uniform in [lo, hi) from `*state`. */
+tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, unsigned *state);
+
+#endif /* TF_GRADCHECK_H */

@@ -1,0 +1,113 @@
+/*
+ * test_cli_info.c - `tenferro info [--json]`: runs the real command and
+ * checks what it prints: well-formed JSON that lists the CPU engine with its
+ * ABI version and device, refused plugins with their reasons, and usage
+ * errors.
+ */
+#include <sys/wait.h>
+
+#include "json_check.h"
+#include "tf_test.h"
+
+/* Runs `cmd`, returns its exit status and its stdout in a malloc'd string. */
+static int run(const char *cmd, char **out)
+{
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    int status = pclose(f);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_json_checker(void **state)
+{
+    (void)state;
+    assert_true(json_check("{\"a\": [1, -2.5e3, true, null, \"x\\n\"]}"));
+    assert_true(json_check(" [] "));
+    assert_false(json_check("{\"a\": }"));
+    assert_false(json_check("[1,]"));
+    assert_false(json_check("{\"a\": 1} x"));
+    assert_false(json_check("\"tab\tinside\""));
+}
+
+static void test_info_json_lists_cpu_engine(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " info --json", &out), 0);
+    assert_true(json_check(out));
+    assert_non_null(strstr(out, "\"version\": \"" TF_VERSION_STRING "\""));
+    assert_non_null(strstr(out, "\"engine_abi\": {\"major\": 1, \"minor\": 0}"));
+    /* field order within a plugin object is part of the documented format */
+    const char *cpu = strstr(out, "\"status\": \"loaded\", \"name\": \"cpu\"");
+    assert_non_null(cpu);
+    assert_non_null(strstr(cpu, "\"abi\": {\"major\": 1, \"minor\": 0}"));
+    assert_non_null(strstr(cpu, "\"devices\": ["));
+    assert_non_null(strstr(cpu, "\"type\": \"cpu\""));
+    assert_non_null(strstr(cpu, "\"flags\": [\"f64\", \"host_memory\"]"));
+    free(out);
+}
+
+static void test_info_text(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run("env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " info", &out), 0);
+    assert_non_null(strstr(out, "plugin search path:"));
+    assert_non_null(strstr(out, "engine 'cpu'"));
+    assert_non_null(strstr(out, "device 0:"));
+    free(out);
+}
+
+static void test_info_reports_refused_plugins(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(
+        run("TENFERRO_PLUGIN_PATH=" TF_FIXTURE_DIR " " TF_CLI_PATH " info --json", &out), 0);
+    assert_true(json_check(out));
+    /* the fixture directory comes first on the path and holds refused plugins */
+    assert_non_null(strstr(out, "\"plugin_path\": [\"" TF_FIXTURE_DIR "\""));
+    assert_non_null(strstr(out, "\"status\": \"refused\""));
+    assert_non_null(strstr(out, "\"error\": \"TF_ERR_PLUGIN_ABI\""));
+    assert_non_null(strstr(out, "\"error\": \"TF_ERR_PLUGIN_SYMBOL\""));
+    assert_non_null(strstr(out, "\"reason\": \"plugin '"));
+    /* and the good engine is still found after them */
+    assert_non_null(strstr(out, "\"name\": \"cpu\""));
+    free(out);
+}
+
+static void test_info_bad_option(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " info --bogus 2>/dev/null", &out), 2);
+    free(out);
+    assert_int_equal(run(TF_CLI_PATH " no-such-command 2>/dev/null", &out), 2);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_checker),
+        cmocka_unit_test(test_info_json_lists_cpu_engine),
+        cmocka_unit_test(test_info_text),
+        cmocka_unit_test(test_info_reports_refused_plugins),
+        cmocka_unit_test(test_info_bad_option),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
