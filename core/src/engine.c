@@ -337,9 +337,10 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
         used += (size_t)snprintf(types + used, sizeof types - used, "%s%s",
                                  i == 0 ? "" : (i == n_in ? " -> " : ", "),
                                  tf_dtype_name((tf_dtype)dt[i]));
+    const char *opname = tf_prim_op_name(prim, op);
     return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
-                     "engine '%s' does not support %s %s for %s", e->desc->name,
-                     tf_prim_name(prim), tf_prim_op_name(prim, op), types);
+                     "engine '%s' does not support %s%s%s for %s", e->desc->name,
+                     tf_prim_name(prim), opname[0] ? " " : "", opname, types);
 }
 
 #define MAX_OPERANDS 64

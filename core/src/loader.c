@@ -21,6 +21,18 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static tf_plugin *g_plugins; /* loaded and accepted plugins, guarded by g_lock */
 
+/*
+ * Files whose init() failed: the ABI promises init is never called again,
+ * so later loads repeat the recorded refusal. Guarded by g_lock.
+ */
+typedef struct refusal {
+    struct refusal *next;
+    char *file;
+    char *message;
+    char *cause;
+} refusal;
+static refusal *g_refused;
+
 /* ---- the search path ---- */
 
 static bool is_dir(const char *path)
@@ -281,6 +293,41 @@ static tf_status open_and_check(const char *file, void **handle, const tf_engine
     return TF_OK;
 }
 
+/* Remembers an init failure just recorded in this thread's error slot. */
+static void remember_refusal(const char *file)
+{
+    refusal *r = tf__calloc(1, sizeof *r);
+    if (r) {
+        r->file = tf__strdup(file);
+        r->message = tf__strdup(tf_error_message());
+        r->cause = tf__strdup(tf_error_cause());
+    }
+    if (!r || !r->file || !r->message || !r->cause) {
+        /* without memory to remember it, the refusal is simply repeated */
+        if (r) {
+            tf__free(r->file);
+            tf__free(r->message);
+            tf__free(r->cause);
+        }
+        tf__free(r);
+        return;
+    }
+    r->next = g_refused;
+    g_refused = r;
+}
+
+static bool repeat_refusal(const char *file)
+{
+    for (const refusal *r = g_refused; r; r = r->next) {
+        if (strcmp(r->file, file) == 0) {
+            tf__error(TF_ERR_PLUGIN_INIT, "plugin_load", NULL, "%s", r->message);
+            tf__error_cause("%s", r->cause);
+            return true;
+        }
+    }
+    return false;
+}
+
 static tf_status load_locked(const char *file, tf_plugin **out)
 {
     tf_plugin *p = find_loaded(file);
@@ -288,6 +335,8 @@ static tf_status load_locked(const char *file, tf_plugin **out)
         *out = p;
         return TF_OK;
     }
+    if (repeat_refusal(file))
+        return TF_ERR_PLUGIN_INIT;
     void *handle = NULL;
     const tf_engine_plugin *d = NULL;
     tf_status st = open_and_check(file, &handle, &d);
@@ -305,9 +354,10 @@ static tf_status load_locked(const char *file, tf_plugin **out)
     if (st != TF_OK) {
         tf__free(p);
         tf__free(fcopy);
-        return tf__error_from_plugin(TF_ERR_PLUGIN_INIT, "plugin_load",
-                                     "plugin '%s': init failed with %s", file,
-                                     tf_status_name(st));
+        tf__error_from_plugin(TF_ERR_PLUGIN_INIT, "plugin_load",
+                              "plugin '%s': init failed with %s", file, tf_status_name(st));
+        remember_refusal(file);
+        return TF_ERR_PLUGIN_INIT;
     }
     p->file = fcopy;
     p->handle = handle;

@@ -4,6 +4,8 @@
  * ABI version and device, refused plugins with their reasons, and usage
  * errors.
  */
+#define _POSIX_C_SOURCE 200809L /* popen, pclose */
+
 #include <sys/wait.h>
 
 #include "json_check.h"

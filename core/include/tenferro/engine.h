@@ -62,11 +62,15 @@ void tf_plugin_path_free(char **dirs);
  * was found, and the plugin left unloaded-or-inert:
  *   TF_ERR_PLUGIN_NOT_FOUND        no such file (on the search path),
  *   TF_ERR_PLUGIN_LOAD             dlopen refused it (not a shared object...),
- *   TF_ERR_PLUGIN_SYMBOL           no tf_engine_plugin_v1 symbol,
- *   TF_ERR_PLUGIN_ABI              the entry returned NULL or another major,
+ *   TF_ERR_PLUGIN_SYMBOL           no tf_engine_plugin_v1 symbol (nor any other major's),
+ *   TF_ERR_PLUGIN_ABI              the file exports another major's entry instead
+ *                                  (tf_engine_plugin_v2, ...), the entry returned NULL,
+ *                                  or the descriptor states another major,
  *   TF_ERR_PLUGIN_STRUCT_SIZE      descriptor smaller than ABI 1.0's,
  *   TF_ERR_PLUGIN_MISSING_FUNCTION a required function or the name is NULL,
- *   TF_ERR_PLUGIN_INIT             init() failed (its report is the cause).
+ *   TF_ERR_PLUGIN_INIT             init() failed (its report is the cause); init is
+ *                                  never called again: later loads of the file repeat
+ *                                  this refusal.
  */
 tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out);
 
