@@ -212,6 +212,15 @@ tf_status tf__reduce_value(tf_session *s, tf_reduce_op op, tf_tensor *v, uint64_
 tf_status tf__reduce_forward(tf_session *s, uint32_t opid, tf_reduce_op op, tf_eager *x,
                              const int *axes, size_t n_axes, tf_eager **out);
 
+/*
+ * The AD-transform cache (transform.c): fills `plan` (a plain struct of
+ * `size` bytes) with what node nd's rule derives from its attributes and
+ * input metadata, calling build() only on a cache miss. `variant` tells
+ * apart several plans of one op (e.g. reverse vs forward).
+ */
+tf_status tf__ad_transform(tf_session *s, const tf_node *nd, uint32_t variant, size_t size,
+                           void (*build)(const tf_node *nd, void *plan), void *plan);
+
 /* Session-op building blocks used by rules (all differentiable). */
 tf_status tf__scalar_like(tf_session *s, const tf_eager *like, double value, tf_eager **out);
 tf_status tf__zeros_like(tf_session *s, const tf_eager *like, tf_eager **out);

@@ -128,22 +128,37 @@ TF_API tf_status tf_session_broadcast_in_dim(tf_session *s, tf_eager *x, size_t 
     return tf__record(s, TF_OP_broadcast_in_dim, &a, &x, 1, t, out);
 }
 
-/* Sums the cotangent over the new and the stretched axes, back to x's shape. */
-static tf_status broadcast_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
-                               const bool *need, tf_eager **cin)
+/* The axes a broadcast cotangent is summed over: the new and the stretched ones. */
+typedef struct broadcast_plan {
+    uint32_t n;
+    int axes[TF_MAX_RANK];
+} broadcast_plan;
+
+static void plan_broadcast(const tf_node *nd, void *out)
 {
+    broadcast_plan *p = out;
     const tf_tensor *x = nd->inputs[0]->value;
     bool kept[TF_MAX_RANK] = {false};
     for (uint32_t i = 0; i < nd->attrs.n[1]; i++)
         if (x->shape[i] != 1 || nd->attrs.v[0][nd->attrs.v[1][i]] == 1)
             kept[nd->attrs.v[1][i]] = true;
-    int axes[TF_MAX_RANK];
-    size_t n = 0;
+    p->n = 0;
     for (uint32_t d = 0; d < nd->attrs.n[0]; d++)
         if (!kept[d])
-            axes[n++] = (int)d;
+            p->axes[p->n++] = (int)d;
+}
+
+/* Sums the cotangent back to x's shape. */
+static tf_status broadcast_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                               const bool *need, tf_eager **cin)
+{
+    const tf_tensor *x = nd->inputs[0]->value;
+    broadcast_plan p;
+    tf_status st = tf__ad_transform(s, nd, 0, sizeof p, plan_broadcast, &p);
+    if (st)
+        return st;
     rule_builder b = rb_begin(s);
-    tf_eager *sum = n ? rb_reduce_sum(&b, cot, axes, n) : cot;
+    tf_eager *sum = p.n ? rb_reduce_sum(&b, cot, p.axes, p.n) : cot;
     return rb_done(&b, rb_reshape(&b, sum, x->rank, x->shape), &cin[0]);
 }
 
