@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# scripts/setup.sh - take a fresh Debian 12 machine to a built, running tenferro-c.
+#
+# Usage (from anywhere inside a clone; paths below are relative to the repo root):
+#   bash scripts/setup.sh         install what is missing, build in ./build, run the main job
+#   bash scripts/setup.sh test    install what is missing, then run the whole suite:
+#                                   ctest in ./build       (RelWithDebInfo)
+#                                   ctest in ./build-asan  (-DTF_SANITIZE=address: ASan + UBSan)
+#                                   ctest -L concurrency in ./build-tsan (-DTF_SANITIZE=thread),
+#                                     only if tests with that label exist
+#
+# Needs only bash and apt to start with. Packages are installed only when missing, so a
+# second run installs nothing; the builds are incremental. Runs as root, or through sudo
+# when it has to install something. Any failure stops the script with a non-zero status.
+set -euo pipefail
+
+# The Debian 12 packages the build, the tests and the plugins need.
+PACKAGES=(
+    build-essential cmake pkg-config python3
+    libopenblas-dev liblapacke-dev   # CPU engine, linalg extension
+    libcmocka-dev                    # tests
+    libinih-dev                      # config files
+    libffi-dev                       # calling extension ops by name
+    libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers # Vulkan engine
+)
+
+# ---- The project's main job: the one place to change (to `tenferro demo`) later. ----
+run_main_job() {
+    run ./build/tools/tenferro info
+}
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+run() { log "\$ $*"; "$@"; }
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+JOBS="$(nproc)"
+
+install_packages() {
+    local missing=() pkg
+    for pkg in "${PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        log "all ${#PACKAGES[@]} packages already installed"
+        return
+    fi
+    log "missing packages: ${missing[*]}"
+
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 ||
+            die "installing packages needs root: run as root, or install sudo"
+        sudo=(sudo)
+    fi
+    run "${sudo[@]}" apt-get update
+    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# build DIR [cmake options...]: configure DIR (cheap when nothing changed) and build it.
+build() {
+    local dir="$1"
+    shift
+    run cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+    run cmake --build "$dir" -j "$JOBS"
+}
+
+# GCC 12's sanitizer runtimes cannot place their shadow memory when the kernel randomises
+# mmap with more than 28 bits (the default of newer kernels): run those tests without ASLR then.
+no_aslr=()
+if [ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28)" -gt 28 ]; then
+    no_aslr=(setarch "$(uname -m)" -R)
+fi
+
+run_tests() {
+    log "tests: normal build (./build)"
+    build build
+    run ctest --test-dir build --output-on-failure -j2
+
+    log "tests: ASan + UBSan build (./build-asan)"
+    build build-asan -DTF_SANITIZE=address
+    run env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "${no_aslr[@]}" ctest --test-dir build-asan --output-on-failure -j2
+
+    # The normal build knows the labels: skip the TSan build while no test has this one.
+    local listing
+    listing="$(ctest --test-dir build -N -L concurrency)"
+    if grep -q 'Total Tests: [1-9]' <<<"$listing"; then
+        log "tests: TSan build (./build-tsan), tests labelled concurrency"
+        build build-tsan -DTF_SANITIZE=thread
+        run "${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure -j2 -L concurrency
+    else
+        log "tests: no test is labelled concurrency yet; skipping the TSan build"
+    fi
+}
+
+main() {
+    local mode="${1:-demo}"
+    case "$mode" in
+    demo | test) ;;
+    -h | --help)
+        echo "usage: bash scripts/setup.sh [demo|test]   (see the comment at the top of the script)"
+        return
+        ;;
+    *) die "unknown mode '$mode' (expected: demo or test)" ;;
+    esac
+
+    log "installing packages"
+    install_packages
+
+    if [ "$mode" = test ]; then
+        run_tests
+        log "all tests passed (${SECONDS}s)"
+    else
+        log "building (./build)"
+        build build
+        log "running the main job"
+        run_main_job
+        log "done (${SECONDS}s)"
+    fi
+}
+
+main "$@"
