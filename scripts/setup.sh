@@ -24,9 +24,9 @@ PACKAGES=(
     libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers # Vulkan engine
 )
 
-# ---- The project's main job: the one place to change (to `tenferro demo`) later. ----
+# ---- The project's main job: train the demo model on the default engine. ----
 run_main_job() {
-    run ./build/tools/tenferro info
+    run ./build/tools/tenferro demo
 }
 
 log() { printf 'setup: %s\n' "$*" >&2; }

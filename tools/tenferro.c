@@ -15,6 +15,9 @@ static void usage(FILE *f)
                "commands:\n"
                "  info [--json]   version, plugin search path, every plugin found (or why it\n"
                "                  was refused) and each engine's devices\n"
+               "  demo [--engine NAME] [--threads N] [--epochs N]\n"
+               "                  train a small perceptron on two spirals and report its\n"
+               "                  accuracy (the main job; default engine: cpu)\n"
                "  version         print the library version\n"
                "  help            this text\n");
 }
@@ -28,6 +31,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "info") == 0)
         return tf_cli_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "demo") == 0)
+        return tf_cli_demo(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
                TF_ENGINE_ABI_MINOR);

@@ -24,6 +24,7 @@ typedef struct graph {
     tf_eager **keys; /* open-addressing map eager -> index */
     size_t *vals;
     size_t mask;
+    size_t used;     /* keys in the map: walked tensors, finished or not */
     uint64_t hash;   /* structural fingerprint */
 } graph;
 
@@ -89,10 +90,13 @@ static size_t lookup(const graph *g, const tf_eager *e)
 
 static bool map_set(graph *g, tf_eager *e, size_t v)
 {
-    if (!g->mask || (g->n + 1) * 2 > g->mask)
+    /* the load counts every key, not g->n: tensors still being walked
+       (UNFINISHED) are keys too, and a deep graph has many of them */
+    if (!g->mask || (g->used + 1) * 2 > g->mask)
         if (!map_grow(g))
             return false;
     size_t i = slot_of(g, e);
+    g->used += !g->keys[i];
     g->keys[i] = e;
     g->vals[i] = v;
     return true;
@@ -132,7 +136,7 @@ static void fingerprint(graph *g, const tf_eager *e)
     if (e->node) {
         const tf_node *nd = e->node;
         h = mix(h, (uint64_t)nd->op << 32 | nd->n_inputs);
-        h = hash_bytes(h, &nd->attrs, sizeof nd->attrs);
+        h = tf__attrs_hash(h, &nd->attrs);
         for (uint32_t i = 0; i < nd->n_inputs; i++) {
             size_t k = lookup(g, nd->inputs[i]);
             h = mix(h, k < g->n ? (uint64_t)k : UINT64_MAX - 1); /* not walked: untracked */

@@ -114,6 +114,9 @@ struct tf_eager {
     bool tracked;       /* a variable, or depends on one through recorded ops */
 };
 
+/* Folds a, member by member (never its padding bytes), into an FNV-1a hash. */
+uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a);
+
 /* A new eager tensor over value (retained); NULL on OOM (error recorded). */
 tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked);
 
@@ -134,10 +137,12 @@ struct tf_session {
     X(neg) X(abs) X(sign) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(sqrt) \
     X(rsqrt) X(erf) X(sigmoid) X(add) X(sub) X(mul) X(div) X(pow) X(maximum)            \
     X(minimum) X(rem) X(compare) X(select) X(convert)
-#define TF_OPS_REDUCE(X) X(reduce_sum)
-#define TF_OPS_CONTRACT(X)
+#define TF_OPS_REDUCE(X) X(reduce_sum) X(reduce_prod) X(reduce_max) X(reduce_min)
+#define TF_OPS_CONTRACT(X) X(dot_general)
 #define TF_OPS_LAYOUT(X) X(reshape) X(transpose) X(broadcast_in_dim) X(reverse)
-#define TF_OPS_INDEX(X)
+#define TF_OPS_INDEX(X)                                                                  \
+    X(slice) X(pad) X(concatenate) X(gather) X(scatter) X(dynamic_slice)               \
+    X(dynamic_update_slice) X(diagonal) X(diag_embed)
 
 #define TF_OP_LIST(X) \
     TF_OPS_ELEMENTWISE(X) TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X)

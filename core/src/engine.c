@@ -10,6 +10,9 @@
 
 #include "internal.h"
 
+/* The most operands one tf_engine_execute call may pass. */
+#define MAX_OPERANDS 64
+
 /* ---- lifecycle ---- */
 
 void tf__engine_retain(tf_engine *e)
@@ -82,7 +85,7 @@ TF_API int tf_engine_uses_host_memory(const tf_engine *e)
 TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                               size_t n_dtypes)
 {
-    uint32_t d[2 * TF_MAX_RANK + 8];
+    uint32_t d[MAX_OPERANDS];
     if (!e || n_dtypes > sizeof d / sizeof d[0] || (n_dtypes && !dtypes))
         return 0;
     for (size_t i = 0; i < n_dtypes; i++)
@@ -323,7 +326,7 @@ static tf_status check_outputs(const char *pname, tf_prim prim, size_t n_in, tf_
 static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t n_in,
                                  tf_tensor *const *in, size_t n_out, tf_tensor *const *out)
 {
-    uint32_t dt[2 * TF_MAX_RANK + 8];
+    uint32_t dt[MAX_OPERANDS]; /* n_in + n_out <= MAX_OPERANDS, checked by the caller */
     size_t n = 0;
     for (size_t i = 0; i < n_in; i++)
         dt[n++] = (uint32_t)in[i]->dtype;
@@ -342,8 +345,6 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                      "engine '%s' does not support %s%s%s for %s", e->desc->name,
                      tf_prim_name(prim), opname[0] ? " " : "", opname, types);
 }
-
-#define MAX_OPERANDS 64
 
 TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params,
                                    size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,

@@ -10,6 +10,29 @@
 
 /* ---- recording ---- */
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
+{
+    h = fnv(h, a->v, sizeof a->v);
+    h = fnv(h, a->n, sizeof a->n);
+    h = fnv(h, a->i, sizeof a->i);
+    h = fnv(h, &a->f, sizeof a->f);
+    h = fnv(h, &a->mask, sizeof a->mask);
+    h = fnv(h, &a->dot.n_contracting, sizeof a->dot.n_contracting);
+    h = fnv(h, &a->dot.n_batch, sizeof a->dot.n_batch);
+    h = fnv(h, a->dot.lhs_contracting, sizeof a->dot.lhs_contracting);
+    h = fnv(h, a->dot.rhs_contracting, sizeof a->dot.rhs_contracting);
+    h = fnv(h, a->dot.lhs_batch, sizeof a->dot.lhs_batch);
+    return fnv(h, a->dot.rhs_batch, sizeof a->dot.rhs_batch);
+}
+
 static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
                          uint32_t n)
 {

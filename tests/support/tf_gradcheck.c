@@ -244,9 +244,11 @@ void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tens
         free(vd);
         free(vjp[i]);
         free(jvp[i]);
-        free(vals[i]);
         tf_tensor_release(v[i]);
     }
+    /* every input's values are needed by the differences of every other input */
+    for (size_t i = 0; i < n; i++)
+        free(vals[i]);
     free(wd);
     free(vjp);
     free(jvp);

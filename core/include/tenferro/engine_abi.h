@@ -229,9 +229,10 @@ typedef enum tf_prim {
      * dividend's sign). Integers: ADD, SUB, MUL wrap; DIV truncates toward
      * zero and REM has the dividend's sign; division by zero is an error
      * (TF_ERR_VALIDATION), INT_MIN / -1 gives INT_MIN and INT_MIN % -1
-     * gives 0; POW with a negative exponent gives 1/x^-y truncated (0
-     * unless |x| = 1); MAX, MIN; AND, OR, XOR bitwise. Bool: AND, OR, XOR,
-     * MAX (= or), MIN (= and).
+     * gives 0; POW with a negative exponent gives 1/x^-y truncated toward
+     * zero (1 or -1 when |x| = 1, 0 when |x| > 1, and the division-by-zero
+     * error when x = 0); MAX, MIN; AND, OR, XOR bitwise. Bool: AND, OR,
+     * XOR, MAX (= or), MIN (= and).
      */
     TF_PRIM_BINARY = 3,
 
@@ -252,14 +253,17 @@ typedef enum tf_prim {
      * CONVERT: out[0] = in[0] converted to out[0]'s dtype; same shape.
      * Params: tf_convert_params. Unchecked (cast): float to integer
      * truncates toward zero and saturates at the integer's range, NaN gives
-     * 0; integer to float rounds to nearest; f64 to f32 rounds to nearest
-     * (overflow gives inf); anything to bool gives (x != 0); bool to
-     * anything gives 0 or 1. Checked: fails with TF_ERR_OUT_OF_RANGE if any
+     * 0; i64 to i32 wraps (keeps the low 32 bits, two's complement);
+     * integer to float rounds to nearest; f64 to f32 rounds to nearest
+     * (overflow gives inf); anything to bool gives (x != 0, so -0.0 gives
+     * 0); bool to anything gives 0 or 1. Checked: fails with
+     * TF_ERR_OUT_OF_RANGE if any
      * element would change value: a non-integral, NaN or out-of-range float
      * to integer, an integer outside the target's range, an integer that a
      * float cannot hold exactly, a finite f64 that overflows f32, or a value
-     * other than 0 and 1 to bool. (f64 to f32 rounding of finite values in
-     * range is allowed: it is how every float conversion works.)
+     * other than 0 and 1 (-0.0 counts as 0) to bool. (f64 to f32 rounding of
+     * finite values, including underflow to zero, is allowed: it is how
+     * every float conversion works.)
      */
     TF_PRIM_CONVERT = 6,
 

@@ -130,8 +130,10 @@ tf_status tf_session_broadcast_in_dim(tf_session *s, tf_eager *x, size_t rank,
                                       const int64_t *shape, const int *dims, tf_eager **out);
 tf_status tf_session_reverse(tf_session *s, tf_eager *x, const int *axes, size_t n_axes,
                              tf_eager **out);
-/* Lower/upper triangle of the last two axes, keeping diagonals >= k / <= k
-   above the main one (k may be negative); the rest is zero. */
+/* Lower/upper triangle of the matrices on the last two axes (row i on axis
+   rank-2, column j on axis rank-1; rank >= 2): tril keeps the elements with
+   j - i <= k, triu those with j - i >= k (k may be negative, as in NumPy);
+   the rest is zero. */
 tf_status tf_session_tril(tf_session *s, tf_eager *x, int64_t k, tf_eager **out);
 tf_status tf_session_triu(tf_session *s, tf_eager *x, int64_t k, tf_eager **out);
 /* The diagonal of the last two axes as a new last axis (length min of the two). */
@@ -141,14 +143,18 @@ tf_status tf_session_diag_embed(tf_session *s, tf_eager *x, tf_eager **out);
 
 /* ---- indexing ---- */
 
-/* x[start:limit:stride] per axis (0 <= start <= limit <= extent, stride >= 1). */
+/* x[start:limit:stride] per axis (0 <= start <= limit <= extent, stride >= 1),
+   a view of x. Errors: TF_ERR_OUT_OF_RANGE (bounds), TF_ERR_VALIDATION
+   (stride < 1). */
 tf_status tf_session_slice(tf_session *s, tf_eager *x, const int64_t *start,
                            const int64_t *limit, const int64_t *stride, tf_eager **out);
-/* A block of `sizes` at starts taken from the integer vector `starts`,
-   clamped into range. */
+/* A block of `sizes` (0 <= sizes <= extents) at starts taken from the i32/i64
+   vector `starts` (one per axis), each clamped into [0, extent - size]. */
 tf_status tf_session_dynamic_slice(tf_session *s, tf_eager *x, tf_eager *starts,
                                    const int64_t *sizes, tf_eager **out);
-/* x at `index` (integer vector) along axis (torch.index_select / np.take). */
+/* x at `index` (i32/i64 vector) along axis (torch.index_select / np.take).
+   Indices outside [0, extent) fail with TF_ERR_OUT_OF_RANGE (from the
+   engine). The gradient of repeated indices adds up; index has none. */
 tf_status tf_session_index_select(tf_session *s, tf_eager *x, int axis, tf_eager *index,
                                   tf_eager **out);
 /* The general gather of TF_PRIM_GATHER: index_select or take-along-axis. */
@@ -157,12 +163,19 @@ tf_status tf_session_gather(tf_session *s, tf_eager *x, int axis, tf_eager *inde
 /* out[i] = x[i with i_axis = index[i]]; index has x's rank. */
 tf_status tf_session_take_along_axis(tf_session *s, tf_eager *x, int axis, tf_eager *index,
                                      tf_eager **out);
-/* base with updates added at / written to the gathered positions. */
+/* base with updates added at (ADD; duplicates add up) / written to (REPLACE;
+   of duplicates the last in column-major order wins) the positions a gather
+   with the same axis, index and mode reads; updates have the gathered shape.
+   REPLACE's gradient reaches only the updates that won (the others get
+   zero) and the positions of base that were not overwritten. */
 tf_status tf_session_scatter(tf_session *s, tf_eager *base, int axis, tf_eager *index,
                              tf_eager *updates, tf_gather_mode mode, tf_scatter_combine combine,
                              tf_eager **out);
 /* Pad with `value`: low before, high after, interior between elements
-   (low/high may be negative to crop; interior >= 0). */
+   (low/high may be negative to crop; interior >= 0). Each output extent,
+   low + d + (d-1)*interior + high (low + high when d = 0), must be >= 0
+   (TF_ERR_VALIDATION otherwise). E.g. [1,2,3], low 1, high 2, interior 1
+   gives [0,1,0,2,0,3,0,0]. */
 tf_status tf_session_pad(tf_session *s, tf_eager *x, const int64_t *low, const int64_t *high,
                          const int64_t *interior, double value, tf_eager **out);
 /* Join n >= 1 tensors along axis. */

@@ -1,8 +1,8 @@
 /*
- * test_cli_info.c - `tenferro info [--json]`: runs the real command and
- * checks what it prints: well-formed JSON that lists the CPU engine with its
- * ABI version and device, refused plugins with their reasons, and usage
- * errors.
+ * test_cli.c - the tenferro command, run for real: `info [--json]` prints
+ * well-formed JSON that lists the CPU engine with its ABI version and device
+ * and refused plugins with their reasons; `demo` trains its model to the
+ * promised accuracy; usage errors exit with 2.
  */
 #define _POSIX_C_SOURCE 200809L /* popen, pclose */
 
@@ -102,6 +102,33 @@ static void test_info_bad_option(void **state)
     free(out);
 }
 
+static void test_demo_reaches_accuracy(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " demo", &out), 0);
+    const char *line = strstr(out, "final accuracy ");
+    assert_non_null(line);
+    double acc = 0;
+    assert_int_equal(sscanf(line, "final accuracy %lf%%", &acc), 1);
+    assert_true(acc >= 95.0);
+    /* not a terminal: plain progress lines, no carriage returns */
+    assert_non_null(strstr(out, "epoch 50/"));
+    assert_null(strchr(out, '\r'));
+    free(out);
+}
+
+static void test_demo_unknown_engine(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " demo --engine no-such-engine 2>&1", &out), 1);
+    assert_non_null(strstr(out, "no-such-engine"));
+    free(out);
+    assert_int_equal(run(TF_CLI_PATH " demo --epochs 2>/dev/null", &out), 2);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -110,6 +137,8 @@ int main(void)
         cmocka_unit_test(test_info_text),
         cmocka_unit_test(test_info_reports_refused_plugins),
         cmocka_unit_test(test_info_bad_option),
+        cmocka_unit_test(test_demo_reaches_accuracy),
+        cmocka_unit_test(test_demo_unknown_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

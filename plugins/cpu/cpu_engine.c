@@ -1,0 +1,486 @@
+/*
+ * cpu_engine.c - the CPU reference engine's descriptor and everything that
+ * is not a kernel: the entry symbol, init/shutdown, the one device and its
+ * info, engine instances (create/destroy with their thread pool), buffers
+ * and transfers, supports, the execute dispatch and synchronize.
+ *
+ * The engine is synchronous: execute returns when the work is done, so
+ * download and synchronize never wait. Buffers are host memory from
+ * host->alloc with a 64-byte header holding their size (transfers are bounds
+ * checked); the data starts 64 bytes in, so it keeps the 64-byte alignment.
+ * Every failure is described with host->report_error on the calling thread
+ * just before its status is returned.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <cblas.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu_internal.h"
+
+#define CPU_PLUGIN_VERSION "0.1.0"
+#define CPU_BUFFER_HEADER 64 /* bytes before a buffer's data; keeps its alignment */
+
+/* The entry symbol; its declaration is the only exported name. */
+TF_ENGINE_EXPORT const tf_engine_plugin *tf_engine_plugin_v1(const tf_host_api *host);
+
+/* The plugin context made by init: the host table and the device's info. */
+typedef struct cpu_plugin {
+    const tf_host_api *host;
+    tf_device_info info;
+} cpu_plugin;
+
+/* ---- errors and names ----------------------------------------------------------- */
+
+int tf__cpu_fail(cpu_err *err, tf_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->status = status;
+    return 1;
+}
+
+static tf_status report(const tf_host_api *host, const cpu_err *err)
+{
+    host->report_error(host->ctx, err->status, err->msg);
+    return err->status;
+}
+
+/* Formats, reports and returns `status`. */
+static tf_status fail(const tf_host_api *host, tf_status status, const char *fmt, ...)
+    CPU_PRINTF(3, 4);
+
+static tf_status fail(const tf_host_api *host, tf_status status, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    host->report_error(host->ctx, status, msg);
+    return status;
+}
+
+static const char *name_at(const char *const *names, uint32_t count, uint32_t i)
+{
+    return i < count ? names[i] : "?";
+}
+
+const char *tf__cpu_prim_name(uint32_t prim)
+{
+    static const char *const names[TF_PRIM_COUNT_] = {
+        "FILL",   "IOTA",        "UNARY", "BINARY",      "COMPARE",       "SELECT",
+        "CONVERT", "REDUCE",     "DOT_GENERAL", "COPY",  "PAD",           "CONCATENATE",
+        "GATHER", "SCATTER",     "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE"};
+    return name_at(names, TF_PRIM_COUNT_, prim);
+}
+
+const char *tf__cpu_unary_name(uint32_t op)
+{
+    static const char *const names[TF_UNARY_COUNT_] = {
+        "neg",  "abs",  "sign",  "exp",     "log",        "expm1",  "log1p",
+        "sin",  "cos",  "tanh",  "sqrt",    "rsqrt",      "erf",    "sigmoid",
+        "reciprocal", "square", "logical_not", "floor", "ceil"};
+    return name_at(names, TF_UNARY_COUNT_, op);
+}
+
+const char *tf__cpu_binary_name(uint32_t op)
+{
+    static const char *const names[TF_BINARY_COUNT_] = {"add", "sub", "mul", "div", "pow", "max",
+                                                        "min", "rem", "and", "or",  "xor"};
+    return name_at(names, TF_BINARY_COUNT_, op);
+}
+
+const char *tf__cpu_compare_name(uint32_t op)
+{
+    static const char *const names[TF_COMPARE_COUNT_] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    return name_at(names, TF_COMPARE_COUNT_, op);
+}
+
+const char *tf__cpu_reduce_name(uint32_t op)
+{
+    static const char *const names[TF_REDUCE_COUNT_] = {"sum", "prod", "max", "min"};
+    return name_at(names, TF_REDUCE_COUNT_, op);
+}
+
+const char *tf__cpu_dtype_name(uint32_t dtype)
+{
+    return tf_dtype_name((tf_dtype)dtype);
+}
+
+/* ---- the device ----------------------------------------------------------------- */
+
+static uint32_t online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (uint32_t)n : 1u;
+}
+
+/* "model name" of /proc/cpuinfo, or "Host CPU" where there is none. */
+static void cpu_model_name(char *out, size_t size)
+{
+    char line[512];
+    snprintf(out, size, "Host CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) {
+        return;
+    }
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "model name", 10) != 0) {
+            continue;
+        }
+        const char *v = strchr(line, ':');
+        if (v == NULL) {
+            continue;
+        }
+        v += strspn(v + 1, " \t") + 1;
+        size_t len = strcspn(v, "\r\n");
+        while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t')) {
+            len--;
+        }
+        if (len > 0) {
+            snprintf(out, size, "%.*s", (int)len, v);
+        }
+        break;
+    }
+    fclose(f);
+}
+
+static void device_describe(tf_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->struct_size = (uint32_t)sizeof *info;
+    info->type = TF_DEVICE_CPU;
+    info->flags = TF_DEVICE_FLAG_F64 | TF_DEVICE_FLAG_HOST_MEMORY;
+    info->compute_units = online_cpus();
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    cpu_model_name(info->name, sizeof info->name);
+    /* "OpenBLAS <config>"; the config string of most builds already starts with the name. */
+    const char *config = openblas_get_config();
+    config = config != NULL ? config : "";
+    snprintf(info->driver, sizeof info->driver, "%s%s",
+             strncmp(config, "OpenBLAS", 8) == 0 ? "" : "OpenBLAS ", config);
+}
+
+static tf_status cpu_init(const tf_host_api *host, void **plugin_ctx)
+{
+    if (host == NULL || plugin_ctx == NULL) {
+        return TF_ERR_VALIDATION;
+    }
+    cpu_plugin *pl = host->alloc(host->ctx, sizeof *pl, 0);
+    if (pl == NULL) {
+        return fail(host, TF_ERR_OUT_OF_MEMORY, "cpu: init: cannot allocate the plugin context");
+    }
+    pl->host = host;
+    device_describe(&pl->info);
+    *plugin_ctx = pl;
+    return TF_OK;
+}
+
+static void cpu_shutdown(void *plugin_ctx)
+{
+    cpu_plugin *pl = plugin_ctx;
+    if (pl != NULL) {
+        pl->host->free(pl->host->ctx, pl);
+    }
+}
+
+static uint32_t cpu_device_count(void *plugin_ctx)
+{
+    (void)plugin_ctx;
+    return 1;
+}
+
+static tf_status cpu_device_info(void *plugin_ctx, uint32_t index, tf_device_info *info)
+{
+    const cpu_plugin *pl = plugin_ctx;
+    if (info == NULL) {
+        return fail(pl->host, TF_ERR_VALIDATION, "cpu: device_info: info is NULL");
+    }
+    if (index != 0) {
+        return fail(pl->host, TF_ERR_VALIDATION,
+                    "cpu: device_info: device index %u out of range (the CPU engine has 1 device)",
+                    index);
+    }
+    /* Only the fields the host's struct has room for; its struct_size stays. */
+    size_t n = info->struct_size < sizeof pl->info ? info->struct_size : sizeof pl->info;
+    const size_t skip = sizeof info->struct_size;
+    if (n > skip) {
+        memcpy((char *)info + skip, (const char *)&pl->info + skip, n - skip);
+    }
+    return TF_OK;
+}
+
+/* ---- engine instances ------------------------------------------------------------ */
+
+/* Reads the options: device, thread count, no plugin-specific keys. */
+static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o, int *threads)
+{
+    const tf_host_api *host = pl->host;
+    *threads = 0;
+    if (o == NULL) {
+        *threads = (int)online_cpus();
+        return TF_OK;
+    }
+    if (TF_ABI_HAS_FIELD(o, tf_engine_options, device_index) && o->device_index != 0) {
+        return fail(host, TF_ERR_VALIDATION,
+                    "cpu: create: option device_index = %u out of range (the CPU engine has 1 "
+                    "device)",
+                    o->device_index);
+    }
+    if (TF_ABI_HAS_FIELD(o, tf_engine_options, threads)) {
+        if (o->threads < 0) {
+            return fail(host, TF_ERR_VALIDATION,
+                        "cpu: create: option threads = %d is negative (0 means the default)",
+                        o->threads);
+        }
+        *threads = o->threads;
+    }
+    if (TF_ABI_HAS_FIELD(o, tf_engine_options, device_name) && o->device_name != NULL &&
+        strstr(pl->info.name, o->device_name) == NULL) {
+        return fail(host, TF_ERR_VALIDATION,
+                    "cpu: create: option device_name = \"%s\" matches no device (the CPU "
+                    "engine's device is \"%s\")",
+                    o->device_name, pl->info.name);
+    }
+    if (TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values) && o->n_extra > 0) {
+        const char *key = o->extra_keys != NULL ? o->extra_keys[0] : NULL;
+        return fail(host, TF_ERR_VALIDATION,
+                    "cpu: create: unknown option \"%s\" (the CPU engine takes no extra options)",
+                    key != NULL ? key : "(null)");
+    }
+    if (*threads == 0) {
+        *threads = (int)online_cpus();
+    }
+    if (*threads > CPU_MAX_THREADS) {
+        *threads = CPU_MAX_THREADS; /* "up to N threads" */
+    }
+    return TF_OK;
+}
+
+static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
+                            tf_engine_state **out)
+{
+    const cpu_plugin *pl = plugin_ctx;
+    const tf_host_api *host = pl->host;
+    int threads;
+    if (out == NULL) {
+        return fail(host, TF_ERR_VALIDATION, "cpu: create: out is NULL");
+    }
+    tf_status st = parse_options(pl, options, &threads);
+    if (st != TF_OK) {
+        return st;
+    }
+    cpu_engine *e = host->alloc(host->ctx, sizeof *e, 0);
+    if (e == NULL) {
+        return fail(host, TF_ERR_OUT_OF_MEMORY, "cpu: create: cannot allocate the engine");
+    }
+    e->host = host;
+    e->threads = threads;
+    e->pool = NULL;
+    if (threads > 1) {
+        cpu_err err;
+        if (tf__cpu_pool_create(host, threads - 1, &e->pool, &err) != TF_OK) {
+            host->free(host->ctx, e);
+            return report(host, &err);
+        }
+    }
+    *out = e;
+    return TF_OK;
+}
+
+static void cpu_destroy(tf_engine_state *engine)
+{
+    if (engine == NULL) {
+        return;
+    }
+    tf__cpu_pool_destroy(engine->pool);
+    engine->host->free(engine->host->ctx, engine);
+}
+
+/* ---- buffers --------------------------------------------------------------------- */
+
+static size_t buffer_size(const tf_engine_buffer *b)
+{
+    size_t size;
+    memcpy(&size, b, sizeof size);
+    return size;
+}
+
+static char *buffer_data(const tf_engine_buffer *b)
+{
+    return (char *)b + CPU_BUFFER_HEADER;
+}
+
+static tf_status cpu_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_engine_buffer **out,
+                                  void **host_ptr)
+{
+    const tf_host_api *host = engine->host;
+    if (out == NULL) {
+        return fail(host, TF_ERR_VALIDATION, "cpu: buffer_alloc: out is NULL");
+    }
+    char *block = NULL;
+    if (nbytes <= SIZE_MAX - CPU_BUFFER_HEADER) {
+        block = host->alloc(host->ctx, nbytes + CPU_BUFFER_HEADER, 64);
+    }
+    if (block == NULL) {
+        return fail(host, TF_ERR_OUT_OF_MEMORY, "cpu: buffer_alloc: cannot allocate %zu bytes",
+                    nbytes);
+    }
+    memcpy(block, &nbytes, sizeof nbytes);
+    *out = (tf_engine_buffer *)(void *)block;
+    if (host_ptr != NULL) {
+        *host_ptr = block + CPU_BUFFER_HEADER;
+    }
+    return TF_OK;
+}
+
+static void cpu_buffer_free(tf_engine_state *engine, tf_engine_buffer *buffer)
+{
+    engine->host->free(engine->host->ctx, buffer);
+}
+
+/* Checks that [offset, offset + nbytes) lies in the buffer. */
+static tf_status buffer_range(const cpu_engine *e, const char *what, const tf_engine_buffer *b,
+                              size_t offset, size_t nbytes, const void *host_mem)
+{
+    if (b == NULL || (host_mem == NULL && nbytes > 0)) {
+        return fail(e->host, TF_ERR_VALIDATION, "cpu: %s: NULL buffer or host pointer", what);
+    }
+    size_t size = buffer_size(b);
+    if (offset > size || nbytes > size - offset) {
+        return fail(e->host, TF_ERR_VALIDATION,
+                    "cpu: %s: bytes [%zu, %zu + %zu) outside a buffer of %zu bytes", what, offset,
+                    offset, nbytes, size);
+    }
+    return TF_OK;
+}
+
+static tf_status cpu_upload(tf_engine_state *engine, tf_engine_buffer *buffer, size_t offset,
+                            const void *src, size_t nbytes)
+{
+    tf_status st = buffer_range(engine, "upload", buffer, offset, nbytes, src);
+    if (st == TF_OK && nbytes > 0) {
+        memcpy(buffer_data(buffer) + offset, src, nbytes);
+    }
+    return st;
+}
+
+static tf_status cpu_download(tf_engine_state *engine, const tf_engine_buffer *buffer,
+                              size_t offset, void *dst, size_t nbytes)
+{
+    tf_status st = buffer_range(engine, "download", buffer, offset, nbytes, dst);
+    if (st == TF_OK && nbytes > 0) {
+        memcpy(dst, buffer_data(buffer) + offset, nbytes);
+    }
+    return st;
+}
+
+static tf_status cpu_buffer_copy(tf_engine_state *engine, const tf_engine_buffer *src,
+                                 size_t src_offset, tf_engine_buffer *dst, size_t dst_offset,
+                                 size_t nbytes)
+{
+    tf_status st = buffer_range(engine, "buffer_copy (source)", src, src_offset, nbytes, src);
+    if (st == TF_OK) {
+        st = buffer_range(engine, "buffer_copy (destination)", dst, dst_offset, nbytes, dst);
+    }
+    if (st == TF_OK && nbytes > 0) {
+        /* The two ranges may be parts of one buffer. */
+        memmove(buffer_data(dst) + dst_offset, buffer_data(src) + src_offset, nbytes);
+    }
+    return st;
+}
+
+/* ---- execution ---------------------------------------------------------------------- */
+
+static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
+                        const uint32_t *dtypes, uint32_t n_dtypes)
+{
+    (void)engine;
+    return tf__cpu_supports(prim, op, dtypes, n_dtypes);
+}
+
+static const cpu_prim_fn prim_fns[TF_PRIM_COUNT_] = {
+    [TF_PRIM_FILL] = tf__cpu_exec_fill,
+    [TF_PRIM_IOTA] = tf__cpu_exec_iota,
+    [TF_PRIM_UNARY] = tf__cpu_exec_unary,
+    [TF_PRIM_BINARY] = tf__cpu_exec_binary,
+    [TF_PRIM_COMPARE] = tf__cpu_exec_compare,
+    [TF_PRIM_SELECT] = tf__cpu_exec_select,
+    [TF_PRIM_CONVERT] = tf__cpu_exec_convert,
+    [TF_PRIM_REDUCE] = tf__cpu_exec_reduce,
+    [TF_PRIM_DOT_GENERAL] = tf__cpu_exec_dot_general,
+    [TF_PRIM_COPY] = tf__cpu_exec_copy,
+    [TF_PRIM_PAD] = tf__cpu_exec_pad,
+    [TF_PRIM_CONCATENATE] = tf__cpu_exec_concatenate,
+    [TF_PRIM_GATHER] = tf__cpu_exec_gather,
+    [TF_PRIM_SCATTER] = tf__cpu_exec_scatter,
+    [TF_PRIM_DYNAMIC_SLICE] = tf__cpu_exec_dynamic_slice,
+    [TF_PRIM_DYNAMIC_UPDATE_SLICE] = tf__cpu_exec_dynamic_update_slice,
+};
+
+static tf_status cpu_execute(tf_engine_state *engine, const tf_exec *exec)
+{
+    if (engine == NULL) {
+        return TF_ERR_VALIDATION;
+    }
+    cpu_err err;
+    err.status = TF_ERR_BACKEND;
+    snprintf(err.msg, sizeof err.msg, "cpu: execute: internal error");
+    if (tf__cpu_validate(exec, &err) != 0 || prim_fns[exec->prim](engine, exec, &err) != 0) {
+        if (err.status == TF_OK) {
+            err.status = TF_ERR_BACKEND;
+        }
+        return report(engine->host, &err);
+    }
+    return TF_OK;
+}
+
+static tf_status cpu_synchronize(tf_engine_state *engine)
+{
+    (void)engine; /* execute is synchronous: nothing is ever pending */
+    return TF_OK;
+}
+
+/* ---- descriptor and entry ------------------------------------------------------------- */
+
+static const tf_engine_plugin cpu_descriptor = {
+    .struct_size = sizeof(tf_engine_plugin),
+    .abi_major = TF_ENGINE_ABI_MAJOR,
+    .abi_minor = TF_ENGINE_ABI_MINOR,
+    .capabilities = TF_ENGINE_CAP_HOST_MEMORY | TF_ENGINE_CAP_THREADS,
+    .name = "cpu",
+    .version = CPU_PLUGIN_VERSION,
+    .description = "CPU reference engine: OpenBLAS contractions, vectorised loops, thread pool",
+    .init = cpu_init,
+    .shutdown = cpu_shutdown,
+    .device_count = cpu_device_count,
+    .device_info = cpu_device_info,
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .supports = cpu_supports,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .buffer_copy = cpu_buffer_copy,
+    .execute = cpu_execute,
+    .synchronize = cpu_synchronize,
+};
+
+TF_ENGINE_EXPORT const tf_engine_plugin *tf_engine_plugin_v1(const tf_host_api *host)
+{
+    /* No side effects: refuse a host of another major or one lacking what we call. */
+    if (host == NULL || host->abi_major != TF_ENGINE_ABI_MAJOR ||
+        !TF_ABI_HAS_FIELD(host, tf_host_api, report_error) || host->alloc == NULL ||
+        host->free == NULL || host->report_error == NULL) {
+        return NULL;
+    }
+    return &cpu_descriptor;
+}

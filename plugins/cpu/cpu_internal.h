@@ -1,0 +1,211 @@
+/*
+ * cpu_internal.h - shared declarations of the CPU reference engine.
+ *
+ * The engine is split by concern: cpu_engine.c (descriptor, lifecycle,
+ * device, buffers, execute dispatch), cpu_validate.c (supports and the
+ * structural checks of execute), cpu_pool.c (worker threads), cpu_iter.c
+ * (strided n-d iteration), cpu_layout.c (fill, copy, pad, concatenate),
+ * cpu_elementwise.c (fill, iota, unary, binary, compare, select),
+ * cpu_convert.c, cpu_reduce.c, cpu_dot.c and cpu_index.c (gather, scatter,
+ * dynamic slices). Everything here has hidden visibility: the plugin exports
+ * only tf_engine_plugin_v1.
+ *
+ * Kernels never call host->report_error themselves: they describe a failure
+ * in a cpu_err and return non-zero, possibly on a worker thread; the execute
+ * entry reports it on the calling thread.
+ */
+#ifndef TENFERRO_CPU_INTERNAL_H
+#define TENFERRO_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tenferro/engine_abi.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CPU_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CPU_PRINTF(fmt, args)
+#endif
+
+/* The most operands one iteration walks together (SELECT: out + 3 inputs). */
+#define CPU_MAX_OPS 4
+
+/* The most threads an engine uses, whatever options->threads asks. */
+#define CPU_MAX_THREADS 256
+
+/* ===================================================================== */
+/* Errors                                                                 */
+/* ===================================================================== */
+
+/* A failure described by a kernel, handed back to the calling thread. */
+typedef struct cpu_err {
+    tf_status status;
+    char msg[256];
+} cpu_err;
+
+/* Fills *err and returns 1, so that kernels can `return tf__cpu_fail(...)`. */
+int tf__cpu_fail(cpu_err *err, tf_status status, const char *fmt, ...) CPU_PRINTF(3, 4);
+
+/* Names used in messages. */
+const char *tf__cpu_prim_name(uint32_t prim);
+const char *tf__cpu_unary_name(uint32_t op);
+const char *tf__cpu_binary_name(uint32_t op);
+const char *tf__cpu_compare_name(uint32_t op);
+const char *tf__cpu_reduce_name(uint32_t op);
+const char *tf__cpu_dtype_name(uint32_t dtype);
+
+/* ===================================================================== */
+/* Engine instance and thread pool                                        */
+/* ===================================================================== */
+
+typedef struct cpu_pool cpu_pool;
+
+/* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
+struct tf_engine_state {
+    const tf_host_api *host;
+    int threads; /* threads used for a job, the calling one included (>= 1) */
+    cpu_pool *pool;
+};
+typedef struct tf_engine_state cpu_engine;
+
+/* A task of a pool job: runs task number `task`; non-zero on failure. */
+typedef int (*cpu_task_fn)(const void *ctx, int64_t task, cpu_err *err);
+
+/* Starts `nworkers` (>= 1) threads. Fails with TF_ERR_OUT_OF_MEMORY or TF_ERR_BACKEND. */
+tf_status tf__cpu_pool_create(const tf_host_api *host, int nworkers, cpu_pool **out, cpu_err *err);
+/* Stops and joins every worker, then frees the pool. NULL is a no-op. */
+void tf__cpu_pool_destroy(cpu_pool *pool);
+/*
+ * Runs tasks 0 .. ntasks-1 on the workers and the calling thread; returns
+ * when all are done. On failure returns non-zero with *err of the failing task
+ * of lowest number (the one a serial run would have met first).
+ */
+int tf__cpu_pool_run(cpu_pool *pool, int64_t ntasks, cpu_task_fn fn, const void *ctx,
+                     cpu_err *err);
+
+/* A piece [begin, end) of a range split by tf__cpu_parallel_for. */
+typedef int (*cpu_range_fn)(const void *ctx, int64_t begin, int64_t end, cpu_err *err);
+
+/*
+ * Runs fn over [0, total): on the calling thread alone when the engine is
+ * serial or total < 2 * grain, else split into at most engine->threads
+ * pieces of at least `grain` each. Errors as for tf__cpu_pool_run.
+ */
+int tf__cpu_parallel_for(const cpu_engine *e, int64_t total, int64_t grain, cpu_range_fn fn,
+                         const void *ctx, cpu_err *err);
+
+/* ===================================================================== */
+/* Views and iteration                                                    */
+/* ===================================================================== */
+
+/* A strided tensor with its element offset applied. */
+typedef struct cpu_view {
+    char *base; /* address of element (0, ..., 0); never dereferenced when empty */
+    uint32_t dtype;
+    size_t esize;
+    int rank;
+    int64_t shape[TF_MAX_RANK];
+    int64_t strides[TF_MAX_RANK]; /* in elements */
+} cpu_view;
+
+/* The view of an operand of a HOST_MEMORY engine. */
+void tf__cpu_view_from_operand(cpu_view *v, const tf_operand *op);
+/* A dense column-major view of `shape` at `base`. */
+void tf__cpu_view_dense(cpu_view *v, void *base, uint32_t dtype, int rank, const int64_t *shape);
+/* Product of the extents (1 for rank 0). */
+int64_t tf__cpu_view_numel(const cpu_view *v);
+/* Moves base to element `index` along `axis` (index may equal the extent). */
+void tf__cpu_view_shift(cpu_view *v, int axis, int64_t index);
+/* Non-zero when no two indices of the view address the same element. */
+int tf__cpu_view_is_injective(const cpu_view *v);
+
+/*
+ * Operands walked together over one shape, simplified: extent-1 axes
+ * dropped and neighbouring axes merged where every operand's strides allow.
+ * The walk is in column-major order of the simplified shape, which keeps the
+ * column-major order of the original one unless CPU_ITER_SORT reordered it.
+ */
+typedef struct cpu_iter {
+    int rank; /* >= 1 */
+    int nops;
+    int64_t total;
+    int64_t shape[TF_MAX_RANK];
+    int64_t strides[CPU_MAX_OPS][TF_MAX_RANK];
+    char *base[CPU_MAX_OPS];
+    size_t esize[CPU_MAX_OPS];
+} cpu_iter;
+
+/* tf__cpu_iter_init flag: order axes by operand 0's |stride| (outputs of COPY/FILL). */
+#define CPU_ITER_SORT 1u
+
+/* Walks `nops` views that share views[0]'s shape. */
+void tf__cpu_iter_init(cpu_iter *it, int nops, const cpu_view *const *views, unsigned flags);
+
+/*
+ * One row of an iteration: n elements; p[k] is operand k's first element and
+ * s[k] its stride in elements. Non-zero (with *err filled) stops the walk.
+ */
+typedef int (*cpu_row_fn)(const void *ctx, int64_t n, char *const *p, const int64_t *s,
+                          cpu_err *err);
+
+/* Walks elements [begin, end) of the iteration, row by row. */
+int tf__cpu_iter_range(const cpu_iter *it, int64_t begin, int64_t end, cpu_row_fn fn,
+                       const void *ctx, cpu_err *err);
+/* Walks the whole iteration, split across the engine's threads above `grain`. */
+int tf__cpu_iter_run(const cpu_engine *e, const cpu_iter *it, int64_t grain, cpu_row_fn fn,
+                     const void *ctx, cpu_err *err);
+
+/* The column-major multi-index of `linear` in `shape`. */
+void tf__cpu_unravel(int64_t linear, int rank, const int64_t *shape, int64_t *idx);
+
+/* ===================================================================== */
+/* Shared kernels                                                         */
+/* ===================================================================== */
+
+/* Writes the tf_scalar as one element of `dtype` into out (8 bytes of room). */
+void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out);
+/* dst = src element by element (same shape and element size; dst injective). */
+int tf__cpu_copy_view(const cpu_engine *e, const cpu_view *dst, const cpu_view *src,
+                      cpu_err *err);
+/* Every element of dst = the element at `value` (esize bytes); dst may repeat addresses. */
+int tf__cpu_fill_view(const cpu_engine *e, const cpu_view *dst, const void *value, cpu_err *err);
+
+/* Scratch memory through the host allocator (64-byte aligned). */
+void *tf__cpu_alloc(const cpu_engine *e, size_t nbytes, cpu_err *err, const char *what);
+void tf__cpu_free(const cpu_engine *e, void *p);
+
+/* ===================================================================== */
+/* Primitives (inputs validated by tf__cpu_execute)                       */
+/* ===================================================================== */
+
+typedef int (*cpu_prim_fn)(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+
+int tf__cpu_exec_fill(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_iota(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_unary(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_binary(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_compare(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_select(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_convert(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_reduce(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_dot_general(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_copy(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_pad(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_concatenate(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_gather(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_scatter(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_dynamic_slice(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_dynamic_update_slice(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+
+/* Which (prim, op, dtypes) the kernels handle; the answer of supports(). */
+int tf__cpu_supports(uint32_t prim, uint32_t op, const uint32_t *dtypes, uint32_t n_dtypes);
+/* The kernel tables' coverage, per dtype and sub-operation. */
+int tf__cpu_unary_supported(uint32_t dtype, uint32_t op);
+int tf__cpu_binary_supported(uint32_t dtype, uint32_t op);
+int tf__cpu_compare_supported(uint32_t dtype, uint32_t op);
+int tf__cpu_reduce_supported(uint32_t dtype, uint32_t op);
+/* Structural checks of an execute call (counts, dtypes, params, shapes). */
+int tf__cpu_validate(const tf_exec *x, cpu_err *err);
+
+#endif /* TENFERRO_CPU_INTERNAL_H */

@@ -1,0 +1,309 @@
+/*
+ * cpu_validate.c - what the engine supports, and the structural checks of an
+ * execute call.
+ *
+ * supports() answers from the same tables the kernels are dispatched from
+ * (tf__cpu_*_supported), so it says exactly what execute handles. execute
+ * re-checks the structure of every call before touching memory: operand
+ * counts, ranks, dtypes (through supports), parameter structs and the shape
+ * relations a kernel relies on to stay in bounds. The host has validated all
+ * of this already; the checks are cheap and turn a host bug into an error
+ * instead of a wild read. Data-dependent checks live in the kernels.
+ */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef struct prim_info {
+    uint32_t n_in_min, n_in_max; /* inputs */
+    uint32_t has_op;             /* the primitive has a sub-operation */
+    size_t params_size;          /* 0: no params */
+} prim_info;
+
+static const prim_info prims[TF_PRIM_COUNT_] = {
+    [TF_PRIM_FILL] = {0, 0, 0, sizeof(tf_fill_params)},
+    [TF_PRIM_IOTA] = {0, 0, 0, sizeof(tf_iota_params)},
+    [TF_PRIM_UNARY] = {1, 1, 1, sizeof(tf_unary_params)},
+    [TF_PRIM_BINARY] = {2, 2, 1, sizeof(tf_binary_params)},
+    [TF_PRIM_COMPARE] = {2, 2, 1, sizeof(tf_compare_params)},
+    [TF_PRIM_SELECT] = {3, 3, 0, 0},
+    [TF_PRIM_CONVERT] = {1, 1, 0, sizeof(tf_convert_params)},
+    [TF_PRIM_REDUCE] = {1, 1, 1, sizeof(tf_reduce_params)},
+    [TF_PRIM_DOT_GENERAL] = {2, 2, 0, sizeof(tf_dot_general_params)},
+    [TF_PRIM_COPY] = {1, 1, 0, 0},
+    [TF_PRIM_PAD] = {1, 1, 0, sizeof(tf_pad_params)},
+    [TF_PRIM_CONCATENATE] = {1, UINT32_MAX - 1, 0, sizeof(tf_concatenate_params)},
+    [TF_PRIM_GATHER] = {2, 2, 0, sizeof(tf_gather_params)},
+    [TF_PRIM_SCATTER] = {3, 3, 0, sizeof(tf_gather_params)},
+    [TF_PRIM_DYNAMIC_SLICE] = {2, 2, 0, 0},
+    [TF_PRIM_DYNAMIC_UPDATE_SLICE] = {3, 3, 0, 0},
+};
+
+static int is_index(uint32_t d)
+{
+    return d == TF_I32 || d == TF_I64;
+}
+
+static int all_equal(const uint32_t *d, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        if (d[i] != d[0]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The dtype rules of each primitive; arity and dtype validity already checked. */
+static int dtypes_ok(uint32_t prim, uint32_t op, const uint32_t *d, uint32_t n)
+{
+    switch ((tf_prim)prim) {
+    case TF_PRIM_FILL: return 1;
+    case TF_PRIM_IOTA: return d[0] != TF_BOOL;
+    case TF_PRIM_UNARY: return all_equal(d, 2) && tf__cpu_unary_supported(d[0], op);
+    case TF_PRIM_BINARY: return all_equal(d, 3) && tf__cpu_binary_supported(d[0], op);
+    case TF_PRIM_COMPARE:
+        return d[0] == d[1] && d[2] == TF_BOOL && tf__cpu_compare_supported(d[0], op);
+    case TF_PRIM_SELECT: return d[0] == TF_BOOL && all_equal(d + 1, 3);
+    case TF_PRIM_CONVERT: return 1;
+    case TF_PRIM_REDUCE: return all_equal(d, 2) && tf__cpu_reduce_supported(d[0], op);
+    case TF_PRIM_DOT_GENERAL: return all_equal(d, 3) && d[0] != TF_BOOL;
+    case TF_PRIM_COPY:
+    case TF_PRIM_PAD:
+    case TF_PRIM_CONCATENATE: return all_equal(d, n);
+    case TF_PRIM_GATHER:
+    case TF_PRIM_DYNAMIC_SLICE: return is_index(d[1]) && d[2] == d[0];
+    case TF_PRIM_SCATTER: return is_index(d[1]) && d[2] == d[0] && d[3] == d[0];
+    case TF_PRIM_DYNAMIC_UPDATE_SLICE: return d[1] == d[0] && is_index(d[2]) && d[3] == d[0];
+    case TF_PRIM_COUNT_: break;
+    }
+    return 0;
+}
+
+int tf__cpu_supports(uint32_t prim, uint32_t op, const uint32_t *dtypes, uint32_t n_dtypes)
+{
+    if (prim >= TF_PRIM_COUNT_ || (n_dtypes > 0 && dtypes == NULL)) {
+        return 0;
+    }
+    const prim_info *pi = &prims[prim];
+    if (n_dtypes < pi->n_in_min + 1 || n_dtypes > pi->n_in_max + 1) {
+        return 0;
+    }
+    if (!pi->has_op && op != 0) {
+        return 0;
+    }
+    for (uint32_t i = 0; i < n_dtypes; i++) {
+        if (dtypes[i] >= TF_DTYPE_COUNT) {
+            return 0;
+        }
+    }
+    return dtypes_ok(prim, op, dtypes, n_dtypes);
+}
+
+/* ---- execute-time structure -------------------------------------------------- */
+
+static int bad(cpu_err *err, tf_status status, uint32_t prim, const char *what)
+{
+    return tf__cpu_fail(err, status, "cpu: %s: %s", tf__cpu_prim_name(prim), what);
+}
+
+static int operand_ok(const tf_operand *op)
+{
+    if (op == NULL || op->struct_size < offsetof(tf_operand, data) + sizeof(op->data) ||
+        op->rank > TF_MAX_RANK || op->dtype >= TF_DTYPE_COUNT) {
+        return 0;
+    }
+    if (op->rank > 0 && (op->shape == NULL || op->strides == NULL)) {
+        return 0;
+    }
+    int64_t numel = 1;
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] < 0) {
+            return 0;
+        }
+        numel = op->shape[k] == 0 ? 0 : numel;
+    }
+    return numel == 0 || op->data != NULL;
+}
+
+/* The sub-operation read from the params (0 for primitives without one). */
+static uint32_t exec_op(const tf_exec *x)
+{
+    switch ((tf_prim)x->prim) {
+    case TF_PRIM_UNARY: return ((const tf_unary_params *)x->params)->op;
+    case TF_PRIM_BINARY: return ((const tf_binary_params *)x->params)->op;
+    case TF_PRIM_COMPARE: return ((const tf_compare_params *)x->params)->op;
+    case TF_PRIM_REDUCE: return ((const tf_reduce_params *)x->params)->op;
+    default: return 0;
+    }
+}
+
+/* The sub-operation's name, "" for primitives without one. */
+static const char *op_name(const tf_exec *x)
+{
+    uint32_t op = exec_op(x);
+    switch ((tf_prim)x->prim) {
+    case TF_PRIM_UNARY: return tf__cpu_unary_name(op);
+    case TF_PRIM_BINARY: return tf__cpu_binary_name(op);
+    case TF_PRIM_COMPARE: return tf__cpu_compare_name(op);
+    case TF_PRIM_REDUCE: return tf__cpu_reduce_name(op);
+    default: return "";
+    }
+}
+
+static int same_shape(const tf_operand *a, const tf_operand *b)
+{
+    if (a->rank != b->rank) {
+        return 0;
+    }
+    for (uint32_t k = 0; k < a->rank; k++) {
+        if (a->shape[k] != b->shape[k]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Column-major dense on every axis of extent > 1; an empty operand has no layout to check. */
+static int is_dense(const tf_operand *op)
+{
+    int64_t expect = 1;
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] == 0) {
+            return 1;
+        }
+    }
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] > 1 && op->strides[k] != expect) {
+            return 0;
+        }
+        expect *= op->shape[k];
+    }
+    return 1;
+}
+
+static int reduce_shapes_ok(const tf_exec *x)
+{
+    const tf_reduce_params *rp = x->params;
+    const tf_operand *in = x->inputs[0], *out = x->outputs[0];
+    if (in->rank != out->rank || (rp->axes_mask >> in->rank) != 0) {
+        return 0;
+    }
+    for (uint32_t k = 0; k < in->rank; k++) {
+        int64_t want = ((rp->axes_mask >> k) & 1u) ? 1 : in->shape[k];
+        if (out->shape[k] != want) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int concat_shapes_ok(const tf_exec *x)
+{
+    const tf_concatenate_params *cp = x->params;
+    const tf_operand *out = x->outputs[0];
+    int64_t sum = 0;
+    if (cp->axis >= out->rank) {
+        return 0;
+    }
+    for (uint32_t i = 0; i < x->n_inputs; i++) {
+        const tf_operand *in = x->inputs[i];
+        if (in->rank != out->rank) {
+            return 0;
+        }
+        for (uint32_t k = 0; k < out->rank; k++) {
+            if (k != cp->axis && in->shape[k] != out->shape[k]) {
+                return 0;
+            }
+        }
+        sum += in->shape[cp->axis];
+    }
+    return sum == out->shape[cp->axis];
+}
+
+/* supports() for the call's dtypes: inputs, then the output. */
+static int exec_dtypes_ok(const tf_exec *x)
+{
+    const uint32_t out = x->outputs[0]->dtype;
+    if (x->prim == TF_PRIM_CONCATENATE) {
+        /* Any number of inputs: the rule is "all one dtype". */
+        for (uint32_t i = 0; i < x->n_inputs; i++) {
+            if (x->inputs[i]->dtype != out) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    uint32_t dtypes[CPU_MAX_OPS];
+    for (uint32_t i = 0; i < x->n_inputs; i++) {
+        dtypes[i] = x->inputs[i]->dtype;
+    }
+    dtypes[x->n_inputs] = out;
+    return tf__cpu_supports(x->prim, exec_op(x), dtypes, x->n_inputs + 1);
+}
+
+/* The shape relations the kernels rely on (gather, scatter and dot check their own). */
+static int shapes_ok(const tf_exec *x)
+{
+    const tf_operand *out = x->outputs[0];
+    switch ((tf_prim)x->prim) {
+    case TF_PRIM_IOTA:
+        return ((const tf_iota_params *)x->params)->axis < out->rank && is_dense(out);
+    case TF_PRIM_UNARY:
+    case TF_PRIM_BINARY:
+    case TF_PRIM_COMPARE:
+    case TF_PRIM_SELECT:
+    case TF_PRIM_CONVERT:
+    case TF_PRIM_COPY:
+        for (uint32_t i = 0; i < x->n_inputs; i++) {
+            if (!same_shape(x->inputs[i], out)) {
+                return 0;
+            }
+        }
+        return 1;
+    case TF_PRIM_REDUCE: return reduce_shapes_ok(x);
+    case TF_PRIM_DOT_GENERAL: return is_dense(out);
+    case TF_PRIM_PAD: return x->inputs[0]->rank == out->rank;
+    case TF_PRIM_CONCATENATE: return concat_shapes_ok(x);
+    case TF_PRIM_SCATTER:
+    case TF_PRIM_DYNAMIC_UPDATE_SLICE: return same_shape(x->inputs[0], out);
+    default: return 1;
+    }
+}
+
+int tf__cpu_validate(const tf_exec *x, cpu_err *err)
+{
+    if (x == NULL || x->struct_size < offsetof(tf_exec, outputs) + sizeof(x->outputs)) {
+        return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: execute: missing or short tf_exec");
+    }
+    if (x->prim >= TF_PRIM_COUNT_) {
+        return tf__cpu_fail(err, TF_ERR_UNSUPPORTED, "cpu: execute: unknown primitive %u",
+                            x->prim);
+    }
+    const prim_info *pi = &prims[x->prim];
+    if (x->n_inputs < pi->n_in_min || x->n_inputs > pi->n_in_max || x->n_outputs != 1 ||
+        (x->n_inputs > 0 && x->inputs == NULL) || x->outputs == NULL) {
+        return bad(err, TF_ERR_VALIDATION, x->prim, "wrong number of operands");
+    }
+    if (pi->params_size > 0 &&
+        (x->params == NULL || *(const uint32_t *)x->params < pi->params_size)) {
+        return bad(err, TF_ERR_VALIDATION, x->prim, "missing or short params struct");
+    }
+    for (uint32_t i = 0; i <= x->n_inputs; i++) {
+        if (!operand_ok(i < x->n_inputs ? x->inputs[i] : x->outputs[0])) {
+            return bad(err, TF_ERR_VALIDATION, x->prim, "malformed operand");
+        }
+    }
+    if (!exec_dtypes_ok(x)) {
+        return tf__cpu_fail(err, TF_ERR_UNSUPPORTED,
+                            "cpu: %s%s%s: unsupported for input dtype %s, output dtype %s",
+                            tf__cpu_prim_name(x->prim), prims[x->prim].has_op ? " " : "",
+                            op_name(x), x->n_inputs > 0 ? tf__cpu_dtype_name(x->inputs[0]->dtype)
+                                                        : "-",
+                            tf__cpu_dtype_name(x->outputs[0]->dtype));
+    }
+    if (!shapes_ok(x)) {
+        return bad(err, TF_ERR_SHAPE_MISMATCH, x->prim, "operand shapes do not fit together");
+    }
+    return 0;
+}
