@@ -17,8 +17,8 @@
 static void *default_alloc(void *user, size_t size, size_t align)
 {
     (void)user;
-    if (align < alignof(max_align_t))
-        align = alignof(max_align_t);
+    if (align <= alignof(max_align_t))
+        return malloc(size ? size : 1); /* malloc already aligns this much, faster */
     void *p = NULL;
     if (posix_memalign(&p, align, size ? size : 1) != 0)
         return NULL;
@@ -45,6 +45,11 @@ TF_API void tf_allocator_get(tf_allocator *out)
 {
     if (out)
         *out = g_alloc;
+}
+
+bool tf__default_allocator(void)
+{
+    return g_alloc.alloc == default_alloc;
 }
 
 void *tf__alloc_aligned(size_t size, size_t align)

@@ -136,7 +136,8 @@ static void fingerprint(graph *g, const tf_eager *e)
     if (e->node) {
         const tf_node *nd = e->node;
         h = mix(h, (uint64_t)nd->op << 32 | nd->n_inputs);
-        h = tf__attrs_hash(h, &nd->attrs);
+        if (nd->has_attrs)
+            h = tf__attrs_hash(h, &nd->attrs);
         for (uint32_t i = 0; i < nd->n_inputs; i++) {
             size_t k = lookup(g, nd->inputs[i]);
             h = mix(h, k < g->n ? (uint64_t)k : UINT64_MAX - 1); /* not walked: untracked */

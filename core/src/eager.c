@@ -9,7 +9,9 @@
 
 tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked)
 {
-    tf_eager *x = tf__calloc(1, sizeof *x);
+    tf_eager *x = tf__pool_alloc(sizeof *x);
+    if (x)
+        memset(x, 0, sizeof *x);
     if (!x) {
         tf__error(TF_ERR_OUT_OF_MEMORY, "eager", NULL, "out of memory allocating an eager tensor");
         return NULL;
@@ -132,12 +134,12 @@ TF_API void tf_eager_release(tf_eager *x)
             }
             if (e->node->inputs != e->node->inline_inputs)
                 tf__free(e->node->inputs);
-            tf__free(e->node);
+            tf__pool_free(e->node, sizeof *e->node);
         }
         if (e->slot)
             free_slot(e->rt, e->slot);
         tf_runtime_release(e->rt);
-        tf__free(e);
+        tf__pool_free(e, sizeof *e);
     }
 }
 

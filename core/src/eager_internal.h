@@ -99,7 +99,8 @@ typedef struct tf_attrs {
 
 typedef struct tf_node {
     uint32_t op;       /* tf_op_id */
-    uint32_t n_inputs;
+    uint16_t n_inputs;
+    uint16_t has_attrs; /* 0: attrs are all zero (the op was recorded without any) */
     tf_eager **inputs; /* retained; points at `inline_inputs` for up to 3 */
     tf_eager *inline_inputs[3];
     tf_attrs attrs;

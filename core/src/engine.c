@@ -116,13 +116,15 @@ static tf_status new_engine_tensor(const char *op, tf_engine *e, tf_dtype dtype,
         return st;
     /* every buffer holds at least one element (engine_abi.h) */
     size_t alloc = nbytes ? nbytes : tf_dtype_size(dtype);
-    tf_storage *s = tf__calloc(1, sizeof *s);
+    tf_storage *s = tf__pool_alloc(sizeof *s);
+    if (s)
+        memset(s, 0, sizeof *s);
     if (!s)
         return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "%s: out of memory", op);
     tf__plugin_report_clear();
     st = e->desc->buffer_alloc(e->state, alloc, &s->buffer, &s->host);
     if (st != TF_OK) {
-        tf__free(s);
+        tf__pool_free(s, sizeof *s);
         return tf__error_from_plugin(st, op, "engine '%s': allocating %zu bytes failed",
                                      e->desc->name, alloc);
     }

@@ -30,6 +30,12 @@ void *tf__calloc(size_t count, size_t size); /* zeroed; NULL on overflow or fail
 void tf__free(void *ptr);
 char *tf__strdup(const char *s);
 void tf__log(tf_log_level level, const char *fmt, ...) TF_PRINTF(2, 3);
+/* Whether the default allocator is in effect (pooling is allowed then). */
+bool tf__default_allocator(void);
+/* Small fixed-size objects from per-thread free lists (pool.c); `size` must
+   be the same at alloc and free. Uninitialised memory. */
+void *tf__pool_alloc(size_t size);
+void tf__pool_free(void *ptr, size_t size);
 /* The table every plugin receives. */
 const tf_host_api *tf__host_api(void);
 

@@ -10,40 +10,50 @@
 
 /* ---- recording ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+/* One round of a 64-bit multiply-xorshift mix. */
+static uint64_t mix64(uint64_t h, uint64_t v)
 {
-    const unsigned char *b = p;
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static uint64_t mix_words(uint64_t h, const int64_t *v, size_t n)
+{
     for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
+        h = mix64(h, (uint64_t)v[i]);
     return h;
 }
 
 uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
 {
-    h = fnv(h, a->v, sizeof a->v);
-    h = fnv(h, a->n, sizeof a->n);
-    h = fnv(h, a->i, sizeof a->i);
-    h = fnv(h, &a->f, sizeof a->f);
-    h = fnv(h, &a->mask, sizeof a->mask);
-    h = fnv(h, &a->dot.n_contracting, sizeof a->dot.n_contracting);
-    h = fnv(h, &a->dot.n_batch, sizeof a->dot.n_batch);
-    h = fnv(h, a->dot.lhs_contracting, sizeof a->dot.lhs_contracting);
-    h = fnv(h, a->dot.rhs_contracting, sizeof a->dot.rhs_contracting);
-    h = fnv(h, a->dot.lhs_batch, sizeof a->dot.lhs_batch);
-    return fnv(h, a->dot.rhs_batch, sizeof a->dot.rhs_batch);
+    for (int k = 0; k < 3; k++)
+        h = mix_words(mix64(h, a->n[k]), a->v[k], TF_MAX_RANK);
+    h = mix_words(h, a->i, 2);
+    uint64_t fbits;
+    memcpy(&fbits, &a->f, sizeof fbits);
+    h = mix64(mix64(h, fbits), a->mask);
+    const tf_dot_dims *d = &a->dot;
+    h = mix64(mix64(h, d->n_contracting), d->n_batch);
+    for (int k = 0; k < TF_MAX_RANK; k++) {
+        h = mix64(h, (uint64_t)(uint32_t)d->lhs_contracting[k] << 32 |
+                         (uint32_t)d->rhs_contracting[k]);
+        h = mix64(h, (uint64_t)(uint32_t)d->lhs_batch[k] << 32 | (uint32_t)d->rhs_batch[k]);
+    }
+    return h;
 }
 
 static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
                          uint32_t n)
 {
-    tf_node *node = tf__alloc(sizeof *node);
+    tf_node *node = tf__pool_alloc(sizeof *node);
     if (!node)
         return NULL;
     node->op = op;
-    node->n_inputs = n;
+    node->n_inputs = (uint16_t)n;
+    node->has_attrs = attrs != NULL;
     node->inputs = node->inline_inputs;
     if (n > 3 && !(node->inputs = tf__calloc(n, sizeof *node->inputs))) {
-        tf__free(node);
+        tf__pool_free(node, sizeof *node);
         return NULL;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -60,6 +70,11 @@ static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *in
 tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
                      uint32_t n_inputs, tf_tensor *value, tf_eager **out)
 {
+    if (n_inputs > UINT16_MAX) {
+        tf_tensor_release(value);
+        return tf__error(TF_ERR_VALIDATION, tf__op_rule(op)->name, "inputs",
+                         "%s: more than %u inputs", tf__op_rule(op)->name, UINT16_MAX);
+    }
     bool rec = tf__recording(s->rt);
     bool tracked = false;
     for (uint32_t i = 0; rec && i < n_inputs; i++)

@@ -53,8 +53,15 @@ static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim,
     int64_t shape[TF_MAX_RANK];
     size_t rank;
     tf_status st = tf__broadcast_shapes(name, vals, n, shape, &rank);
-    for (size_t i = 0; i < n && !st; i++)
-        st = tf__broadcast_view(vals[i], rank, shape, &views[i]);
+    for (size_t i = 0; i < n && !st; i++) {
+        tf_tensor *v = vals[i];
+        if (v->rank == rank && memcmp(v->shape, shape, rank * sizeof shape[0]) == 0) {
+            tf_tensor_retain(v); /* already the full shape: no view needed */
+            views[i] = v;
+        } else {
+            st = tf__broadcast_view(v, rank, shape, &views[i]);
+        }
+    }
     tf_tensor *t = NULL;
     if (!st)
         st = tf__empty(s, dtype, rank, shape, &t);

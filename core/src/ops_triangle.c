@@ -95,7 +95,7 @@ static tf_status triangle(const char *op, tf_session *s, tf_eager *x, int64_t k,
     if (st)
         return st;
     const tf_tensor *v = x->value;
-    tf_tensor *m;
+    tf_tensor *m = NULL;
     if ((st = triangle_mask(s, v->shape[v->rank - 2], v->shape[v->rank - 1], k, upper, &m)))
         return st;
     rule_builder b = rb_begin(s);

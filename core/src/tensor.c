@@ -107,7 +107,8 @@ void tf__storage_release(tf_storage *storage)
     case TF_STORAGE_ENGINE:
         storage->engine->desc->buffer_free(storage->engine->state, storage->buffer);
         tf__engine_release(storage->engine);
-        break;
+        tf__pool_free(storage, sizeof *storage); /* engine storages are pooled */
+        return;
     }
     tf__free(storage);
 }
@@ -134,7 +135,7 @@ static tf_storage *storage_new_owned(size_t nbytes)
 tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, const int64_t *shape,
                           const int64_t *strides, int64_t offset, size_t numel)
 {
-    tf_tensor *t = tf__alloc(sizeof *t);
+    tf_tensor *t = tf__pool_alloc(sizeof *t);
     if (!t) {
         tf__error(TF_ERR_OUT_OF_MEMORY, "tensor", NULL, "out of memory allocating a tensor");
         return NULL;
@@ -246,7 +247,7 @@ TF_API void tf_tensor_release(tf_tensor *tensor)
     if (atomic_fetch_sub_explicit(&tensor->refs, 1, memory_order_acq_rel) != 1)
         return;
     tf__storage_release(tensor->storage);
-    tf__free(tensor);
+    tf__pool_free(tensor, sizeof *tensor);
 }
 
 /* ---- metadata ---- */
