@@ -390,6 +390,26 @@ static void release_all(tf_eager **xs, size_t n)
     tf__free(xs);
 }
 
+/*
+ * Makes a derivative readable as one slice: rules return views where they
+ * can (a broadcast cotangent is a stride-0 view), but what the caller gets
+ * back - a grad slot, a grad/vjp/jvp result - should be dense. Materialised
+ * through a recorded reshape, so a tracked result stays differentiable.
+ */
+static tf_status make_dense(tf_session *s, tf_eager **x)
+{
+    const tf_tensor *v = (*x)->value;
+    if (tf_tensor_is_contiguous(v))
+        return TF_OK;
+    tf_eager *d;
+    tf_status st = tf_session_reshape(s, *x, v->rank, v->shape, &d);
+    if (st)
+        return st;
+    tf_eager_release(*x);
+    *x = d;
+    return TF_OK;
+}
+
 /* ---- argument checks ---- */
 
 static tf_status check_same_rt(const char *op, tf_runtime *rt, tf_eager *x, const char *name)
@@ -462,11 +482,21 @@ static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
         graph_free(&g);
         return tf__error(TF_ERR_OUT_OF_MEMORY, "backward", NULL, "out of memory");
     }
-    /* everything is computed first; slots change only when all succeeded */
+    /* everything is computed first; slots change only when all succeeded.
+       A variable reached only through zero derivatives (sign, compare, a
+       float -> int -> float round trip) has d x / d leaf = 0: it gets a zero,
+       as tf_runtime_grad returns one, rather than being left empty as if
+       x did not depend on it. */
     if (pr->active && !(st = reverse(&s, &g, pr, seed, NULL, cot)))
         for (size_t i = 0; i < g.n && !st; i++)
-            if (cot[i] && g.at[i]->slot)
-                st = accumulate_slot(&s, g.at[i], cot[i]);
+            if (!cot[i] && g.at[i]->slot)
+                st = tf__zeros_like(&s, g.at[i], &cot[i]);
+    for (size_t i = 0; i < g.n && !st; i++)
+        if (cot[i] && g.at[i]->slot)
+            st = make_dense(&s, &cot[i]);
+    for (size_t i = 0; i < g.n && !st; i++)
+        if (cot[i] && g.at[i]->slot)
+            st = accumulate_slot(&s, g.at[i], cot[i]);
     release_all(cot, g.n);
     program_free(pr);
     graph_free(&g);
@@ -556,6 +586,8 @@ static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
         st = reverse(&s, &g, pr, cotangent, wrt, cot);
     if (!st && !cot[wi])
         st = tf__zeros_like(&s, wrt, &cot[wi]); /* reached only through zero derivatives */
+    if (!st)
+        st = make_dense(&s, &cot[wi]);
     if (!st) {
         *out = cot[wi];
         cot[wi] = NULL;
@@ -693,6 +725,8 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
             st = jvp_step(&s, &g, i, tan);
     if (!st && !tan[g.n - 1])
         st = tf__zeros_like(&s, output, &tan[g.n - 1]);
+    if (!st)
+        st = make_dense(&s, &tan[g.n - 1]);
     if (!st) {
         *out = tan[g.n - 1];
         tan[g.n - 1] = NULL;

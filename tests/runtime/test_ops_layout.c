@@ -69,8 +69,8 @@ static void expect_shape(const tf_eager *x, size_t rank, const int64_t *shape)
         assert_int_equal(tf_tensor_shape(t)[i], shape[i]);
 }
 
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape,
-                     const double *data, size_t n)
+static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
+                     size_t n)
 {
     tf_tensor *t = NULL;
     TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, data, n, &t));
@@ -102,7 +102,12 @@ static void fx_end(fixture *f)
     tf_runtime_release(f->rt);
 }
 
-enum { PLAIN, TRANSPOSED, REVERSED, SLICED };
+enum {
+    PLAIN,
+    TRANSPOSED,
+    REVERSED,
+    SLICED
+};
 
 typedef struct spec {
     size_t rank;
@@ -152,7 +157,15 @@ static tf_tensor *make_input(const spec *sp, unsigned *state)
  * or axes (n_ints of them; axes NULL when all_axes), `shape` the target
  * shape of reshape/broadcast_in_dim.
  */
-typedef enum op_kind { RESHAPE, TRANSPOSE, BROADCAST, REVERSE, SUM, MEAN, SUMSQ } op_kind;
+typedef enum op_kind {
+    RESHAPE,
+    TRANSPOSE,
+    BROADCAST,
+    REVERSE,
+    SUM,
+    MEAN,
+    SUMSQ
+} op_kind;
 
 typedef struct op_case {
     op_kind kind;
@@ -179,8 +192,7 @@ static tf_status apply(tf_session *s, const op_case *c, tf_eager *x, tf_eager **
     return TF_ERR_VALIDATION;
 }
 
-static tf_status call_op(tf_session *s, tf_eager *const *xs, size_t n, void *user,
-                         tf_eager **out)
+static tf_status call_op(tf_session *s, tf_eager *const *xs, size_t n, void *user, tf_eager **out)
 {
     (void)n;
     return apply(s, user, xs[0], out);
@@ -283,7 +295,7 @@ static const op_case k_cases[] = {
 };
 #define N_CASES (sizeof k_cases / sizeof k_cases[0])
 
-static const char *const k_names[] = {"reshape", "transpose", "broadcast_in_dim", "reverse",
+static const char *const k_names[] = {"reshape",    "transpose",   "broadcast_in_dim",  "reverse",
                                       "reduce_sum", "reduce_mean", "reduce_sum_squares"};
 
 /* ===================================================================== */
@@ -530,7 +542,7 @@ static void test_reduction_derivatives(void **state)
     fixture f = fx_begin();
     tf_eager *x = f64(f.rt, 1, 2, k23, k16, 6), *y = NULL, *l = NULL, *g = NULL;
     static const int a1[] = {1};
-    TF_ASSERT_OK(tf_session_reduce_mean(f.s, x, a1, 1, &y)); /* [3, 4] */
+    TF_ASSERT_OK(tf_session_reduce_mean(f.s, x, a1, 1, &y));          /* [3, 4] */
     TF_ASSERT_OK(tf_session_reduce_sum_squares(f.s, y, NULL, 0, &l)); /* 25 */
     expect_exact(l, (double[]){25}, 1);
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, l, x, &g));
