@@ -6,6 +6,7 @@
 
 int tf_cli_info(int argc, char **argv);
 int tf_cli_demo(int argc, char **argv);
+int tf_cli_bench(int argc, char **argv);
 
 /* Writes s as a JSON string literal (with quotes) to f. */
 void tf_cli_json_string(FILE *f, const char *s);

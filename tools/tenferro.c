@@ -18,6 +18,9 @@ static void usage(FILE *f)
                "  demo [--engine NAME] [--threads N] [--epochs N]\n"
                "                  train a small perceptron on two spirals and report its\n"
                "                  accuracy (the main job; default engine: cpu)\n"
+               "  bench [--engine NAME] [--threads N] [--quick] [WORKLOAD ...]\n"
+               "                  run the standard workloads (dispatch, mlp, elementwise,\n"
+               "                  matmul; docs/performance.md) and print their figures\n"
                "  version         print the library version\n"
                "  help            this text\n");
 }
@@ -33,6 +36,8 @@ int main(int argc, char **argv)
         return tf_cli_info(argc - 1, argv + 1);
     if (strcmp(cmd, "demo") == 0)
         return tf_cli_demo(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0)
+        return tf_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
                TF_ENGINE_ABI_MINOR);

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/run.sh - the standard workloads (../shared/BENCHMARKS.md) in one run, three ways:
+# `tenferro bench`, the machine's limits (bench/limits.c) and PyTorch's CPU eager mode
+# (bench/torch_bench.py), at 1 thread and at the core count; then a table of ratios.
+#
+# Usage (from anywhere inside a clone):
+#   bash bench/run.sh [--build DIR] [--threads "1 2"] [--rounds N] [--quick]
+#     --build DIR     build folder (default: build); configured and built when needed
+#     --threads LIST  thread counts to run (default: "1 $(nproc)")
+#     --rounds N      run the three programs N times in turn at each thread count
+#                     (default 3); the table gives the median over rounds of each
+#                     figure and of each ratio, so that load from other processes
+#                     hits all three sides alike
+#     --quick         tiny sizes: checks the plumbing, the figures mean nothing
+#   PYTHON=...        the interpreter with torch (default: /usr/bin/python3, Debian's
+#                     python3-torch)
+#
+# stdout: the figure lines of each run under a "# threads N round R" header, the OpenBLAS
+# kernel each side chose, and the table (bench/ratios.py). Every program's own stderr is kept
+# in $BUILD/bench-run.log, the figure lines in $BUILD/bench-run.txt. Timings on shared
+# machines drift: compare ratios of one run only.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD=build
+THREADS="1 $(nproc)"
+ROUNDS=3
+QUICK=()
+PYTHON="${PYTHON:-/usr/bin/python3}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --build) BUILD="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2
+        [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: --rounds needs N >= 1" >&2; exit 2; } ;;
+    --quick) QUICK=(--quick); shift ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+# This machine's environment may pin OpenBLAS to an older kernel (OPENBLAS_CORETYPE,
+# OPENBLAS_L2_SIZE). The bench measures OpenBLAS's own choice: both are unset for this
+# command only; tests and CI keep them.
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+fi
+cmake --build "$BUILD" -j "$(nproc)" --target tenferro_cli tenferro_limits tenferro-engine-cpu >&2
+
+LOG="$BUILD/bench-run.log"
+RAW="$BUILD/bench-run.txt"
+: >"$LOG"
+: >"$RAW"
+
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores;" \
+    "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for t in $THREADS; do
+  for r in $(seq 1 "$ROUNDS"); do
+    echo "# threads $t round $r" | tee -a "$RAW"
+    # The CPU engine sets OpenBLAS to one thread itself and splits work over its own pool
+    # of --threads; the limits program sets OpenBLAS's threads through its API; PyTorch
+    # gets torch.set_num_threads plus the OpenMP and OpenBLAS variables for its BLAS.
+    env OPENBLAS_NUM_THREADS="$t" "$BUILD/tools/tenferro" bench --threads "$t" "${QUICK[@]}" \
+        2>>"$LOG" | tee -a "$RAW"
+    "$BUILD/bench/tenferro-limits" --threads "$t" "${QUICK[@]}" 2>>"$LOG" | tee -a "$RAW"
+    env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" MKL_NUM_THREADS="$t" \
+        "$PYTHON" bench/torch_bench.py --threads "$t" "${QUICK[@]}" 2>>"$LOG" | tee -a "$RAW"
+  done
+done
+
+echo "# OpenBLAS kernel (limits): $(sed -n 's/^limits: OpenBLAS kernel \([^,]*\),.*/\1/p' "$LOG" | sort -u | tr '\n' ' ')"
+echo "# CPU engine driver: $(sed -n 's/^bench: device: .*; driver: //p' "$LOG" | sort -u)"
+echo "# torch: $(sed -n 's/^torch_bench: \(torch [^,]*\),.*/\1/p' "$LOG" | sort -u)"
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$PYTHON" bench/ratios.py "$RAW"

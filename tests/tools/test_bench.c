@@ -1,0 +1,173 @@
+/*
+ * test_bench.c - `tenferro bench --quick` (and the limits program of bench/,
+ * when built) run for real, so that the bench cannot rot: every stdout line
+ * is `<workload> <metric> <value> <unit>` with a finite number, every
+ * expected figure is there, a workload list selects, bad arguments exit
+ * with 2. Timings are never asserted.
+ */
+#define _POSIX_C_SOURCE 200809L /* popen, pclose, strtok_r */
+
+#include <math.h>
+#include <sys/wait.h>
+
+#include "tf_test.h"
+
+/* Runs `cmd`, returns its exit status and its stdout in a malloc'd string. */
+static int run(const char *cmd, char **out)
+{
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t cap = 1 << 16, len = 0, n;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    int status = pclose(f);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char *const k_units[] = {"ns", "ms", "MiB", "GFLOP/s"};
+
+/*
+ * Checks one line: exactly four fields separated by single spaces, the
+ * workload (after `prefix`) one of the four, a finite value, a known unit.
+ * Returns the line's "<workload> <metric> <unit>" key in `key`.
+ */
+static void check_line(const char *line, const char *prefix, char *key, size_t key_size)
+{
+    char copy[256], *fields[5] = {NULL}, *save = NULL;
+    assert_true(strlen(line) > 0 && strlen(line) < sizeof copy);
+    assert_null(strstr(line, "  "));
+    assert_true(line[0] != ' ' && line[strlen(line) - 1] != ' ');
+    strcpy(copy, line);
+    int n = 0;
+    for (char *tok = strtok_r(copy, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
+        fields[n++] = tok;
+    if (n != 4)
+        fail_msg("not 4 fields: '%s'", line);
+    size_t plen = strlen(prefix);
+    assert_int_equal(strncmp(fields[0], prefix, plen), 0);
+    const char *workload = fields[0] + plen;
+    assert_true(strcmp(workload, "dispatch") == 0 || strcmp(workload, "mlp") == 0 ||
+                strcmp(workload, "elementwise") == 0 || strcmp(workload, "matmul") == 0);
+    char *end = NULL;
+    double value = strtod(fields[2], &end);
+    if (end == fields[2] || *end != '\0' || !isfinite(value))
+        fail_msg("not a finite number: '%s'", line);
+    int unit_ok = 0;
+    for (size_t i = 0; i < sizeof k_units / sizeof k_units[0]; i++)
+        unit_ok |= strcmp(fields[3], k_units[i]) == 0;
+    if (!unit_ok)
+        fail_msg("unknown unit: '%s'", line);
+    snprintf(key, key_size, "%s %s %s", workload, fields[1], fields[3]);
+}
+
+/* Checks every line of `out` and that each of `expected` keys occurs exactly once. */
+static void check_output(char *out, const char *prefix, const char *const *expected,
+                         size_t n_expected)
+{
+    int seen[32] = {0};
+    size_t lines = 0;
+    char *save = NULL;
+    assert_true(n_expected <= 32);
+    for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char key[256];
+        check_line(line, prefix, key, sizeof key);
+        size_t i = 0;
+        while (i < n_expected && strcmp(key, expected[i]) != 0)
+            i++;
+        if (i == n_expected)
+            fail_msg("unexpected figure: '%s'", line);
+        seen[i]++;
+        lines++;
+    }
+    for (size_t i = 0; i < n_expected; i++)
+        if (seen[i] != 1)
+            fail_msg("figure '%s' printed %d times", expected[i], seen[i]);
+    assert_int_equal(lines, n_expected);
+}
+
+static const char *const k_bench_figures[] = {
+    "dispatch forward_per_op ns",
+    "dispatch backward_per_op ns",
+    "dispatch peak_rss MiB",
+    "mlp step ms",
+    "mlp rss_growth MiB",
+    "mlp peak_rss MiB",
+    "elementwise fwd_bwd ms",
+    "elementwise peak_rss MiB",
+    "matmul f64_16_fwd_bwd_gflops GFLOP/s",
+    "matmul f32_16_fwd_bwd_gflops GFLOP/s",
+    "matmul peak_rss MiB",
+};
+
+static void test_bench_quick_format(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " bench --quick 2>/dev/null", &out), 0);
+    check_output(out, "", k_bench_figures, sizeof k_bench_figures / sizeof k_bench_figures[0]);
+    free(out);
+}
+
+static void test_bench_selects_workloads(void **state)
+{
+    (void)state;
+    static const char *const figures[] = {"elementwise fwd_bwd ms", "elementwise peak_rss MiB",
+                                          "dispatch forward_per_op ns",
+                                          "dispatch backward_per_op ns", "dispatch peak_rss MiB"};
+    char *out;
+    assert_int_equal(
+        run(TF_CLI_PATH " bench --threads 2 --quick elementwise dispatch 2>/dev/null", &out), 0);
+    check_output(out, "", figures, sizeof figures / sizeof figures[0]);
+    free(out);
+}
+
+static void test_bench_usage_errors(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " bench --quick no-such-workload 2>/dev/null", &out), 2);
+    assert_string_equal(out, "");
+    free(out);
+    assert_int_equal(run(TF_CLI_PATH " bench --threads 2>/dev/null", &out), 2);
+    free(out);
+    assert_int_equal(run(TF_CLI_PATH " bench --quick --engine no-such-engine 2>/dev/null", &out),
+                     1);
+    free(out);
+}
+
+#ifdef TF_LIMITS_PATH
+static void test_limits_quick_format(void **state)
+{
+    (void)state;
+    static const char *const figures[] = {
+        "matmul f64_16_fwd_bwd_gflops GFLOP/s", "matmul f32_16_fwd_bwd_gflops GFLOP/s",
+        "elementwise fwd_bwd ms", "elementwise fwd_bwd_2grads ms"};
+    char *out;
+    assert_int_equal(run(TF_LIMITS_PATH " --threads 2 --quick 2>/dev/null", &out), 0);
+    check_output(out, "limit:", figures, sizeof figures / sizeof figures[0]);
+    free(out);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bench_quick_format),
+        cmocka_unit_test(test_bench_selects_workloads),
+        cmocka_unit_test(test_bench_usage_errors),
+#ifdef TF_LIMITS_PATH
+        cmocka_unit_test(test_limits_quick_format),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,498 @@
+/*
+ * cmd_bench.c - `tenferro bench`: the standard workloads of BENCHMARKS.md
+ * (dispatch, mlp, elementwise, matmul), run through the public API exactly as
+ * an application would, on the engine the user picks.
+ *
+ * stdout carries only figure lines, `<workload> <metric> <value> <unit>`;
+ * everything else (engine, driver, notes) goes to stderr. Each figure is the
+ * median of the timed repetitions that follow one untimed warm-up. Besides
+ * the specified figures each workload reports its peak resident memory
+ * (`<workload> peak_rss <MiB> MiB`, from the kernel's VmHWM, reset before the
+ * workload) and mlp its growth in resident memory between steps 10 and 50 of
+ * the warm-up run (`mlp rss_growth <MiB> MiB`). See docs/performance.md.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tenferro/ops.h>
+#include <tenferro/tenferro.h>
+
+#include "bench_util.h"
+#include "cli.h"
+
+typedef struct bench_options {
+    const char *engine;
+    int threads;
+    int quick;
+} bench_options;
+
+/* Sizes and repetitions of one run: the specified ones, or tiny ones for --quick. */
+typedef struct bench_sizes {
+    int reps;           /* timed repetitions (after one warm-up) */
+    int dispatch_pairs; /* y = y*c; y = y + x pairs */
+    int mlp_steps;      /* steps timed together */
+    int64_t mlp_batch, mlp_in, mlp_hidden, mlp_out;
+    int64_t elementwise_n;
+    int64_t matmul_f64_n, matmul_f32_n;
+} bench_sizes;
+
+static const bench_sizes k_full = {5, 5000, 50, 64, 784, 256, 10, 1 << 22, 512, 1024};
+static const bench_sizes k_quick = {1, 50, 12, 4, 8, 6, 3, 1 << 10, 16, 16};
+
+typedef struct bench {
+    tf_engine *engine;
+    tf_runtime *rt;
+    tf_session *s;
+    const bench_sizes *z;
+} bench;
+
+/* The first failing call's status wins; later calls are skipped. */
+#define TRY(call)        \
+    do {                 \
+        if (st == TF_OK) \
+            st = (call); \
+    } while (0)
+
+/* ---- inputs ------------------------------------------------------------- */
+
+/* A constant of the session's engine, uniform in [lo, hi), from a fixed seed. */
+static tf_status random_constant(bench *b, tf_dtype dtype, size_t rank, const int64_t *shape,
+                                 double lo, double hi, uint64_t seed, tf_eager **out)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < rank; i++)
+        n *= (size_t)shape[i];
+    size_t width = dtype == TF_F32 ? sizeof(float) : sizeof(double);
+    void *data = malloc(n * width + 1);
+    if (!data)
+        return TF_ERR_OUT_OF_MEMORY;
+    tf_bench_rng rng = tf_bench_rng_seed(seed);
+    for (size_t i = 0; i < n; i++) {
+        double v = lo + (hi - lo) * tf_bench_rng_uniform(&rng);
+        if (dtype == TF_F32)
+            ((float *)data)[i] = (float)v;
+        else
+            ((double *)data)[i] = v;
+    }
+    tf_tensor *t = NULL;
+    tf_status st = tf_tensor_from_host(dtype, rank, shape, data, n, &t);
+    free(data);
+    TRY(tf_session_constant_from_host(b->s, t, out));
+    tf_tensor_release(t);
+    return st;
+}
+
+/* The same as a trainable variable. */
+static tf_status random_variable(bench *b, tf_dtype dtype, size_t rank, const int64_t *shape,
+                                 double lo, double hi, uint64_t seed, tf_eager **out)
+{
+    tf_eager *c = NULL;
+    tf_status st = random_constant(b, dtype, rank, shape, lo, hi, seed, &c);
+    TRY(tf_runtime_variable_from(b->rt, tf_eager_value(c), out));
+    tf_eager_release(c);
+    return st;
+}
+
+/* ---- figures -------------------------------------------------------------- */
+
+static void figure(const char *workload, const char *metric, double value, const char *unit)
+{
+    printf("%s %s %.6g %s\n", workload, metric, value, unit);
+    fflush(stdout);
+}
+
+static void peak_rss_figure(const char *workload)
+{
+    double mib = tf_bench_peak_rss_mib();
+    if (mib >= 0)
+        figure(workload, "peak_rss", mib, "MiB");
+    else
+        fprintf(stderr, "bench: %s: peak resident memory unavailable\n", workload);
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+/*
+ * One repetition: `pairs` pairs of tiny tracked ops, then backward. The
+ * backward time includes releasing the graph, as PyTorch's backward frees its
+ * graph as it goes.
+ */
+static tf_status dispatch_once(bench *b, tf_eager *x, tf_eager *c, double *fwd, double *bwd)
+{
+    tf_status st = tf_runtime_clear_grads(b->rt);
+    tf_eager *y = x, *loss = NULL;
+    tf_eager_retain(x);
+    double t0 = tf_bench_now();
+    for (int i = 0; i < b->z->dispatch_pairs && !st; i++) {
+        tf_eager *a = NULL;
+        st = tf_session_mul(b->s, y, c, &a);
+        tf_eager_release(y);
+        y = NULL;
+        TRY(tf_session_add(b->s, a, x, &y));
+        tf_eager_release(a);
+    }
+    TRY(tf_session_reduce_sum(b->s, y, NULL, 0, &loss));
+    tf_eager_release(y);
+    double t1 = tf_bench_now();
+    TRY(tf_eager_backward(loss, b->engine));
+    tf_eager_release(loss);
+    double t2 = tf_bench_now();
+    *fwd = t1 - t0;
+    *bwd = t2 - t1;
+    return st;
+}
+
+static tf_status run_dispatch(bench *b)
+{
+    const double xs[4] = {1, 2, 3, 4}, cs[4] = {0.5, 0.5, 0.5, 0.5};
+    const int64_t shape[1] = {4};
+    tf_tensor *xt = NULL, *ct = NULL;
+    tf_eager *x = NULL, *c = NULL;
+    tf_status st = tf_tensor_from_host(TF_F64, 1, shape, xs, 4, &xt);
+    TRY(tf_tensor_from_host(TF_F64, 1, shape, cs, 4, &ct));
+    TRY(tf_runtime_variable_from(b->rt, xt, &x));
+    TRY(tf_runtime_constant_from(b->rt, ct, &c));
+    tf_tensor_release(xt);
+    tf_tensor_release(ct);
+    double fwd[TF_BENCH_MAX_REPS], bwd[TF_BENCH_MAX_REPS], f, g;
+    TRY(dispatch_once(b, x, c, &f, &g)); /* warm-up */
+    for (int r = 0; r < b->z->reps && !st; r++)
+        st = dispatch_once(b, x, c, &fwd[r], &bwd[r]);
+    if (!st) {
+        double ops = 2.0 * b->z->dispatch_pairs;
+        figure("dispatch", "forward_per_op", 1e9 * tf_bench_median(fwd, b->z->reps) / ops, "ns");
+        figure("dispatch", "backward_per_op", 1e9 * tf_bench_median(bwd, b->z->reps) / ops, "ns");
+    }
+    tf_eager_release(x);
+    tf_eager_release(c);
+    return st;
+}
+
+/* ---- mlp ------------------------------------------------------------------- */
+
+enum {
+    MLP_W1,
+    MLP_B1,
+    MLP_W2,
+    MLP_B2,
+    MLP_PARAMS
+};
+
+typedef struct mlp {
+    tf_eager *x, *t;          /* inputs and targets (constants) */
+    tf_eager *p[MLP_PARAMS];  /* W1, b1, W2, b2 (variables) */
+    tf_eager *inv_batch, *lr; /* f32 scalars 1/64 and 0.01 */
+} mlp;
+
+/* loss = sum((O - T)^2) / batch with O = tanh(X W1 + b1) W2 + b2. */
+static tf_status mlp_loss(bench *b, const mlp *m, tf_eager **loss)
+{
+    tf_eager *t[9] = {NULL};
+    tf_status st = tf_session_matmul(b->s, m->x, m->p[MLP_W1], &t[0]);
+    TRY(tf_session_add(b->s, t[0], m->p[MLP_B1], &t[1]));
+    TRY(tf_session_tanh(b->s, t[1], &t[2]));
+    TRY(tf_session_matmul(b->s, t[2], m->p[MLP_W2], &t[3]));
+    TRY(tf_session_add(b->s, t[3], m->p[MLP_B2], &t[4]));
+    TRY(tf_session_sub(b->s, t[4], m->t, &t[5]));
+    TRY(tf_session_mul(b->s, t[5], t[5], &t[6]));
+    TRY(tf_session_reduce_sum(b->s, t[6], NULL, 0, &t[7]));
+    TRY(tf_session_mul(b->s, t[7], m->inv_batch, loss));
+    for (int i = 0; i < 9; i++)
+        tf_eager_release(t[i]);
+    return st;
+}
+
+/* p = p - lr * grad(p) for every parameter, under no-grad. */
+static tf_status mlp_update(bench *b, mlp *m)
+{
+    tf_scope guard;
+    tf_status st = tf_runtime_no_grad(b->rt, &guard);
+    if (st)
+        return st;
+    for (int i = 0; i < MLP_PARAMS && !st; i++) {
+        tf_tensor *g = NULL;
+        tf_eager *ge = NULL, *step = NULL, *next = NULL, *var = NULL;
+        st = tf_eager_grad(m->p[i], &g);
+        if (!st && !g)
+            st = TF_ERR_RUNTIME_STATE; /* every parameter gets a gradient */
+        TRY(tf_runtime_constant_from(b->rt, g, &ge));
+        TRY(tf_session_mul(b->s, m->lr, ge, &step));
+        TRY(tf_session_sub(b->s, m->p[i], step, &next));
+        TRY(tf_runtime_variable_from(b->rt, tf_eager_value(next), &var));
+        if (!st) {
+            tf_eager_release(m->p[i]);
+            m->p[i] = var;
+        }
+        tf_eager_release(next);
+        tf_eager_release(step);
+        tf_eager_release(ge);
+        tf_tensor_release(g);
+    }
+    tf_scope_end(&guard);
+    return st;
+}
+
+static tf_status mlp_step(bench *b, mlp *m)
+{
+    tf_eager *loss = NULL;
+    tf_status st = mlp_loss(b, m, &loss);
+    TRY(tf_runtime_clear_grads(b->rt));
+    TRY(tf_eager_backward(loss, b->engine));
+    tf_eager_release(loss);
+    TRY(mlp_update(b, m));
+    return st;
+}
+
+/*
+ * `steps` steps; with rss != NULL, records resident memory after step
+ * steps/5 and after the last (steps 10 and 50 of the full run).
+ */
+static tf_status mlp_run(bench *b, mlp *m, double *seconds, double rss[2])
+{
+    tf_status st = TF_OK;
+    int steps = b->z->mlp_steps, early = steps / 5;
+    double t0 = tf_bench_now();
+    for (int i = 1; i <= steps && !st; i++) {
+        st = mlp_step(b, m);
+        if (rss && (i == early || i == steps))
+            rss[i == steps] = tf_bench_rss_mib();
+    }
+    *seconds = tf_bench_now() - t0;
+    return st;
+}
+
+static tf_status mlp_init(bench *b, mlp *m)
+{
+    const bench_sizes *z = b->z;
+    const int64_t xs[2] = {z->mlp_batch, z->mlp_in}, ts[2] = {z->mlp_batch, z->mlp_out};
+    const int64_t w1[2] = {z->mlp_in, z->mlp_hidden}, w2[2] = {z->mlp_hidden, z->mlp_out};
+    double s1 = sqrt(3.0 / (double)z->mlp_in), s2 = sqrt(3.0 / (double)z->mlp_hidden);
+    tf_status st = random_constant(b, TF_F32, 2, xs, 0, 1, 11, &m->x);
+    TRY(random_constant(b, TF_F32, 2, ts, 0, 1, 12, &m->t));
+    TRY(random_variable(b, TF_F32, 2, w1, -s1, s1, 13, &m->p[MLP_W1]));
+    TRY(random_variable(b, TF_F32, 1, &z->mlp_hidden, -0.1, 0.1, 14, &m->p[MLP_B1]));
+    TRY(random_variable(b, TF_F32, 2, w2, -s2, s2, 15, &m->p[MLP_W2]));
+    TRY(random_variable(b, TF_F32, 1, &z->mlp_out, -0.1, 0.1, 16, &m->p[MLP_B2]));
+    TRY(tf_session_scalar(b->s, TF_F32, 1.0 / (double)z->mlp_batch, &m->inv_batch));
+    TRY(tf_session_scalar(b->s, TF_F32, 0.01, &m->lr));
+    return st;
+}
+
+static tf_status run_mlp(bench *b)
+{
+    mlp m;
+    memset(&m, 0, sizeof m);
+    tf_status st = mlp_init(b, &m);
+    double secs[TF_BENCH_MAX_REPS], warm = 0, rss[2] = {-1, -1};
+    TRY(mlp_run(b, &m, &warm, rss));
+    for (int r = 0; r < b->z->reps && !st; r++)
+        st = mlp_run(b, &m, &secs[r], NULL);
+    if (!st) {
+        figure("mlp", "step", 1e3 * tf_bench_median(secs, b->z->reps) / b->z->mlp_steps, "ms");
+        if (rss[0] >= 0 && rss[1] >= 0)
+            figure("mlp", "rss_growth", rss[1] - rss[0], "MiB");
+        else
+            fprintf(stderr, "bench: mlp: resident memory unavailable\n");
+    }
+    tf_eager *all[] = {m.x, m.t, m.p[0], m.p[1], m.p[2], m.p[3], m.inv_batch, m.lr};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tf_eager_release(all[i]);
+    return st;
+}
+
+/* ---- elementwise --------------------------------------------------------------- */
+
+static tf_status elementwise_once(bench *b, tf_eager *x, tf_eager *y, double *seconds)
+{
+    tf_eager *e = NULL, *ey = NULL, *sum = NULL, *loss = NULL;
+    double t0 = tf_bench_now();
+    tf_status st = tf_session_exp(b->s, x, &e);
+    TRY(tf_session_mul(b->s, e, y, &ey));
+    TRY(tf_session_add(b->s, ey, x, &sum));
+    TRY(tf_session_reduce_sum(b->s, sum, NULL, 0, &loss));
+    tf_eager_release(e);
+    tf_eager_release(ey);
+    tf_eager_release(sum);
+    TRY(tf_runtime_clear_grads(b->rt));
+    TRY(tf_eager_backward(loss, b->engine));
+    tf_eager_release(loss);
+    *seconds = tf_bench_now() - t0;
+    return st;
+}
+
+static tf_status run_elementwise(bench *b)
+{
+    tf_eager *x = NULL, *y = NULL;
+    const int64_t n = b->z->elementwise_n;
+    tf_status st = random_variable(b, TF_F64, 1, &n, 0, 1, 21, &x);
+    TRY(random_constant(b, TF_F64, 1, &n, 0, 1, 22, &y));
+    double secs[TF_BENCH_MAX_REPS], warm;
+    TRY(elementwise_once(b, x, y, &warm));
+    for (int r = 0; r < b->z->reps && !st; r++)
+        st = elementwise_once(b, x, y, &secs[r]);
+    if (!st)
+        figure("elementwise", "fwd_bwd", 1e3 * tf_bench_median(secs, b->z->reps), "ms");
+    tf_eager_release(x);
+    tf_eager_release(y);
+    return st;
+}
+
+/* ---- matmul ------------------------------------------------------------------ */
+
+static tf_status matmul_once(bench *b, tf_eager *a, tf_eager *c, double *seconds)
+{
+    tf_eager *ab = NULL, *loss = NULL;
+    double t0 = tf_bench_now();
+    tf_status st = tf_session_matmul(b->s, a, c, &ab);
+    TRY(tf_session_reduce_sum(b->s, ab, NULL, 0, &loss));
+    tf_eager_release(ab);
+    TRY(tf_runtime_clear_grads(b->rt));
+    TRY(tf_eager_backward(loss, b->engine));
+    tf_eager_release(loss);
+    *seconds = tf_bench_now() - t0;
+    return st;
+}
+
+static tf_status matmul_size(bench *b, tf_dtype dtype, int64_t n)
+{
+    tf_eager *a = NULL, *c = NULL;
+    const int64_t shape[2] = {n, n};
+    tf_status st = random_variable(b, dtype, 2, shape, 0, 1, 31, &a);
+    TRY(random_variable(b, dtype, 2, shape, 0, 1, 32, &c));
+    double secs[TF_BENCH_MAX_REPS], warm;
+    TRY(matmul_once(b, a, c, &warm));
+    for (int r = 0; r < b->z->reps && !st; r++)
+        st = matmul_once(b, a, c, &secs[r]);
+    if (!st) {
+        char metric[64];
+        snprintf(metric, sizeof metric, "%s_%lld_fwd_bwd_gflops", dtype == TF_F32 ? "f32" : "f64",
+                 (long long)n);
+        double flops = 3.0 * 2.0 * (double)n * (double)n * (double)n;
+        figure("matmul", metric, flops / tf_bench_median(secs, b->z->reps) / 1e9, "GFLOP/s");
+    }
+    tf_eager_release(a);
+    tf_eager_release(c);
+    return st;
+}
+
+static tf_status run_matmul(bench *b)
+{
+    tf_status st = matmul_size(b, TF_F64, b->z->matmul_f64_n);
+    TRY(matmul_size(b, TF_F32, b->z->matmul_f32_n));
+    return st;
+}
+
+/* ---- driver ----------------------------------------------------------------- */
+
+typedef struct workload {
+    const char *name;
+    tf_status (*run)(bench *b);
+} workload;
+
+static const workload k_workloads[] = {
+    {"dispatch", run_dispatch},
+    {"mlp", run_mlp},
+    {"elementwise", run_elementwise},
+    {"matmul", run_matmul},
+};
+#define N_WORKLOADS (sizeof k_workloads / sizeof k_workloads[0])
+
+static void bench_usage(void)
+{
+    fprintf(stderr, "usage: tenferro bench [--engine NAME] [--threads N] [--quick] [WORKLOAD ...]\n"
+                    "workloads: dispatch mlp elementwise matmul (default: all)\n");
+}
+
+/* Parses options and marks the selected workloads; returns 2 on a usage error. */
+static int bench_parse(int argc, char **argv, bench_options *o, int selected[N_WORKLOADS])
+{
+    int any = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--engine") == 0 && v) {
+            o->engine = v;
+            i++;
+        } else if (strcmp(a, "--threads") == 0 && v && atoi(v) >= 0) {
+            o->threads = atoi(v);
+            i++;
+        } else if (strcmp(a, "--quick") == 0) {
+            o->quick = 1;
+        } else {
+            size_t w = 0;
+            while (w < N_WORKLOADS && strcmp(a, k_workloads[w].name) != 0)
+                w++;
+            if (w == N_WORKLOADS) {
+                fprintf(stderr, "tenferro bench: unknown option or workload '%s'\n", a);
+                bench_usage();
+                return 2;
+            }
+            selected[w] = 1;
+            any = 1;
+        }
+    }
+    for (size_t w = 0; w < N_WORKLOADS && !any; w++)
+        selected[w] = 1;
+    return 0;
+}
+
+/* Says on stderr what runs: engine, threads, device and driver (OpenBLAS's kernel). */
+static void describe(const bench_options *o, tf_engine *engine)
+{
+    fprintf(stderr, "bench: engine '%s', threads %d%s%s\n", tf_engine_name(engine), o->threads,
+            o->threads ? "" : " (engine default)", o->quick ? ", quick mode (tiny sizes)" : "");
+    tf_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = (uint32_t)sizeof info;
+    if (tf_plugin_device_info(tf_engine_get_plugin(engine), 0, &info) == TF_OK)
+        fprintf(stderr, "bench: device: %s; driver: %s\n", info.name,
+                info.driver[0] ? info.driver : "(none)");
+}
+
+static tf_status run_selected(const bench_options *o, const int selected[N_WORKLOADS])
+{
+    bench b = {NULL, NULL, NULL, o->quick ? &k_quick : &k_full};
+    tf_status st = tf_engine_open(o->engine, o->threads, &b.engine);
+    TRY(tf_runtime_create(&b.rt));
+    TRY(tf_session_begin(b.rt, b.engine, &b.s));
+    if (!st)
+        describe(o, b.engine);
+    for (size_t w = 0; w < N_WORKLOADS && !st; w++) {
+        if (!selected[w])
+            continue;
+        tf_bench_peak_rss_reset();
+        double t0 = tf_bench_now();
+        st = k_workloads[w].run(&b);
+        if (!st) {
+            peak_rss_figure(k_workloads[w].name);
+            fprintf(stderr, "bench: %s took %.2f s\n", k_workloads[w].name, tf_bench_now() - t0);
+        } else {
+            fprintf(stderr, "tenferro bench: %s failed\n", k_workloads[w].name);
+        }
+    }
+    tf_session_end(b.s);
+    tf_runtime_release(b.rt);
+    tf_engine_destroy(b.engine);
+    return st;
+}
+
+int tf_cli_bench(int argc, char **argv)
+{
+    bench_options o = {"cpu", 0, 0};
+    int selected[N_WORKLOADS] = {0};
+    int rc = bench_parse(argc, argv, &o, selected);
+    if (rc)
+        return rc;
+    tf_status st = run_selected(&o, selected);
+    if (st) {
+        const char *cause = tf_error_cause();
+        fprintf(stderr, "tenferro bench: %s%s%s\n", tf_error_message(), cause[0] ? ": " : "",
+                cause);
+        return 1;
+    }
+    return 0;
+}
