@@ -215,15 +215,37 @@ TF_API tf_status tf_session_matmul(tf_session *s, tf_eager *x, tf_eager *y, tf_e
 /* ---- rules ---- */
 
 /*
- * The cotangent of operand `side` (0: lhs, 1: rhs) is
- * transpose(dot_general(cot, other, *cd), perm). cot's axes are [lhs free,
- * rhs free, batch]; contracting its `other free` block with the other
- * operand's free axes and pairing the batch axes leaves
- * [self free ascending, other's contracting axes ascending, batch in
- * self-batch order], each of which names an axis of this operand.
+ * The cotangent of operand `side` (0: lhs, 1: rhs) contracts the output's
+ * cotangent with the other operand over the other's free axes, pairing the
+ * batch axes. cot's axes are [lhs free, rhs free, batch]. Two orders give
+ * the same numbers:
+ *   A = dot_general(cot, other) -> [self free, self contracting (in the
+ *       order of the other's paired axes), batch in self-batch order];
+ *   B = dot_general(other, cot) -> [self contracting (same order), self
+ *       free, batch].
+ * Each result axis names an axis of this operand (src); the result is
+ * transposed into the operand's order. The order whose result already is in
+ * that order is preferred: then the cotangent comes out dense (for matmul,
+ * dX = G . W^T through A and dW = X^T . G through B, no copy).
  */
-static void cot_dims(const tf_dot_dims *d, int side, uint32_t self_rank, uint32_t other_rank,
-                     tf_dot_dims *cd, int *perm)
+typedef struct cot_plan {
+    tf_dot_dims dims;
+    int cot_first; /* 1: dot_general(cot, other); 0: dot_general(other, cot) */
+    int identity;  /* the transpose is the identity */
+    int perm[TF_MAX_RANK];
+} cot_plan;
+
+static void plan_perm(cot_plan *p, const int *src, size_t n)
+{
+    p->identity = 1;
+    for (size_t q = 0; q < n; q++) {
+        p->perm[src[q]] = (int)q;
+        p->identity = p->identity && src[q] == (int)q;
+    }
+}
+
+static void cot_plan_make(const tf_dot_dims *d, int side, uint32_t self_rank,
+                          uint32_t other_rank, int cot_first, cot_plan *p)
 {
     const int *sc = side ? d->rhs_contracting : d->lhs_contracting;
     const int *oc = side ? d->lhs_contracting : d->rhs_contracting;
@@ -234,30 +256,66 @@ static void cot_dims(const tf_dot_dims *d, int side, uint32_t self_rank, uint32_
     size_t ns = free_axes(self_rank, sc, sb, nc, nb, sf);
     size_t no = free_axes(other_rank, oc, ob, nc, nb, of);
     size_t other_at = side ? 0 : ns; /* where cot's block of the other's free axes starts */
-    memset(cd, 0, sizeof *cd);
+    memset(p, 0, sizeof *p);
+    p->cot_first = cot_first;
+    tf_dot_dims *cd = &p->dims;
+    int *on_cot_c = cot_first ? cd->lhs_contracting : cd->rhs_contracting;
+    int *on_other_c = cot_first ? cd->rhs_contracting : cd->lhs_contracting;
+    int *on_cot_b = cot_first ? cd->lhs_batch : cd->rhs_batch;
+    int *on_other_b = cot_first ? cd->rhs_batch : cd->lhs_batch;
     cd->n_contracting = no;
     for (size_t i = 0; i < no; i++) {
-        cd->lhs_contracting[i] = (int)(other_at + i);
-        cd->rhs_contracting[i] = of[i];
+        on_cot_c[i] = (int)(other_at + i);
+        on_other_c[i] = of[i];
     }
     cd->n_batch = nb;
     for (size_t i = 0; i < nb; i++) {
-        cd->lhs_batch[i] = (int)(ns + no + i);
-        cd->rhs_batch[i] = ob[i];
+        on_cot_b[i] = (int)(ns + no + i);
+        on_other_b[i] = ob[i];
     }
-    /* src: the operand axis that each axis of the contraction's result stands for */
-    int src[TF_MAX_RANK];
-    size_t p = 0;
-    for (size_t i = 0; i < ns; i++)
-        src[p++] = sf[i];
+    /* the operand axis each axis of the contraction's result stands for */
+    int src[TF_MAX_RANK], contracted[TF_MAX_RANK];
+    size_t nk = 0, n = 0;
     for (uint32_t a = 0; a < other_rank; a++)
         for (size_t j = 0; j < nc; j++)
             if (oc[j] == (int)a)
-                src[p++] = sc[j];
+                contracted[nk++] = sc[j];
+    if (!cot_first)
+        for (size_t i = 0; i < nk; i++)
+            src[n++] = contracted[i];
+    for (size_t i = 0; i < ns; i++)
+        src[n++] = sf[i];
+    if (cot_first)
+        for (size_t i = 0; i < nk; i++)
+            src[n++] = contracted[i];
     for (size_t i = 0; i < nb; i++)
-        src[p++] = sb[i];
-    for (size_t q = 0; q < p; q++)
-        perm[src[q]] = (int)q;
+        src[n++] = sb[i];
+    plan_perm(p, src, n);
+}
+
+/* The plan of one side: order A unless only order B avoids the transpose. */
+static void cot_plan_side(const tf_node *nd, int side, cot_plan *p)
+{
+    uint32_t sr = nd->inputs[side]->value->rank, orank = nd->inputs[1 - side]->value->rank;
+    cot_plan_make(&nd->attrs.dot, side, sr, orank, 1, p);
+    if (!p->identity) {
+        cot_plan b;
+        cot_plan_make(&nd->attrs.dot, side, sr, orank, 0, &b);
+        if (b.identity)
+            *p = b;
+    }
+}
+
+/* Both sides' plans, prepared once per structure in the AD-transform cache. */
+typedef struct dot_vjp_plan {
+    cot_plan side[2];
+} dot_vjp_plan;
+
+static void plan_dot_vjp(const tf_node *nd, void *out)
+{
+    dot_vjp_plan *p = out;
+    cot_plan_side(nd, 0, &p->side[0]);
+    cot_plan_side(nd, 1, &p->side[1]);
 }
 
 static tf_eager *rb_dot(rule_builder *b, tf_eager *l, tf_eager *r, const tf_dot_dims *d)
@@ -275,15 +333,19 @@ static tf_eager *rb_dot(rule_builder *b, tf_eager *l, tf_eager *r, const tf_dot_
 static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                          const bool *need, tf_eager **cin)
 {
+    dot_vjp_plan plan;
+    tf_status st = tf__ad_transform(s, nd, 0, sizeof plan, plan_dot_vjp, &plan);
+    if (st)
+        return st;
     rule_builder b = rb_begin(s);
     for (int side = 0; side < 2; side++) {
         if (!need[side])
             continue;
-        tf_eager *self = nd->inputs[side], *other = nd->inputs[1 - side];
-        tf_dot_dims cd;
-        int perm[TF_MAX_RANK];
-        cot_dims(&nd->attrs.dot, side, self->value->rank, other->value->rank, &cd, perm);
-        rb_set(&b, rb_transpose(&b, rb_dot(&b, cot, other, &cd), perm), &cin[side]);
+        const cot_plan *p = &plan.side[side];
+        tf_eager *other = nd->inputs[1 - side];
+        tf_eager *r = p->cot_first ? rb_dot(&b, cot, other, &p->dims)
+                                   : rb_dot(&b, other, cot, &p->dims);
+        rb_set(&b, p->identity ? r : rb_transpose(&b, r, p->perm), &cin[side]);
     }
     return rb_finish(&b);
 }
