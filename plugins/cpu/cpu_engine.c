@@ -6,8 +6,11 @@
  *
  * The engine is synchronous: execute returns when the work is done, so
  * download and synchronize never wait. Buffers are host memory from
- * host->alloc with a 64-byte header holding their size (transfers are bounds
- * checked); the data starts 64 bytes in, so it keeps the 64-byte alignment.
+ * host->alloc with a 64-byte header holding their size and capacity
+ * (transfers are bounds checked); the data starts 64 bytes in, so it keeps
+ * the 64-byte alignment. Freed buffers are recycled: each engine keeps
+ * power-of-two size classes of them up to a byte budget, so issuing an op
+ * does not go to the allocator for its output.
  * Every failure is described with host->report_error on the calling thread
  * just before its status is returned.
  */
@@ -23,6 +26,7 @@
 
 #define CPU_PLUGIN_VERSION "0.1.0"
 #define CPU_BUFFER_HEADER 64 /* bytes before a buffer's data; keeps its alignment */
+#define CPU_CACHE_BUDGET ((size_t)256 << 20) /* bytes of freed buffers kept per engine */
 
 /* The entry symbol; its declaration is the only exported name. */
 TF_ENGINE_EXPORT const tf_engine_plugin *tf_engine_plugin_v1(const tf_host_api *host);
@@ -284,9 +288,15 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     e->host = host;
     e->threads = threads;
     e->pool = NULL;
+    memset(&e->cache, 0, sizeof e->cache);
+    if (pthread_mutex_init(&e->cache.lock, NULL) != 0) {
+        host->free(host->ctx, e);
+        return fail(host, TF_ERR_BACKEND, "cpu: create: cannot initialise a lock");
+    }
     if (threads > 1) {
         cpu_err err;
         if (tf__cpu_pool_create(host, threads - 1, &e->pool, &err) != TF_OK) {
+            pthread_mutex_destroy(&e->cache.lock);
             host->free(host->ctx, e);
             return report(host, &err);
         }
@@ -295,27 +305,97 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     return TF_OK;
 }
 
+static void cache_drain(cpu_engine *e);
+
 static void cpu_destroy(tf_engine_state *engine)
 {
     if (engine == NULL) {
         return;
     }
     tf__cpu_pool_destroy(engine->pool);
+    cache_drain(engine);
+    pthread_mutex_destroy(&engine->cache.lock);
     engine->host->free(engine->host->ctx, engine);
 }
 
 /* ---- buffers --------------------------------------------------------------------- */
 
+/* The header of a buffer block: its size, its capacity, and the cache link. */
+typedef struct buffer_header {
+    size_t size;     /* bytes the tensor asked for */
+    size_t capacity; /* bytes of data the block holds */
+    void *next;      /* next free block of the same class, while cached */
+} buffer_header;
+
 static size_t buffer_size(const tf_engine_buffer *b)
 {
-    size_t size;
-    memcpy(&size, b, sizeof size);
-    return size;
+    buffer_header h;
+    memcpy(&h, b, sizeof h);
+    return h.size;
 }
 
 static char *buffer_data(const tf_engine_buffer *b)
 {
     return (char *)b + CPU_BUFFER_HEADER;
+}
+
+/* The class whose capacity holds nbytes, or -1 when it is too large to recycle. */
+static int size_class(size_t nbytes)
+{
+    int c = 0;
+    while (c < CPU_BUFFER_CLASSES && ((size_t)64 << c) < nbytes)
+        c++;
+    return c < CPU_BUFFER_CLASSES ? c : -1;
+}
+
+static void *cache_take(cpu_engine *e, int c)
+{
+    pthread_mutex_lock(&e->cache.lock);
+    char *block = e->cache.head[c];
+    if (block) {
+        buffer_header h;
+        memcpy(&h, block, sizeof h);
+        e->cache.head[c] = h.next;
+        e->cache.bytes -= h.capacity;
+    }
+    pthread_mutex_unlock(&e->cache.lock);
+    return block;
+}
+
+/* Keeps a freed block if the budget allows; false when the caller must free it. */
+static int cache_keep(cpu_engine *e, char *block)
+{
+    buffer_header h;
+    memcpy(&h, block, sizeof h);
+    int c = size_class(h.capacity);
+    if (c < 0 || ((size_t)64 << c) != h.capacity)
+        return 0;
+    int kept = 0;
+    pthread_mutex_lock(&e->cache.lock);
+    if (e->cache.bytes + h.capacity <= CPU_CACHE_BUDGET) {
+        h.next = e->cache.head[c];
+        memcpy(block, &h, sizeof h);
+        e->cache.head[c] = block;
+        e->cache.bytes += h.capacity;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&e->cache.lock);
+    return kept;
+}
+
+static void cache_drain(cpu_engine *e)
+{
+    for (int c = 0; c < CPU_BUFFER_CLASSES; c++) {
+        char *block = e->cache.head[c];
+        while (block) {
+            buffer_header h;
+            memcpy(&h, block, sizeof h);
+            e->host->free(e->host->ctx, block);
+            block = h.next;
+        }
+        e->cache.head[c] = NULL;
+    }
+    e->cache.bytes = 0;
 }
 
 static tf_status cpu_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_engine_buffer **out,
@@ -325,15 +405,18 @@ static tf_status cpu_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_eng
     if (out == NULL) {
         return fail(host, TF_ERR_VALIDATION, "cpu: buffer_alloc: out is NULL");
     }
-    char *block = NULL;
-    if (nbytes <= SIZE_MAX - CPU_BUFFER_HEADER) {
-        block = host->alloc(host->ctx, nbytes + CPU_BUFFER_HEADER, 64);
+    int c = size_class(nbytes);
+    size_t capacity = c >= 0 ? (size_t)64 << c : nbytes;
+    char *block = c >= 0 ? cache_take(engine, c) : NULL;
+    if (block == NULL && capacity <= SIZE_MAX - CPU_BUFFER_HEADER) {
+        block = host->alloc(host->ctx, capacity + CPU_BUFFER_HEADER, 64);
     }
     if (block == NULL) {
         return fail(host, TF_ERR_OUT_OF_MEMORY, "cpu: buffer_alloc: cannot allocate %zu bytes",
                     nbytes);
     }
-    memcpy(block, &nbytes, sizeof nbytes);
+    buffer_header h = {nbytes, capacity, NULL};
+    memcpy(block, &h, sizeof h);
     *out = (tf_engine_buffer *)(void *)block;
     if (host_ptr != NULL) {
         *host_ptr = block + CPU_BUFFER_HEADER;
@@ -343,7 +426,9 @@ static tf_status cpu_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_eng
 
 static void cpu_buffer_free(tf_engine_state *engine, tf_engine_buffer *buffer)
 {
-    engine->host->free(engine->host->ctx, buffer);
+    if (buffer != NULL && !cache_keep(engine, (char *)buffer)) {
+        engine->host->free(engine->host->ctx, buffer);
+    }
 }
 
 /* Checks that [offset, offset + nbytes) lies in the buffer. */

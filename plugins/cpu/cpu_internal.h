@@ -18,6 +18,7 @@
 #define TENFERRO_CPU_INTERNAL_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include <tenferro/engine_abi.h>
@@ -61,11 +62,26 @@ const char *tf__cpu_dtype_name(uint32_t dtype);
 
 typedef struct cpu_pool cpu_pool;
 
+/* Power-of-two size classes of recycled buffers: 64 B .. 64 MiB. */
+#define CPU_BUFFER_CLASSES 21
+
+/*
+ * Freed buffers kept for reuse, per size class, up to a byte budget. Guarded
+ * by `lock` because buffers may be freed from any thread; an engine is used
+ * by one thread at a time, so the lock is uncontended in practice.
+ */
+typedef struct cpu_buffer_cache {
+    pthread_mutex_t lock;
+    void *head[CPU_BUFFER_CLASSES]; /* singly linked through the block header */
+    size_t bytes;                   /* bytes held in the lists */
+} cpu_buffer_cache;
+
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
 struct tf_engine_state {
     const tf_host_api *host;
     int threads; /* threads used for a job, the calling one included (>= 1) */
     cpu_pool *pool;
+    cpu_buffer_cache cache;
 };
 typedef struct tf_engine_state cpu_engine;
 

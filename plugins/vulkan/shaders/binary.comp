@@ -1,0 +1,135 @@
+#version 450
+/*
+ * BINARY: out (0) = f(a (1), b (2)); the op (tf_binary_op) is OP. Floats:
+ * IEEE arithmetic, NaN-propagating MAX/MIN, C fmod for REM, C pow for POW
+ * (f64 on math64.glsl). I32/I64: wrapping ADD/SUB/MUL, truncating DIV and
+ * REM with the dividend's sign (division by zero raises ERR_DIV_ZERO), POW
+ * by squaring, MAX/MIN, bitwise AND/OR/XOR. B8: AND/OR/XOR/MAX/MIN as logic.
+ */
+#define NOPS 3
+#include "common.glsl"
+layout(std430, binding = 0) writeonly buffer Out { S o[]; };
+layout(std430, binding = 1) readonly buffer A { S a[]; };
+layout(std430, binding = 2) readonly buffer B { S b[]; };
+
+#if defined(S_F32) || defined(S_F64)
+#define F S
+#include "math.glsl"
+
+#if defined(S_F64)
+#include "math64.glsl"
+#endif
+
+#if defined(S_F32)
+bool is_odd_integer(float y) { return floor(y) == y && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0; }
+
+float f_pow(float x, float y)
+{
+    if (y == 0.0 || x == 1.0)
+        return 1.0;
+    if (isnan(x) || isnan(y))
+        return x + y;
+    float ax = abs(x);
+    if (x == 0.0) {
+        float r = y < 0.0 ? 1.0 / 0.0 : 0.0;
+        return (is_odd_integer(y) && 1.0 / x < 0.0) ? -r : r;
+    }
+    if (isinf(y))
+        return ax == 1.0 ? 1.0 : ((ax > 1.0) == (y > 0.0) ? 1.0 / 0.0 : 0.0);
+    float r = isinf(ax) ? (y > 0.0 ? ax : 0.0) : exp2(y * log2(ax));
+    if (x < 0.0) {
+        if (floor(y) != y)
+            return 0.0 / 0.0 + y;
+        return is_odd_integer(y) ? -r : r;
+    }
+    return r;
+}
+#endif
+
+S apply(S x, S y, uint i)
+{
+    switch (OP) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    case 3: return x / y;
+#if defined(S_F32)
+    case 4: return f_pow(x, y);
+#else
+    case 4: return d_pow(x, y);
+#endif
+    case 5: return f_max(x, y);
+    case 6: return f_min(x, y);
+    case 7: return f_fmod(x, y);
+    }
+    return x;
+}
+#elif defined(S_INT)
+S i_div(S x, S y, uint i)
+{
+    if (y == S(0)) {
+        raise_error(ERR_DIV_ZERO, i);
+        return S(0);
+    }
+    return y == S(-1) ? -x : x / y;
+}
+
+S i_pow(S x, S y, uint i)
+{
+    if (y < S(0)) {
+        if (x == S(0)) {
+            raise_error(ERR_DIV_ZERO, i);
+            return S(0);
+        }
+        return x == S(1) ? S(1) : (x == S(-1) ? ((y & S(1)) != S(0) ? S(-1) : S(1)) : S(0));
+    }
+    S r = S(1);
+    while (y > S(0)) {
+        if ((y & S(1)) != S(0))
+            r *= x;
+        x *= x;
+        y >>= 1;
+    }
+    return r;
+}
+
+S apply(S x, S y, uint i)
+{
+    switch (OP) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    case 3: return i_div(x, y, i);
+    case 4: return i_pow(x, y, i);
+    case 5: return max(x, y);
+    case 6: return min(x, y);
+    case 7: return y == S(0) ? i_div(x, y, i) : x - i_div(x, y, i) * y;
+    case 8: return x & y;
+    case 9: return x | y;
+    case 10: return x ^ y;
+    }
+    return x;
+}
+#elif defined(S_B8)
+S apply(S x, S y, uint i)
+{
+    uint u = uint(x), v = uint(y);
+    switch (OP) {
+    case 5:
+    case 9: return uint8_t(u | v);
+    case 6:
+    case 8: return uint8_t(u & v);
+    case 10: return uint8_t(u ^ v);
+    }
+    return x;
+}
+#endif
+
+void main()
+{
+    FOR_EACH_ELEMENT(i) {
+        int off[NOPS];
+        walk(i, off);
+        o[off[0]] = apply(a[off[1]], b[off[2]], i);
+    }
+}

@@ -1,0 +1,97 @@
+/*
+ * common.glsl - what every compute shader of the Vulkan engine shares: the
+ * element types chosen by the build (-DS_<dtype> for the source operand
+ * with dtype F32, F64, I32, I64 or B8 (bool),
+ * -DD_<dtype> for the destination, -DW_<bits> for type-blind shaders), the
+ * parameter block (binding 4), the per-batch error word (binding 5), the push
+ * constants and the strided-offset walk.
+ *
+ * Layout parameters (P, int32 words) of the elementwise shaders:
+ *   P[0] rank, P[1..8] extents, then per operand j (0 = output):
+ *   P[9 + 9j] element offset, P[10 + 9j .. 17 + 9j] strides in elements.
+ * The host merges and drops axes first, so dense operands walk as rank 1.
+ */
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
+#define WG 256
+layout(local_size_x = WG) in;
+
+layout(std430, binding = 4) readonly buffer Params { int P[]; };
+layout(std430, binding = 5) buffer Errors { uint ERR[]; };
+
+layout(push_constant) uniform Push {
+    uint n;  /* elements (or outputs) to produce */
+    uint a0; /* per-shader argument words */
+    uint a1;
+    uint a2;
+} pc;
+
+layout(constant_id = 0) const uint OP = 0;
+
+#define ERR_OUT_OF_RANGE 1u
+#define ERR_DIV_ZERO 2u
+#define ERR_INDEX 3u
+
+/* Records the first data-dependent failure of the batch. */
+void raise_error(uint code, uint index)
+{
+    if (atomicCompSwap(ERR[0], 0u, code) == 0u)
+        ERR[1] = index;
+}
+
+#if defined(S_I32) || defined(S_I64)
+#define S_INT 1
+#endif
+
+#if defined(S_F32)
+#define S float
+#elif defined(S_F64)
+#define S double
+#elif defined(S_I32)
+#define S int
+#elif defined(S_I64)
+#define S int64_t
+#elif defined(S_B8)
+#define S uint8_t
+#endif
+
+#if defined(D_F32)
+#define D float
+#elif defined(D_F64)
+#define D double
+#elif defined(D_I32)
+#define D int
+#elif defined(D_I64)
+#define D int64_t
+#elif defined(D_B8)
+#define D uint8_t
+#endif
+
+#if defined(W_8)
+#define W uint8_t
+#elif defined(W_32)
+#define W uint
+#elif defined(W_64)
+#define W uvec2
+#endif
+
+/* Element offsets of NOPS operands for column-major linear index i. */
+void walk(uint i, out int off[NOPS])
+{
+    int rank = P[0];
+    for (int j = 0; j < NOPS; j++)
+        off[j] = P[9 + 9 * j];
+    uint r = i;
+    for (int k = 0; k < rank; k++) {
+        uint e = uint(P[1 + k]);
+        int idx = int(r % e);
+        r /= e;
+        for (int j = 0; j < NOPS; j++)
+            off[j] += idx * P[10 + 9 * j + k];
+    }
+}
+
+#define FOR_EACH_ELEMENT(i) \
+    for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += gl_NumWorkGroups.x * WG)

@@ -1,0 +1,117 @@
+#version 450
+/*
+ * CONVERT: out (0, dtype D) = in (1, dtype S). a0 != 0: checked, so any
+ * element whose value would change raises ERR_OUT_OF_RANGE (the output is
+ * then unspecified). Unchecked float -> int truncates toward zero and
+ * saturates (NaN gives 0); i64 -> i32 keeps the low 32 bits; to bool is
+ * x != 0; bool is 0 or 1.
+ */
+#define NOPS 2
+#include "common.glsl"
+layout(std430, binding = 0) writeonly buffer Out { D o[]; };
+layout(std430, binding = 1) readonly buffer In { S x[]; };
+
+bool bad = false;
+
+#if defined(S_F32) || defined(S_F64)
+#define SRC_FLOAT 1
+#endif
+
+#if defined(D_B8)
+D convert(S v)
+{
+#if defined(S_B8)
+    return v;
+#else
+    bad = bad || (v != S(0) && v != S(1));
+    return uint8_t(v != S(0) ? 1u : 0u);
+#endif
+}
+#elif defined(D_I32)
+D convert(S v)
+{
+#if defined(SRC_FLOAT)
+    bad = bad || isnan(v) || floor(v) != v || v >= S(2147483648.0) || v < S(-2147483648.0);
+    if (isnan(v))
+        return 0;
+    if (v >= S(2147483648.0))
+        return 2147483647;
+    if (v <= S(-2147483648.0))
+        return int(0x80000000u);
+    return int(v);
+#elif defined(S_B8)
+    return int(uint(v));
+#elif defined(S_I64)
+    bad = bad || v < int64_t(-2147483648l) || v > int64_t(2147483647l);
+    return int(v); /* keeps the low 32 bits */
+#else
+    return v;
+#endif
+}
+#elif defined(D_I64)
+D convert(S v)
+{
+#if defined(SRC_FLOAT)
+    /* 2^63 is exact in both float types; -2^63 is the smallest int64. */
+    bad = bad || isnan(v) || floor(v) != v || v >= S(9223372036854775808.0) ||
+          v < S(-9223372036854775808.0);
+    if (isnan(v))
+        return int64_t(0);
+    if (v >= S(9223372036854775808.0))
+        return 9223372036854775807l;
+    if (v <= S(-9223372036854775808.0))
+        return -9223372036854775807l - 1l;
+    return int64_t(v);
+#elif defined(S_B8)
+    return int64_t(uint(v));
+#else
+    return int64_t(v);
+#endif
+}
+#elif defined(D_F32)
+D convert(S v)
+{
+#if defined(S_B8)
+    return float(uint(v));
+#elif defined(S_I32)
+    float f = float(v);
+    bad = bad || f >= 2147483648.0 || int(f) != v;
+    return f;
+#elif defined(S_I64)
+    float f = float(v);
+    bad = bad || f >= 9223372036854775808.0 || int64_t(f) != v;
+    return f;
+#elif defined(S_F64)
+    float f = float(v);
+    bad = bad || (isinf(f) && !isinf(v));
+    return f;
+#else
+    return v;
+#endif
+}
+#elif defined(D_F64)
+D convert(S v)
+{
+#if defined(S_B8)
+    return double(uint(v));
+#elif defined(S_I64)
+    double f = double(v);
+    bad = bad || f >= 9223372036854775808.0 || int64_t(f) != v;
+    return f;
+#else
+    return double(v);
+#endif
+}
+#endif
+
+void main()
+{
+    FOR_EACH_ELEMENT(i) {
+        int off[NOPS];
+        walk(i, off);
+        bad = false;
+        o[off[0]] = convert(x[off[1]]);
+        if (bad && pc.a0 != 0u)
+            raise_error(ERR_OUT_OF_RANGE, i);
+    }
+}

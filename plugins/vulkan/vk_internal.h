@@ -1,0 +1,278 @@
+/*
+ * vk_internal.h - shared declarations of the Vulkan compute engine.
+ *
+ * The engine is split by concern: vk_engine.c (descriptor, entry, plugin
+ * init/shutdown, engine create/destroy, transfers, execute dispatch),
+ * vk_device.c (instance, validation messenger, device enumeration and
+ * selection, device info), vk_memory.c (device blocks and their
+ * sub-allocator, buffers, deferred frees), vk_batch.c (frames, command
+ * recording, hazards and barriers, submission, pipelines and the pipeline
+ * cache), vk_prims.c (supports and every primitive but DOT_GENERAL),
+ * vk_dot.c (DOT_GENERAL on the tiled GEMM shader). Everything here has
+ * hidden visibility: the plugin exports only tf_engine_plugin_v1.
+ */
+#ifndef TENFERRO_VK_INTERNAL_H
+#define TENFERRO_VK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#include <tenferro/engine_abi.h>
+
+#include "vk_shaders.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define VK_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define VK_PRINTF(fmt, args)
+#endif
+
+#define VK_FRAMES 2                    /* batches in flight at once */
+#define VK_BATCH_DISPATCHES 512        /* a batch is submitted when it holds this many dispatches */
+#define VK_PARAMS_BYTES (512u * 1024u) /* per-frame parameter ring */
+#define VK_STAGING_BYTES (16u * 1024u * 1024u) /* per-frame upload/download staging */
+#define VK_BLOCK_BYTES \
+    (64ull * 1024ull * 1024ull) /* device blocks (larger requests get their own) */
+#define VK_ALIGN 256u           /* sub-allocation alignment (>= minStorageBufferOffsetAlignment) */
+#define VK_MAX_BINDINGS 4       /* data bindings 0..3; 4 = parameters, 5 = error words */
+#define VK_HAZARD_SLOTS 64      /* buffers tracked between two barriers */
+#define VK_WG 256               /* invocations per workgroup of every shader */
+
+/* Error words written by shaders (binding 5); see shaders/common.glsl. */
+#define VK_ERR_OUT_OF_RANGE 1u
+#define VK_ERR_DIV_ZERO 2u
+#define VK_ERR_INDEX 3u
+
+/* ===================================================================== */
+/* Plugin and devices                                                     */
+/* ===================================================================== */
+
+/* One physical device as enumerated at init. */
+typedef struct vk_physical {
+    VkPhysicalDevice handle;
+    VkPhysicalDeviceProperties props;
+    tf_device_info info;
+    uint32_t queue_family; /* a family with compute; UINT32_MAX if none */
+    int f64;               /* shaderFloat64 */
+    int i64;               /* shaderInt64 (integer arithmetic on i64) */
+    int bool8;             /* 8-bit storage and int8 arithmetic (the bool dtype) */
+    int subgroups;         /* compute-stage subgroup basic + shuffle operations */
+} vk_physical;
+
+/* Engine options beyond the device choice (tf_engine_options extra keys). */
+typedef struct vk_options {
+    int subgroup_reduce; /* "subgroup_reduce" = on (default where supported) | off */
+} vk_options;
+
+/* The plugin context made by init: the instance and the devices. */
+typedef struct vk_plugin {
+    const tf_host_api *host;
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger; /* VK_NULL_HANDLE without validation */
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
+    atomic_uint validation_messages; /* warnings and errors of the validation layer */
+    int validation;                  /* the layer is enabled */
+    uint32_t n_devices;
+    vk_physical *devices; /* GPU-type devices first, then CPU-type ones */
+    char no_driver[160];  /* why there is no instance (no Vulkan driver), "" if there is one */
+} vk_plugin;
+
+tf_status tf__vk_instance_create(vk_plugin *pl);
+void tf__vk_instance_destroy(vk_plugin *pl);
+/* Picks a device from the options (index/name among the allowed types) and reads the rest. */
+tf_status tf__vk_device_choose(vk_plugin *pl, const tf_engine_options *o, uint32_t *index,
+                               vk_options *opts);
+
+/* ===================================================================== */
+/* Engine state                                                           */
+/* ===================================================================== */
+
+/* A host-visible buffer, persistently mapped. */
+typedef struct vk_hostbuf {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;
+    VkDeviceSize size;
+} vk_hostbuf;
+
+/* A free range of a block. */
+typedef struct vk_range {
+    VkDeviceSize offset, size;
+} vk_range;
+
+/* A device-local block with its free list (sorted by offset, coalesced). */
+typedef struct vk_block {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    vk_range *free;
+    uint32_t n_free, cap_free;
+    uint32_t live; /* sub-allocations in use */
+} vk_block;
+
+struct tf_engine_buffer {
+    vk_block *block;
+    VkDeviceSize offset; /* in the block, VK_ALIGN aligned */
+    VkDeviceSize size;   /* the requested size */
+    VkDeviceSize span;   /* the size taken from the block */
+    /* Serial of the last batch that touched it (0: none). Written by the recording
+       thread, read by buffer_free on any thread. */
+    _Atomic uint64_t last_use;
+    tf_engine_buffer *next_deferred;
+};
+
+/* One batch slot: its command buffer and the per-batch rings. */
+typedef struct vk_frame {
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkDescriptorPool pool;
+    vk_hostbuf params;  /* error words at 0, then parameter slots */
+    vk_hostbuf staging; /* upload sources and download targets */
+    VkDeviceSize params_used, staging_used;
+    uint32_t dispatches;
+    uint64_t serial; /* of the batch it holds */
+    int recording;   /* begun, not yet submitted */
+    int in_flight;   /* submitted, fence not yet waited */
+} vk_frame;
+
+/* A cached pipeline: shader and specialisation constant. */
+typedef struct vk_pipeline {
+    uint32_t shader;
+    uint32_t spec;
+    VkPipeline pipe;
+} vk_pipeline;
+
+struct tf_engine_state {
+    const tf_host_api *host;
+    vk_plugin *plugin;
+    const vk_physical *phys;
+    VkDevice dev;
+    VkQueue queue;
+    VkCommandPool cmd_pool;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipe_layout;
+    VkPipelineCache pipe_cache;
+    char cache_path[512]; /* "" if there is no cache directory */
+    VkShaderModule modules[VK_SHADER_COUNT_];
+    vk_pipeline *pipes;
+    uint32_t n_pipes, cap_pipes;
+    uint32_t mem_device, mem_host; /* memory type indices */
+    VkDeviceSize max_range;        /* maxStorageBufferRange */
+    VkDeviceSize param_align;
+    int subgroup_reduce; /* REDUCE uses the subgroup shader variants */
+
+    /* Device memory: guarded by `lock` (buffer_alloc/free come from any thread). */
+    pthread_mutex_t lock;
+    vk_block **blocks;
+    uint32_t n_blocks, cap_blocks;
+    tf_engine_buffer *deferred; /* freed while pending: released once their batch completes */
+    uint64_t completed;         /* every batch with serial <= this has completed */
+
+    /* Recording (the host serialises these calls on one instance). */
+    vk_frame frames[VK_FRAMES];
+    uint32_t cur;         /* frame being recorded */
+    uint64_t next_serial; /* serial of the next batch begun */
+    const tf_engine_buffer *written[VK_HAZARD_SLOTS];
+    const tf_engine_buffer *read[VK_HAZARD_SLOTS];
+    uint32_t n_written, n_read;
+
+    /* A data-dependent failure found by a completed batch, reported once. */
+    tf_status pending_status;
+    char pending_msg[256];
+    uint64_t submits; /* number of queue submissions (tests and logs) */
+};
+typedef struct tf_engine_state vk_engine;
+
+/* ===================================================================== */
+/* Errors                                                                 */
+/* ===================================================================== */
+
+/* Formats, reports (host->report_error) and returns `status`. */
+tf_status tf__vk_fail(const tf_host_api *host, tf_status status, const char *fmt, ...)
+    VK_PRINTF(3, 4);
+/* Reports a failed Vulkan call: "vulkan: <what>: VkResult <name> (<code>)". */
+tf_status tf__vk_fail_vk(const tf_host_api *host, const char *what, VkResult r);
+void tf__vk_log(const tf_host_api *host, tf_log_level level, const char *fmt, ...) VK_PRINTF(3, 4);
+const char *tf__vk_result_name(VkResult r);
+const char *tf__vk_prim_name(uint32_t prim);
+
+/* ===================================================================== */
+/* Memory                                                                 */
+/* ===================================================================== */
+
+tf_status tf__vk_hostbuf_create(vk_engine *e, VkDeviceSize size, VkBufferUsageFlags usage,
+                                vk_hostbuf *out);
+void tf__vk_hostbuf_destroy(vk_engine *e, vk_hostbuf *hb);
+/* A device buffer of nbytes (> 0). Thread-safe. */
+tf_status tf__vk_buffer_alloc(vk_engine *e, size_t nbytes, tf_engine_buffer **out);
+/* Frees now, or once the last batch that used it completes. Thread-safe. */
+void tf__vk_buffer_free(vk_engine *e, tf_engine_buffer *b);
+/* Releases deferred buffers whose batches completed (takes the lock). */
+void tf__vk_release_deferred(vk_engine *e);
+/* Frees every block (teardown; no buffer may be used afterwards). */
+void tf__vk_memory_destroy(vk_engine *e);
+
+/* ===================================================================== */
+/* Batches and pipelines                                                  */
+/* ===================================================================== */
+
+tf_status tf__vk_frames_create(vk_engine *e);
+void tf__vk_frames_destroy(vk_engine *e);
+tf_status tf__vk_pipelines_create(vk_engine *e);
+void tf__vk_pipelines_destroy(vk_engine *e);
+
+/* The push constants of every shader (see shaders/common.glsl). */
+typedef struct vk_push {
+    uint32_t n, a0, a1, a2;
+} vk_push;
+
+/* One dispatch: bindings 0..n_bind-1 (outputs flagged), parameters, push, grid. */
+typedef struct vk_dispatch {
+    uint32_t shader;
+    uint32_t spec;
+    uint32_t n_bind;
+    tf_engine_buffer *bind[VK_MAX_BINDINGS];
+    int writes[VK_MAX_BINDINGS];
+    const int32_t *params;
+    uint32_t n_params;
+    vk_push push;
+    uint32_t groups[3];
+} vk_dispatch;
+
+/* Records a dispatch into the open batch (submitting first if it is full). */
+tf_status tf__vk_record_dispatch(vk_engine *e, const vk_dispatch *d);
+/* Records a copy host -> buffer through the staging area. */
+tf_status tf__vk_record_upload(vk_engine *e, tf_engine_buffer *dst, size_t offset, const void *src,
+                               size_t nbytes);
+/* Records a device copy (ranges must not overlap). */
+tf_status tf__vk_record_copy(vk_engine *e, const tf_engine_buffer *src, size_t src_offset,
+                             tf_engine_buffer *dst, size_t dst_offset, size_t nbytes);
+/* Copies buffer bytes to host memory: records, submits, waits. */
+tf_status tf__vk_download(vk_engine *e, const tf_engine_buffer *src, size_t offset, void *dst,
+                          size_t nbytes);
+/* Submits the open batch (if any) without waiting. */
+tf_status tf__vk_submit(vk_engine *e);
+/* Submits and waits for every batch; then reports a pending data error once. */
+tf_status tf__vk_finish(vk_engine *e);
+/* Waits for the device to go idle (teardown); no report. */
+void tf__vk_wait_all(vk_engine *e);
+
+/* ===================================================================== */
+/* Primitives                                                             */
+/* ===================================================================== */
+
+int tf__vk_supports(const vk_engine *e, uint32_t prim, uint32_t op, const uint32_t *dtypes,
+                    uint32_t n_dtypes);
+tf_status tf__vk_execute(vk_engine *e, const tf_exec *x);
+/* COPY of an operand into a dense temporary (used by DOT_GENERAL). */
+tf_status tf__vk_copy_op(vk_engine *e, const tf_operand *dst, const tf_operand *src);
+tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x);
+
+/* Groups for `n` invocations, capped (shaders loop with a grid stride). */
+uint32_t tf__vk_groups(uint64_t n);
+
+#endif /* TENFERRO_VK_INTERNAL_H */

@@ -1,0 +1,755 @@
+/*
+ * test_vulkan_prims.c - every primitive the Vulkan engine claims, on random
+ * shapes (rank 0 to 4, zero extents) and input layouts (dense, transposed,
+ * reversed, broadcast, stepped), against the CPU reference engine, with the
+ * Khronos validation layer on and any message of it a failure.
+ *
+ * Tolerances: f32 arithmetic is compared at 1e-6 relative, f64 at 1e-15;
+ * f64 transcendental ops (the engine's own series, math64.glsl) at 1e-13. Transcendental
+ * ops get 2e-5 relative plus 1e-6 absolute: the Vulkan engine evaluates
+ * them with GLSL built-ins (and its own erf/expm1/log1p), which differ from
+ * libm by a few ulps, and results near zero (sin of a multiple of pi, tanh
+ * of tiny values) need an absolute floor. Sums and products differ by the
+ * summation order (a tree on the device, sequential on the CPU), bounded by
+ * about n ulps of the magnitudes involved, so their absolute tolerance
+ * scales with the reduced count.
+ */
+#include <math.h>
+
+#include "vk_fixture.h"
+
+#define CASES 12
+
+static const vk_gen sym = {-3.0, 3.0};
+
+static size_t random_shape(tfr_rng *rng, int64_t *shape, int64_t max_extent)
+{
+    size_t rank = tfr_random_rank(rng, 4);
+    tfr_random_shape(rng, rank, max_extent, 10, shape);
+    return rank;
+}
+
+static vk_layout random_layout(tfr_rng *rng)
+{
+    return (vk_layout)tfr_rng_int(rng, 0, VK_LAYOUT_COUNT_ - 1);
+}
+
+static int f64_ok(void)
+{
+    tf_dtype d[2] = {TF_F64, TF_F64};
+    return tf_engine_supports(vk_engine, TF_PRIM_UNARY, TF_UNARY_NEG, d, 2);
+}
+
+/* ---- FILL, IOTA, COPY -------------------------------------------------------------- */
+
+static void test_fill_iota(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 11);
+    for (int c = 0; c < CASES; c++) {
+        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+            int64_t shape[TF_MAX_RANK];
+            size_t rank = random_shape(&rng, shape, 6);
+            tf_fill_params fp = {sizeof fp, 0, {-2.5, -7}};
+            if (dts[t] == TF_BOOL)
+                fp.value.i = 1;
+            vk_pair out;
+            vk_pair_output(&out, dts[t], rank, shape);
+            vk_run_compare("FILL", TF_PRIM_FILL, &fp, 0, NULL, &out, 0, 0);
+            vk_pair_free(&out);
+            if (dts[t] == TF_BOOL || dts[t] == TF_I64 || rank == 0)
+                continue;
+            tf_iota_params ip = {sizeof ip, (uint32_t)tfr_rng_int(&rng, 0, (int64_t)rank - 1)};
+            vk_pair_output(&out, dts[t], rank, shape);
+            vk_run_compare("IOTA", TF_PRIM_IOTA, &ip, 0, NULL, &out, 0, 0);
+            vk_pair_free(&out);
+        }
+    }
+}
+
+/* FILL and COPY into a reversed, stepped view of a larger output. */
+static void test_strided_outputs(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 12);
+    for (int c = 0; c < CASES; c++) {
+        int64_t shape[TF_MAX_RANK], root_shape[TF_MAX_RANK], start[TF_MAX_RANK], limit[TF_MAX_RANK],
+            step[TF_MAX_RANK];
+        int axes[TF_MAX_RANK];
+        size_t rank = random_shape(&rng, shape, 5);
+        for (size_t k = 0; k < rank; k++) {
+            root_shape[k] = 2 * shape[k] + 1;
+            start[k] = 1;
+            limit[k] = 2 * shape[k] + 1;
+            step[k] = 2;
+            axes[k] = (int)k;
+        }
+        vk_pair root, view;
+        vk_pair_output(&root, TF_F32, rank, root_shape);
+        tf_fill_params zero = {sizeof zero, 0, {0.0, 0}};
+        vk_run_compare("FILL root", TF_PRIM_FILL, &zero, 0, NULL, &root, 0, 0);
+        tf_tensor *sliced[2], *views[2] = {NULL, NULL};
+        tf_tensor *roots[2] = {root.cpu, root.vk};
+        for (int s = 0; s < 2; s++) {
+            TF_ASSERT_OK(tf_tensor_slice(roots[s], start, limit, step, &sliced[s]));
+            TF_ASSERT_OK(tf_tensor_reverse(sliced[s], rank, axes, &views[s]));
+            tf_tensor_release(sliced[s]);
+        }
+        view.cpu = views[0];
+        view.vk = views[1];
+        vk_pair in;
+        vk_pair_make(&in, &rng, TF_F32, rank, shape, random_layout(&rng), sym);
+        tf_tensor *ci[1] = {in.cpu}, *vi[1] = {in.vk};
+        TF_ASSERT_OK(tf_engine_execute(vk_cpu, TF_PRIM_COPY, NULL, 1, ci, 1, &view.cpu));
+        TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_COPY, NULL, 1, vi, 1, &view.vk));
+        vk_compare("COPY into a strided view", root.cpu, root.vk, 0, 0);
+        vk_pair_free(&in);
+        vk_pair_free(&view);
+        vk_pair_free(&root);
+    }
+}
+
+static void test_copy(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 13);
+    for (int c = 0; c < CASES; c++) {
+        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+            int64_t shape[TF_MAX_RANK];
+            size_t rank = random_shape(&rng, shape, 6);
+            vk_pair in, out;
+            vk_pair_make(&in, &rng, dts[t], rank, shape, random_layout(&rng), (vk_gen){-1e3, 1e3});
+            vk_pair_output(&out, dts[t], rank, shape);
+            vk_run_compare("COPY", TF_PRIM_COPY, NULL, 1, &in, &out, 0, 0);
+            vk_pair_free(&in);
+            vk_pair_free(&out);
+        }
+    }
+}
+
+/* PAD with negative, zero and positive low/high and interior padding; all dtypes. */
+static void test_pad(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 14);
+    for (int c = 0; c < 2 * CASES; c++) {
+        tf_dtype dt = dts[c % 5];
+        int64_t shape[TF_MAX_RANK], oshape[TF_MAX_RANK];
+        size_t rank = random_shape(&rng, shape, 6);
+        tf_pad_params p;
+        memset(&p, 0, sizeof p);
+        p.struct_size = sizeof p;
+        p.value = dt == TF_BOOL ? tfr_i(1) : (tfr_f(-9.5));
+        p.value.i = dt == TF_BOOL ? 1 : -9;
+        for (size_t k = 0; k < rank; k++) {
+            p.low[k] = tfr_rng_int(&rng, -3, 3);
+            p.interior[k] = tfr_rng_int(&rng, 0, 2);
+            int64_t high = tfr_rng_int(&rng, -3, 3);
+            int64_t core = shape[k] > 0 ? shape[k] + (shape[k] - 1) * p.interior[k] : 0;
+            oshape[k] = p.low[k] + core + high;
+            if (oshape[k] < 0)
+                oshape[k] = 0;
+        }
+        vk_pair in, out;
+        vk_pair_make(&in, &rng, dt, rank, shape, random_layout(&rng), (vk_gen){-50, 50});
+        vk_pair_output(&out, dt, rank, oshape);
+        vk_run_compare("PAD", TF_PRIM_PAD, &p, 1, &in, &out, 0, 0);
+        vk_pair_free(&in);
+        vk_pair_free(&out);
+    }
+}
+
+static void test_concatenate(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 15);
+    for (int c = 0; c < 2 * CASES; c++) {
+        tf_dtype dt = dts[c % 5];
+        int64_t shape[TF_MAX_RANK];
+        size_t rank = random_shape(&rng, shape, 5);
+        if (rank == 0)
+            continue;
+        tf_concatenate_params p = {sizeof p, (uint32_t)tfr_rng_int(&rng, 0, (int64_t)rank - 1)};
+        size_t n = (size_t)tfr_rng_int(&rng, 1, 3);
+        vk_pair in[3], out;
+        int64_t oshape[TF_MAX_RANK];
+        memcpy(oshape, shape, sizeof oshape);
+        oshape[p.axis] = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t s[TF_MAX_RANK];
+            memcpy(s, shape, sizeof s);
+            s[p.axis] = tfr_rng_int(&rng, 0, 4);
+            oshape[p.axis] += s[p.axis];
+            vk_pair_make(&in[i], &rng, dt, rank, s, random_layout(&rng), (vk_gen){-50, 50});
+        }
+        vk_pair_output(&out, dt, rank, oshape);
+        vk_run_compare("CONCATENATE", TF_PRIM_CONCATENATE, &p, n, in, &out, 0, 0);
+        for (size_t i = 0; i < n; i++)
+            vk_pair_free(&in[i]);
+        vk_pair_free(&out);
+    }
+}
+
+/* Start indices on the device, of both index dtypes, beyond the clamping range too. */
+static void starts_pair(vk_pair *p, tfr_rng *rng, tf_dtype idx, size_t rank, const int64_t *big,
+                        const int64_t *small)
+{
+    int64_t n = (int64_t)rank;
+    tf_scalar vals[TF_MAX_RANK];
+    for (size_t k = 0; k < rank; k++)
+        vals[k] = tfr_i(tfr_rng_int(rng, -3, big[k] - small[k] + 3));
+    if (idx == TF_I64 && rank > 0 && tfr_rng_chance(rng, 30))
+        vals[0] = tfr_i(tfr_rng_chance(rng, 50) ? INT64_MAX / 3 : INT64_MIN / 3);
+    p->cpu = tfr_host(idx, 1, &n, vals);
+    TF_ASSERT_OK(tf_engine_upload(vk_engine, p->cpu, &p->vk));
+}
+
+static void test_dynamic_slices(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 16);
+    for (int c = 0; c < 3 * CASES; c++) {
+        tf_dtype dt = dts[c % 5], idx = c % 2 ? TF_I64 : TF_I32;
+        int64_t big[TF_MAX_RANK], small[TF_MAX_RANK];
+        size_t rank = random_shape(&rng, big, 6);
+        for (size_t k = 0; k < rank; k++)
+            small[k] = tfr_rng_int(&rng, 0, big[k]);
+        vk_pair x, starts, out;
+        vk_pair_make(&x, &rng, dt, rank, big, random_layout(&rng), (vk_gen){-50, 50});
+        starts_pair(&starts, &rng, idx, rank, big, small);
+        vk_pair_output(&out, dt, rank, small);
+        vk_pair in[3] = {x, starts};
+        vk_run_compare("DYNAMIC_SLICE", TF_PRIM_DYNAMIC_SLICE, NULL, 2, in, &out, 0, 0);
+        vk_pair_free(&out);
+        vk_pair upd;
+        vk_pair_make(&upd, &rng, dt, rank, small, random_layout(&rng), (vk_gen){-50, 50});
+        vk_pair_output(&out, dt, rank, big);
+        vk_pair uin[3] = {x, upd, starts};
+        vk_run_compare("DYNAMIC_UPDATE_SLICE", TF_PRIM_DYNAMIC_UPDATE_SLICE, NULL, 3, uin, &out, 0,
+                       0);
+        vk_pair_free(&out);
+        vk_pair_free(&upd);
+        vk_pair_free(&x);
+        vk_pair_free(&starts);
+    }
+}
+
+/* A valid index tensor (values in [0, extent)), sometimes reversed, on both engines. */
+static void index_pair(vk_pair *p, tfr_rng *rng, tf_dtype idx, size_t rank, const int64_t *shape,
+                       int64_t extent)
+{
+    size_t n = tfr_numel(rank, shape);
+    tf_scalar *vals = tfr_vals_alloc(n);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = tfr_i(tfr_rng_int(rng, 0, extent - 1));
+    tf_tensor *roots[2];
+    roots[0] = tfr_host(idx, rank, shape, vals);
+    free(vals);
+    TF_ASSERT_OK(tf_engine_upload(vk_engine, roots[0], &roots[1]));
+    int axes[TF_MAX_RANK];
+    for (size_t k = 0; k < rank; k++)
+        axes[k] = (int)k;
+    int reverse = rank > 0 && tfr_rng_chance(rng, 50);
+    tf_tensor *views[2];
+    for (int s = 0; s < 2; s++) {
+        if (reverse)
+            TF_ASSERT_OK(tf_tensor_reverse(roots[s], rank, axes, &views[s]));
+        else {
+            views[s] = roots[s];
+            tf_tensor_retain(roots[s]);
+        }
+        tf_tensor_release(roots[s]);
+    }
+    p->cpu = views[0];
+    p->vk = views[1];
+}
+
+static void test_gather_scatter(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 17);
+    for (int c = 0; c < 4 * CASES; c++) {
+        tf_dtype dt = dts[c % 5], idx = (c / 5) % 2 ? TF_I64 : TF_I32;
+        int64_t shape[TF_MAX_RANK], ishape[TF_MAX_RANK], oshape[TF_MAX_RANK];
+        size_t rank = random_shape(&rng, shape, 5);
+        if (rank == 0)
+            continue;
+        uint32_t axis = (uint32_t)tfr_rng_int(&rng, 0, (int64_t)rank - 1);
+        if (shape[axis] == 0)
+            shape[axis] = 3;
+        int along = tfr_rng_chance(&rng, 50);
+        tf_gather_params p = {sizeof p, axis, along ? TF_GATHER_ALONG_AXIS : TF_GATHER_INDEX_SELECT,
+                              tfr_rng_chance(&rng, 50) ? TF_SCATTER_ADD : TF_SCATTER_REPLACE};
+        size_t irank = along ? rank : 1;
+        if (along) {
+            for (size_t k = 0; k < rank; k++)
+                ishape[k] = k == axis ? tfr_rng_int(&rng, 0, 5) : tfr_rng_int(&rng, 0, shape[k]);
+            memcpy(oshape, ishape, sizeof oshape);
+        } else {
+            ishape[0] = tfr_rng_int(&rng, 0, 5);
+            memcpy(oshape, shape, sizeof oshape);
+            oshape[axis] = ishape[0];
+        }
+        vk_pair x, index, out;
+        vk_pair_make(&x, &rng, dt, rank, shape, random_layout(&rng), (vk_gen){-50, 50});
+        index_pair(&index, &rng, idx, irank, ishape, shape[axis]);
+        vk_pair_output(&out, dt, rank, oshape);
+        vk_pair gin[2] = {x, index};
+        vk_run_compare(along ? "GATHER along axis" : "GATHER index select", TF_PRIM_GATHER, &p, 2,
+                       gin, &out, 0, 0);
+        vk_pair_free(&out);
+        tf_dtype sd[4] = {dt, idx, dt, dt};
+        if (dt == TF_BOOL)
+            p.combine = TF_SCATTER_REPLACE; /* the core refuses scatter-add on bool */
+        if (tf_engine_supports(vk_engine, TF_PRIM_SCATTER, 0, sd, 4)) {
+            vk_pair upd;
+            vk_pair_make(&upd, &rng, dt, rank, oshape, random_layout(&rng), (vk_gen){-50, 50});
+            vk_pair_output(&out, dt, rank, shape);
+            vk_pair sin[3] = {x, index, upd};
+            vk_run_compare(along ? "SCATTER along axis" : "SCATTER index select", TF_PRIM_SCATTER,
+                           &p, 3, sin, &out, 1e-6, 0);
+            vk_pair_free(&out);
+            vk_pair_free(&upd);
+        }
+        vk_pair_free(&x);
+        vk_pair_free(&index);
+    }
+}
+
+/* ---- UNARY, BINARY, COMPARE, SELECT ------------------------------------------------------ */
+
+static int transcendental(uint32_t op)
+{
+    return op == TF_UNARY_EXP || op == TF_UNARY_LOG || op == TF_UNARY_EXPM1 ||
+           op == TF_UNARY_LOG1P || op == TF_UNARY_SIN || op == TF_UNARY_COS ||
+           op == TF_UNARY_TANH || op == TF_UNARY_ERF || op == TF_UNARY_SIGMOID ||
+           op == TF_UNARY_RSQRT;
+}
+
+static vk_gen unary_domain(uint32_t op)
+{
+    switch (op) {
+    case TF_UNARY_LOG:
+    case TF_UNARY_SQRT:
+    case TF_UNARY_RSQRT: return (vk_gen){0.05, 20.0};
+    case TF_UNARY_LOG1P: return (vk_gen){-0.9, 5.0};
+    case TF_UNARY_EXP:
+    case TF_UNARY_EXPM1: return (vk_gen){-10.0, 10.0};
+    case TF_UNARY_ERF: return (vk_gen){-4.0, 4.0};
+    case TF_UNARY_SIGMOID: return (vk_gen){-30.0, 30.0};
+    default: return sym;
+    }
+}
+
+static int i64_ok(void)
+{
+    tf_dtype d[2] = {TF_I64, TF_I64};
+    return tf_engine_supports(vk_engine, TF_PRIM_UNARY, TF_UNARY_NEG, d, 2);
+}
+
+static int is_int(tf_dtype d)
+{
+    return d == TF_I32 || d == TF_I64;
+}
+
+static void test_unary(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 21);
+    int claimed = 0;
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+        for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++) {
+            tf_dtype d[2] = {dts[t], dts[t]};
+            if (!tf_engine_supports(vk_engine, TF_PRIM_UNARY, op, d, 2))
+                continue;
+            claimed++;
+            for (int c = 0; c < CASES / 2; c++) {
+                int64_t shape[TF_MAX_RANK];
+                size_t rank = random_shape(&rng, shape, 7);
+                vk_gen g = is_int(dts[t]) ? (vk_gen){-1000, 1000} : unary_domain(op);
+                vk_pair in, out;
+                vk_pair_make(&in, &rng, dts[t], rank, shape, random_layout(&rng), g);
+                vk_pair_output(&out, dts[t], rank, shape);
+                tf_unary_params p = {sizeof p, op};
+                char what[64];
+                snprintf(what, sizeof what, "UNARY %s %s", tf_prim_op_name(TF_PRIM_UNARY, op),
+                         tf_dtype_name(dts[t]));
+                /* f64 transcendentals are the engine's own series (math64.glsl): ~1e-15. */
+                int loose = transcendental(op);
+                double rtol = dts[t] == TF_F32 ? (loose ? 2e-5 : 1e-6) : (loose ? 1e-13 : 1e-15);
+                double atol = loose ? (dts[t] == TF_F32 ? 1e-6 : 1e-15) : 0;
+                vk_run_compare(what, TF_PRIM_UNARY, &p, 1, &in, &out, rtol, atol);
+                vk_pair_free(&in);
+                vk_pair_free(&out);
+            }
+        }
+    }
+    /* f32: all 18 float ops; i32: 4; bool: 1; f64 and i64 (when the device has them): 18, 4. */
+    assert_int_equal(claimed, 18 + 4 + 1 + (f64_ok() ? 18 : 0) + (i64_ok() ? 4 : 0));
+}
+
+static void test_binary(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 22);
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+        for (uint32_t op = 0; op < TF_BINARY_COUNT_; op++) {
+            tf_dtype d[3] = {dts[t], dts[t], dts[t]};
+            if (!tf_engine_supports(vk_engine, TF_PRIM_BINARY, op, d, 3))
+                continue;
+            for (int c = 0; c < CASES / 2; c++) {
+                int64_t shape[TF_MAX_RANK];
+                size_t rank = random_shape(&rng, shape, 7);
+                vk_gen ga = is_int(dts[t]) ? (vk_gen){-100, 100} : sym;
+                vk_gen gb = ga;
+                if (op == TF_BINARY_POW) {
+                    ga = is_int(dts[t]) ? (vk_gen){-5, 5} : (vk_gen){0.1, 4.0};
+                    gb = is_int(dts[t]) ? (vk_gen){-2, 6} : (vk_gen){-3.0, 3.0};
+                    if (is_int(dts[t]))
+                        ga = (vk_gen){1, 5}; /* negative powers of 0 fail: see below */
+                }
+                if ((op == TF_BINARY_DIV || op == TF_BINARY_REM) && is_int(dts[t]))
+                    gb = (vk_gen){1, 9}; /* no zero divisors here; see test_vulkan_engine.c */
+                vk_pair in[2], out;
+                vk_pair_make(&in[0], &rng, dts[t], rank, shape, random_layout(&rng), ga);
+                vk_pair_make(&in[1], &rng, dts[t], rank, shape, random_layout(&rng), gb);
+                vk_pair_output(&out, dts[t], rank, shape);
+                tf_binary_params p = {sizeof p, op};
+                char what[64];
+                snprintf(what, sizeof what, "BINARY %s %s", tf_prim_op_name(TF_PRIM_BINARY, op),
+                         tf_dtype_name(dts[t]));
+                int loose = op == TF_BINARY_POW;
+                double rtol = dts[t] == TF_F32 ? (loose ? 2e-5 : 1e-6) : (loose ? 1e-13 : 1e-15);
+                vk_run_compare(what, TF_PRIM_BINARY, &p, 2, in, &out, rtol, 0);
+                vk_pair_free(&in[0]);
+                vk_pair_free(&in[1]);
+                vk_pair_free(&out);
+            }
+        }
+    }
+}
+
+static void test_compare_select(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 23);
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+        if ((dts[t] == TF_F64 && !f64_ok()) || (dts[t] == TF_I64 && !i64_ok()))
+            continue;
+        for (uint32_t op = 0; op < TF_COMPARE_COUNT_; op++) {
+            int64_t shape[TF_MAX_RANK];
+            size_t rank = random_shape(&rng, shape, 7);
+            /* Small integers in every dtype, so equal pairs occur. */
+            vk_gen g = {-2, 2};
+            vk_pair in[3], out, sel;
+            vk_pair_make(&in[0], &rng, dts[t], rank, shape, random_layout(&rng), g);
+            vk_pair_make(&in[1], &rng, dts[t], rank, shape, random_layout(&rng), g);
+            if (dts[t] != TF_BOOL) {
+                /* integral values for the float dtypes too */
+                vk_pair_free(&in[0]);
+                vk_pair_free(&in[1]);
+                vk_pair_make(&in[0], &rng, TF_I32, rank, shape, VK_DENSE, g);
+                vk_pair_make(&in[1], &rng, TF_I32, rank, shape, VK_DENSE, g);
+                for (int k = 0; k < 2; k++) {
+                    vk_pair cv;
+                    tf_convert_params cp = {sizeof cp, 0};
+                    vk_pair_output(&cv, dts[t], rank, shape);
+                    vk_run_compare("CONVERT i32 (inputs)", TF_PRIM_CONVERT, &cp, 1, &in[k], &cv, 0,
+                                   0);
+                    vk_pair_free(&in[k]);
+                    in[k] = cv;
+                }
+            }
+            vk_pair_output(&out, TF_BOOL, rank, shape);
+            tf_compare_params p = {sizeof p, op};
+            vk_run_compare("COMPARE", TF_PRIM_COMPARE, &p, 2, in, &out, 0, 0);
+            /* SELECT(out, in0, in1) */
+            vk_pair sin[3] = {out, in[0], in[1]};
+            vk_pair_output(&sel, dts[t], rank, shape);
+            vk_run_compare("SELECT", TF_PRIM_SELECT, NULL, 3, sin, &sel, 0, 0);
+            vk_pair_free(&sel);
+            vk_pair_free(&out);
+            vk_pair_free(&in[0]);
+            vk_pair_free(&in[1]);
+        }
+    }
+}
+
+/* ---- CONVERT ---------------------------------------------------------------------- */
+
+static void test_convert(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 31);
+    for (size_t s = 0; s < 5; s++) {
+        for (size_t d = 0; d < 5; d++) {
+            tf_dtype dd[2] = {dts[s], dts[d]};
+            if (!tf_engine_supports(vk_engine, TF_PRIM_CONVERT, 0, dd, 2))
+                continue;
+            for (int c = 0; c < CASES / 2; c++) {
+                int64_t shape[TF_MAX_RANK];
+                size_t rank = random_shape(&rng, shape, 7);
+                vk_pair in, out;
+                /* Beyond i32 (wraps, saturates) and, for i64 -> f32, beyond 2^24 (rounds). */
+                vk_gen wide = dts[s] == TF_I64 ? (vk_gen){-3e15, 3e15} : (vk_gen){-3e9, 3e9};
+                vk_pair_make(&in, &rng, dts[s], rank, shape, random_layout(&rng), wide);
+                vk_pair_output(&out, dts[d], rank, shape);
+                tf_convert_params p = {sizeof p, 0};
+                vk_run_compare("CONVERT (cast)", TF_PRIM_CONVERT, &p, 1, &in, &out, 0, 0);
+                vk_pair_free(&in);
+                vk_pair_free(&out);
+                /* Checked, on values every target holds exactly. */
+                vk_pair_make(&in, &rng, dts[s], rank, shape, random_layout(&rng),
+                             dts[d] == TF_BOOL ? (vk_gen){0, 1} : (vk_gen){-1000, 1000});
+                if (tf_dtype_is_float(dts[s]) && !tf_dtype_is_float(dts[d])) {
+                    /* integral floats: round through i32 first */
+                    vk_pair iv;
+                    vk_pair_free(&in);
+                    vk_pair_make(&iv, &rng, TF_I32, rank, shape, VK_DENSE,
+                                 dts[d] == TF_BOOL ? (vk_gen){0, 1} : (vk_gen){-1000, 1000});
+                    vk_pair_output(&in, dts[s], rank, shape);
+                    vk_run_compare("CONVERT i32 -> float", TF_PRIM_CONVERT, &p, 1, &iv, &in, 0, 0);
+                    vk_pair_free(&iv);
+                }
+                vk_pair_output(&out, dts[d], rank, shape);
+                p.checked = 1;
+                vk_run_compare("CONVERT (checked)", TF_PRIM_CONVERT, &p, 1, &in, &out, 0, 0);
+                vk_pair_free(&in);
+                vk_pair_free(&out);
+            }
+        }
+    }
+}
+
+/* ---- REDUCE ---------------------------------------------------------------------------- */
+
+static void reduce_cases(void)
+{
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    /* Fixed long reductions (the workgroup-per-output path), then random ones. */
+    static const int64_t fixed_shapes[3][2] = {{3, 1000}, {1000, 3}, {50, 40}};
+    static const uint64_t fixed_masks[3] = {2, 1, 3};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 41);
+    for (size_t t = 0; t < 5; t++) {
+        for (uint32_t op = 0; op < TF_REDUCE_COUNT_; op++) {
+            tf_dtype d[2] = {dts[t], dts[t]};
+            if (!tf_engine_supports(vk_engine, TF_PRIM_REDUCE, op, d, 2))
+                continue;
+            for (int f = 0; f < 3; f++) {
+                int64_t oshape[2];
+                for (int k = 0; k < 2; k++)
+                    oshape[k] = (fixed_masks[f] >> k) & 1u ? 1 : fixed_shapes[f][k];
+                vk_gen g = op == TF_REDUCE_PROD ? (vk_gen){0.99, 1.01} : sym;
+                if (is_int(dts[t]))
+                    g = op == TF_REDUCE_PROD ? (vk_gen){-1, 1} : (vk_gen){-1000, 1000};
+                vk_pair in, out;
+                vk_pair_make(&in, &rng, dts[t], 2, fixed_shapes[f], random_layout(&rng), g);
+                vk_pair_output(&out, dts[t], 2, oshape);
+                tf_reduce_params p = {sizeof p, op, fixed_masks[f]};
+                double eps = dts[t] == TF_F32 ? 1.2e-7 : 2.3e-16;
+                vk_run_compare("REDUCE (long)", TF_PRIM_REDUCE, &p, 1, &in, &out, 4000 * eps,
+                               tf_dtype_is_float(dts[t]) ? 3000 * eps * 3 : 0);
+                vk_pair_free(&in);
+                vk_pair_free(&out);
+            }
+            for (int c = 0; c < CASES; c++) {
+                int64_t shape[TF_MAX_RANK], oshape[TF_MAX_RANK];
+                /* Some long reductions to take the workgroup-per-output path. */
+                size_t rank = random_shape(&rng, shape, c % 3 == 0 ? 40 : 7);
+                uint64_t mask = (uint64_t)tfr_rng_int(&rng, 0, (1 << rank) - 1);
+                int64_t count = 1;
+                for (size_t k = 0; k < rank; k++) {
+                    oshape[k] = (mask >> k) & 1u ? 1 : shape[k];
+                    count *= (mask >> k) & 1u ? shape[k] : 1;
+                }
+                vk_gen g = op == TF_REDUCE_PROD ? (vk_gen){0.9, 1.1} : sym;
+                if (is_int(dts[t]))
+                    g = op == TF_REDUCE_PROD ? (vk_gen){-3, 3} : (vk_gen){-1000, 1000};
+                vk_pair in, out;
+                vk_pair_make(&in, &rng, dts[t], rank, shape, random_layout(&rng), g);
+                vk_pair_output(&out, dts[t], rank, oshape);
+                tf_reduce_params p = {sizeof p, op, mask};
+                char what[64];
+                snprintf(what, sizeof what, "REDUCE %s %s over %lld",
+                         tf_prim_op_name(TF_PRIM_REDUCE, op), tf_dtype_name(dts[t]),
+                         (long long)count);
+                double eps = dts[t] == TF_F32 ? 1.2e-7 : 2.3e-16;
+                double atol = tf_dtype_is_float(dts[t]) ? 3.0 * eps * (double)count : 0;
+                vk_run_compare(what, TF_PRIM_REDUCE, &p, 1, &in, &out, 4 * eps * (double)count,
+                               atol);
+                vk_pair_free(&in);
+                vk_pair_free(&out);
+            }
+        }
+    }
+}
+
+/* The default engine: subgroup reductions where the device has them (lavapipe does). */
+static void test_reduce(void **state)
+{
+    (void)state;
+    reduce_cases();
+}
+
+/* The shared-memory-only tree, on an engine opened with subgroup_reduce=off. */
+static void test_reduce_shared_memory(void **state)
+{
+    (void)state;
+    tf_plugin *plugin = NULL;
+    TF_ASSERT_OK(tf_plugin_load("vulkan", &plugin));
+    const char *keys[1] = {"subgroup_reduce"}, *values[1] = {"off"};
+    tf_engine_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.n_extra = 1;
+    o.extra_keys = keys;
+    o.extra_values = values;
+    tf_engine *shared = NULL, *saved = vk_engine;
+    TF_ASSERT_OK(tf_engine_create(plugin, &o, &shared));
+    vk_engine = shared;
+    reduce_cases();
+    vk_engine = saved;
+    tf_engine_destroy(shared);
+}
+
+/* ---- DOT_GENERAL --------------------------------------------------------------------------- */
+
+/* lhs [m, k, b] (axes permuted at random), rhs [k, n, b] likewise; sizes cross tile edges. */
+static void test_dot_general(void **state)
+{
+    (void)state;
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 51);
+    for (size_t t = 0; t < 4; t++) {
+        tf_dtype d[3] = {dts[t], dts[t], dts[t]};
+        if (!tf_engine_supports(vk_engine, TF_PRIM_DOT_GENERAL, 0, d, 3))
+            continue;
+        for (int c = 0; c < 3 * CASES; c++) {
+            int64_t m = tfr_rng_int(&rng, 0, 70), n = tfr_rng_int(&rng, 0, 70);
+            int64_t k = tfr_rng_int(&rng, 0, 40), b = tfr_rng_int(&rng, 1, 3);
+            if (c % 4 == 0)
+                n = 1; /* matrix-vector */
+            if (c % 4 == 1)
+                m = 1; /* vector-matrix */
+            if (c % 8 == 0)
+                k = 300 + c; /* long dot products: a workgroup per output */
+            int batched = tfr_rng_chance(&rng, 50);
+            int lp[3], rp[3];
+            tfr_rng_perm(&rng, batched ? 3 : 2, lp);
+            tfr_rng_perm(&rng, batched ? 3 : 2, rp);
+            int64_t lsh_logical[3] = {m, k, b}, rsh_logical[3] = {k, n, b};
+            size_t rank = batched ? 3 : 2;
+            int64_t lsh[3], rsh[3];
+            tf_dot_general_params p;
+            memset(&p, 0, sizeof p);
+            p.struct_size = sizeof p;
+            p.n_contracting = 1;
+            p.n_batch = batched ? 1 : 0;
+            /* axis i of lhs holds logical axis lp[i] */
+            for (size_t i = 0; i < rank; i++) {
+                lsh[i] = lsh_logical[lp[i]];
+                rsh[i] = rsh_logical[rp[i]];
+                if (lp[i] == 1)
+                    p.lhs_contracting[0] = (uint32_t)i;
+                if (lp[i] == 2)
+                    p.lhs_batch[0] = (uint32_t)i;
+                if (rp[i] == 0)
+                    p.rhs_contracting[0] = (uint32_t)i;
+                if (rp[i] == 2)
+                    p.rhs_batch[0] = (uint32_t)i;
+            }
+            int64_t osh[3] = {m, n, b};
+            vk_pair in[2], out;
+            vk_gen g = is_int(dts[t]) ? (vk_gen){-1000, 1000} : sym; /* ints: sums wrap */
+            vk_pair_make(&in[0], &rng, dts[t], rank, lsh, random_layout(&rng), g);
+            vk_pair_make(&in[1], &rng, dts[t], rank, rsh, random_layout(&rng), g);
+            vk_pair_output(&out, dts[t], rank, osh);
+            char what[96];
+            snprintf(what, sizeof what, "DOT_GENERAL %s m=%lld n=%lld k=%lld b=%lld",
+                     tf_dtype_name(dts[t]), (long long)m, (long long)n, (long long)k,
+                     (long long)(batched ? b : 1));
+            double eps = dts[t] == TF_F32 ? 1.2e-7 : (dts[t] == TF_F64 ? 2.3e-16 : 0);
+            vk_run_compare(what, TF_PRIM_DOT_GENERAL, &p, 2, in, &out, 4 * eps * (double)k,
+                           9.0 * 4 * eps * (double)k);
+            vk_pair_free(&in[0]);
+            vk_pair_free(&in[1]);
+            vk_pair_free(&out);
+        }
+    }
+}
+
+/* A chain of dependent ops in one batch, then one download: barriers must order them. */
+static void test_dependent_chain(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 61);
+    int64_t shape[1] = {1000};
+    vk_pair x, acc;
+    vk_pair_make(&x, &rng, TF_F32, 1, shape, VK_DENSE, sym);
+    vk_pair_output(&acc, TF_F32, 1, shape);
+    tf_fill_params zero = {sizeof zero, 0, {0.0, 0}};
+    tf_tensor *none[1] = {NULL};
+    (void)none;
+    TF_ASSERT_OK(tf_engine_execute(vk_cpu, TF_PRIM_FILL, &zero, 0, NULL, 1, &acc.cpu));
+    TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_FILL, &zero, 0, NULL, 1, &acc.vk));
+    tf_binary_params add = {sizeof add, TF_BINARY_ADD};
+    for (int i = 0; i < 600; i++) { /* crosses the batch bound (512 dispatches) */
+        vk_pair next;
+        vk_pair_output(&next, TF_F32, 1, shape);
+        tf_tensor *ci[2] = {acc.cpu, x.cpu}, *vi[2] = {acc.vk, x.vk};
+        TF_ASSERT_OK(tf_engine_execute(vk_cpu, TF_PRIM_BINARY, &add, 2, ci, 1, &next.cpu));
+        TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_BINARY, &add, 2, vi, 1, &next.vk));
+        vk_pair_free(&acc);
+        acc = next; /* the old accumulator is freed while its batch may still run */
+    }
+    vk_compare("600 dependent adds", acc.cpu, acc.vk, 1e-6, 1e-4);
+    vk_pair_free(&x);
+    vk_pair_free(&acc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fill_iota),
+        cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_strided_outputs),
+        cmocka_unit_test(test_pad),
+        cmocka_unit_test(test_concatenate),
+        cmocka_unit_test(test_dynamic_slices),
+        cmocka_unit_test(test_gather_scatter),
+        cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_compare_select),
+        cmocka_unit_test(test_convert),
+        cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_reduce_shared_memory),
+        cmocka_unit_test(test_dot_general),
+        cmocka_unit_test(test_dependent_chain),
+    };
+    return cmocka_run_group_tests_name("vulkan primitives vs cpu", tests, vk_group_setup,
+                                       vk_group_teardown);
+}

@@ -1,0 +1,63 @@
+/*
+ * vk_fixture.h - the Vulkan engine tests' shared fixture: the Vulkan engine
+ * (validation layer on) and the CPU reference engine, random operands that
+ * exist identically on both, and comparisons.
+ *
+ * Every input is built as a host "root" tensor, uploaded to the Vulkan engine
+ * with tf_engine_upload, and then given the same view on both sides
+ * (transposed, reversed, broadcast with stride 0, stepped slice), so the CPU
+ * engine sees the host view and the Vulkan engine the same view of its copy.
+ */
+#ifndef VK_FIXTURE_H
+#define VK_FIXTURE_H
+
+#include "tf_ref.h"
+#include "tf_test_log.h"
+
+extern tf_engine *vk_engine;
+extern tf_engine *vk_cpu;
+
+/* One operand on both engines. */
+typedef struct vk_pair {
+    tf_tensor *cpu; /* the view over the host root */
+    tf_tensor *vk;  /* the same view over the uploaded root */
+} vk_pair;
+
+typedef enum vk_layout {
+    VK_DENSE,
+    VK_TRANSPOSED,
+    VK_REVERSED,
+    VK_BROADCAST,
+    VK_STEPPED,
+    VK_LAYOUT_COUNT_
+} vk_layout;
+
+/* Values drawn for an input: uniform in [lo, hi] (integers rounded; bool 0/1). */
+typedef struct vk_gen {
+    double lo, hi;
+} vk_gen;
+
+/* A random operand of `shape` in the given layout. */
+void vk_pair_make(vk_pair *p, tfr_rng *rng, tf_dtype dtype, size_t rank, const int64_t *shape,
+                  vk_layout layout, vk_gen gen);
+void vk_pair_free(vk_pair *p);
+/* Empty dense outputs on both engines. */
+void vk_pair_output(vk_pair *p, tf_dtype dtype, size_t rank, const int64_t *shape);
+
+/* Runs prim on both engines (asserting success) and compares out[0] element by element. */
+void vk_run_compare(const char *what, tf_prim prim, const void *params, size_t n_in, vk_pair *in,
+                    vk_pair *out, double rtol, double atol);
+
+/* Downloads a Vulkan tensor to doubles (numel of them; caller frees). */
+double *vk_read(tf_engine *engine, const tf_tensor *t);
+/* Compares two tensors' values (NaN equals NaN). */
+void vk_compare(const char *what, const tf_tensor *cpu_t, const tf_tensor *vk_t, double rtol,
+                double atol);
+
+/* setup/teardown of a group: opens both engines, fails on validation messages. */
+int vk_group_setup(void **state);
+int vk_group_teardown(void **state);
+/* Fails the running test if the validation layer spoke since the group began. */
+void vk_assert_validation_clean(void);
+
+#endif /* VK_FIXTURE_H */
