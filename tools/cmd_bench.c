@@ -152,11 +152,14 @@ static tf_status run_dispatch(bench *b)
     const double xs[4] = {1, 2, 3, 4}, cs[4] = {0.5, 0.5, 0.5, 0.5};
     const int64_t shape[1] = {4};
     tf_tensor *xt = NULL, *ct = NULL;
-    tf_eager *x = NULL, *c = NULL;
+    tf_eager *xc = NULL, *x = NULL, *c = NULL;
+    /* uploaded through the session, so engines without host memory run it too */
     tf_status st = tf_tensor_from_host(TF_F64, 1, shape, xs, 4, &xt);
     TRY(tf_tensor_from_host(TF_F64, 1, shape, cs, 4, &ct));
-    TRY(tf_runtime_variable_from(b->rt, xt, &x));
-    TRY(tf_runtime_constant_from(b->rt, ct, &c));
+    TRY(tf_session_constant_from_host(b->s, xt, &xc));
+    TRY(tf_runtime_variable_from(b->rt, tf_eager_value(xc), &x));
+    TRY(tf_session_constant_from_host(b->s, ct, &c));
+    tf_eager_release(xc);
     tf_tensor_release(xt);
     tf_tensor_release(ct);
     double fwd[TF_BENCH_MAX_REPS], bwd[TF_BENCH_MAX_REPS], f, g;

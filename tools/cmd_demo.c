@@ -87,6 +87,21 @@ static tf_status upload(tf_session *s, size_t rank, const int64_t *shape, const 
     return st;
 }
 
+/* Reads one f64 value of x, downloading it first when it is in device memory. */
+static tf_status read_scalar(tf_session *s, const tf_eager *x, double *out)
+{
+    tf_tensor *v = tf_eager_value(x), *host = NULL;
+    if (!tf_tensor_is_host_accessible(v)) {
+        tf_status st = tf_engine_download(tf_session_engine(s), v, &host);
+        if (st)
+            return st;
+        v = host;
+    }
+    tf_status st = tf_tensor_copy_to_host(v, TF_F64, out, 1);
+    tf_tensor_release(host);
+    return st;
+}
+
 /* Replaces *slot by `next` (one reference taken over). */
 static void replace(tf_eager **slot, tf_eager *next)
 {
@@ -203,7 +218,7 @@ static tf_status loss_and_accuracy(tf_session *s, tf_eager *z, tf_eager *y, tf_e
     if (!st)
         st = tf_session_reduce_mean(s, as_f64, NULL, 0, &fraction);
     if (!st)
-        st = tf_tensor_copy_to_host(tf_eager_value(fraction), TF_F64, accuracy, 1);
+        st = read_scalar(s, fraction, accuracy);
     tf_eager_release(right);
     tf_eager_release(as_f64);
     tf_eager_release(fraction);
@@ -313,7 +328,7 @@ static tf_status train(tf_session *s, const demo_options *o, double *final_acc)
         if (!st)
             st = tf_eager_backward(loss, tf_session_engine(s));
         if (!st)
-            st = tf_tensor_copy_to_host(tf_eager_value(loss), TF_F64, &lv, 1);
+            st = read_scalar(s, loss, &lv);
         if (!st)
             st = update(s, &m, epoch, o->lr);
         if (!st)
