@@ -4,17 +4,19 @@
  *
  * Issuing an op creates a handful of these and dropping its result frees
  * them, so recycling them per thread keeps the allocator off the hot path
- * and takes no lock. Blocks are recycled only while the default allocator
- * is in effect: with an application allocator (and in the fault-injection
- * tests) every object is allocated and freed through it, one by one.
+ * and takes no lock. A thread keeps up to POOL_BUDGET bytes of free blocks
+ * (the bookkeeping of some ten thousand recorded ops) until it exits.
+ * Blocks are recycled only while the default allocator is in effect: with
+ * an application allocator (and in the fault-injection tests) every object
+ * is allocated and freed through it, one by one.
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-#define POOL_CLASSES 16   /* 64-byte size classes: 64 .. 1024 bytes */
-#define POOL_KEEP 512     /* blocks kept per class and thread */
+#define POOL_CLASSES 16               /* 64-byte size classes: 64 .. 1024 bytes */
+#define POOL_BUDGET ((size_t)16 << 20) /* bytes of free blocks kept per thread */
 
 typedef struct pool_block {
     struct pool_block *next;
@@ -22,7 +24,7 @@ typedef struct pool_block {
 
 typedef struct pool {
     pool_block *head[POOL_CLASSES];
-    uint32_t count[POOL_CLASSES];
+    size_t bytes; /* bytes held in the lists */
 } pool;
 
 static _Thread_local pool *t_pool;
@@ -80,7 +82,7 @@ void *tf__pool_alloc(size_t size)
         if (pl && pl->head[c]) {
             pool_block *b = pl->head[c];
             pl->head[c] = b->next;
-            pl->count[c]--;
+            pl->bytes -= (size_t)(c + 1) * 64;
             return b;
         }
         return tf__alloc((size_t)(c + 1) * 64);
@@ -95,11 +97,11 @@ void tf__pool_free(void *ptr, size_t size)
     int c = size_class(size);
     if (c < POOL_CLASSES && tf__default_allocator()) {
         pool *pl = my_pool();
-        if (pl && pl->count[c] < POOL_KEEP) {
+        if (pl && pl->bytes + (size_t)(c + 1) * 64 <= POOL_BUDGET) {
             pool_block *b = ptr;
             b->next = pl->head[c];
             pl->head[c] = b;
-            pl->count[c]++;
+            pl->bytes += (size_t)(c + 1) * 64;
             return;
         }
     }
