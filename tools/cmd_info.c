@@ -1,12 +1,16 @@
 /*
  * cmd_info.c - `tenferro info [--json]`: what this installation can run.
  *
+ * Engine plugins (tenferro-engine-*.so) and extension modules
+ * (tenferro-ext-*.so) are listed together, each with its kind.
+ *
  * The JSON form is a stable interface documented in docs/cli.md: fields are
  * only ever added.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <tenferro/extension.h>
 #include <tenferro/tenferro.h>
 
 #include "cli.h"
@@ -45,7 +49,22 @@ static void text_devices(const tf_plugin *p)
     }
 }
 
-static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n)
+static void text_extensions(const tf_extension_candidate *x, size_t nx)
+{
+    for (size_t i = 0; i < nx; i++) {
+        if (x[i].status != TF_OK) {
+            printf("  %s: %s, refused (%s): %s\n", x[i].path, x[i].kind,
+                   tf_status_name(x[i].status), x[i].message);
+            continue;
+        }
+        const tf_extension_module *m = x[i].module;
+        printf("  %s: %s '%s' %s, ABI %u.%u, loaded\n", x[i].path, x[i].kind, tf_extension_id(m),
+               tf_extension_version(m), tf_extension_abi_major(m), tf_extension_abi_minor(m));
+    }
+}
+
+static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n,
+                       const tf_extension_candidate *x, size_t nx)
 {
     printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
            TF_ENGINE_ABI_MINOR);
@@ -55,7 +74,7 @@ static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
     for (size_t i = 0; i < ndirs; i++)
         printf("  %s\n", dirs[i]);
     printf("plugins:\n");
-    if (n == 0)
+    if (n + nx == 0)
         printf("  none found\n");
     for (size_t i = 0; i < n; i++) {
         if (c[i].status != TF_OK) {
@@ -68,6 +87,7 @@ static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
                tf_plugin_version(p), tf_plugin_abi_major(p), tf_plugin_abi_minor(p));
         text_devices(p);
     }
+    text_extensions(x, nx);
 }
 
 /* ---- JSON ---- */
@@ -132,7 +152,30 @@ static void json_loaded(const tf_plugin *p)
     printf(n ? "\n      ]" : "]");
 }
 
-static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n)
+static void json_extension(const tf_extension_candidate *x)
+{
+    printf("\"path\": ");
+    tf_cli_json_string(stdout, x->path);
+    printf(", \"kind\": \"%s\", ", x->kind);
+    if (x->status != TF_OK) {
+        printf("\"status\": \"refused\", \"error\": \"%s\", \"reason\": ",
+               tf_status_name(x->status));
+        tf_cli_json_string(stdout, x->message);
+        return;
+    }
+    const tf_extension_module *m = x->module;
+    printf("\"status\": \"loaded\", \"name\": ");
+    tf_cli_json_string(stdout, tf_extension_id(m));
+    printf(", \"version\": ");
+    tf_cli_json_string(stdout, tf_extension_version(m));
+    printf(", \"description\": ");
+    tf_cli_json_string(stdout, tf_extension_description(m));
+    printf(", \"abi\": {\"major\": %u, \"minor\": %u}", tf_extension_abi_major(m),
+           tf_extension_abi_minor(m));
+}
+
+static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n,
+                       const tf_extension_candidate *x, size_t nx)
 {
     printf("{\n  \"version\": \"%s\",\n  \"engine_abi\": {\"major\": %d, \"minor\": %d},\n",
            tf_version_string(), TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR);
@@ -156,7 +199,14 @@ static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
         }
         printf("}");
     }
-    printf(n ? "\n  ]\n}\n" : "]\n}\n");
+    for (size_t i = 0; i < nx; i++) {
+        printf(i + n ? ",\n    {" : "\n    {");
+        json_extension(&x[i]);
+        printf("}");
+    }
+    printf(n + nx ? "\n  ],\n" : "],\n");
+    printf("  \"extension_abi\": {\"major\": %d, \"minor\": %d}\n}\n", TF_EXTENSION_ABI_MAJOR,
+           TF_EXTENSION_ABI_MINOR);
 }
 
 int tf_cli_info(int argc, char **argv)
@@ -172,16 +222,24 @@ int tf_cli_info(int argc, char **argv)
         }
     }
     char **dirs;
-    size_t ndirs, n;
+    size_t ndirs, n, nx;
     tf_plugin_candidate *c;
+    tf_extension_candidate *x;
     if (tf_plugin_path_get(&dirs, &ndirs) != TF_OK || tf_plugin_scan(&c, &n) != TF_OK) {
         fprintf(stderr, "tenferro info: %s\n", tf_error_message());
         return 1;
     }
+    if (tf_extension_scan(&x, &nx) != TF_OK) {
+        fprintf(stderr, "tenferro info: %s\n", tf_error_message());
+        tf_plugin_scan_free(c, n);
+        tf_plugin_path_free(dirs);
+        return 1;
+    }
     if (json)
-        print_json(dirs, ndirs, c, n);
+        print_json(dirs, ndirs, c, n, x, nx);
     else
-        print_text(dirs, ndirs, c, n);
+        print_text(dirs, ndirs, c, n, x, nx);
+    tf_extension_scan_free(x, nx);
     tf_plugin_scan_free(c, n);
     tf_plugin_path_free(dirs);
     return 0;

@@ -70,6 +70,7 @@ struct tf_runtime {
     _Atomic tf_epoch epoch;
     pthread_mutex_t slots_lock;
     tf_grad_slot *slots; /* live variables' slots */
+    struct tf_ext_registry *ext; /* installed extension modules (registry.c) */
 };
 
 void tf__slot_register(tf_runtime *rt, tf_grad_slot *slot);
@@ -145,8 +146,11 @@ struct tf_session {
     X(slice) X(pad) X(concatenate) X(gather) X(scatter) X(dynamic_slice)               \
     X(dynamic_update_slice) X(diagonal) X(diag_embed)
 
-#define TF_OP_LIST(X) \
-    TF_OPS_ELEMENTWISE(X) TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X)
+#define TF_OPS_EXTENSION(X) X(extension) /* any extension op (extension_call.c) */
+
+#define TF_OP_LIST(X)                                                                      \
+    TF_OPS_ELEMENTWISE(X) TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X) \
+    TF_OPS_EXTENSION(X)
 
 typedef enum tf_op_id {
 #define TF_OP_ENUM_(name) TF_OP_##name,

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "plugin_path.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static tf_plugin *g_plugins; /* loaded and accepted plugins, guarded by g_lock */
@@ -149,12 +149,13 @@ TF_API tf_status tf_plugin_path_get(char ***dirs, size_t *count)
 
 /* ---- resolving a name ---- */
 
-static tf_status resolve(const char *name, char *path, size_t cap)
+tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kind,
+                             const char *name, char *path)
 {
     if (strchr(name, '/')) {
         if (!realpath(name, path))
-            return tf__error(TF_ERR_PLUGIN_NOT_FOUND, "plugin_load", "name",
-                             "plugin file '%s' not found: %s", name, strerror(errno));
+            return tf__error(TF_ERR_PLUGIN_NOT_FOUND, op, "name", "%s file '%s' not found: %s",
+                             kind, name, strerror(errno));
         return TF_OK;
     }
     char **dirs;
@@ -166,7 +167,7 @@ static tf_status resolve(const char *name, char *path, size_t cap)
     size_t used = 0;
     for (size_t i = 0; i < count; i++) {
         char cand[PATH_MAX];
-        int n = snprintf(cand, sizeof cand, "%s/%s%s%s", dirs[i], TF_ENGINE_FILE_PREFIX, name,
+        int n = snprintf(cand, sizeof cand, "%s/%s%s%s", dirs[i], prefix, name,
                          TF_PLUGIN_FILE_SUFFIX);
         if (n > 0 && (size_t)n < sizeof cand && realpath(cand, path)) {
             tf_plugin_path_free(dirs);
@@ -177,20 +178,24 @@ static tf_status resolve(const char *name, char *path, size_t cap)
                                      dirs[i]);
     }
     tf_plugin_path_free(dirs);
-    (void)cap;
-    return tf__error(TF_ERR_PLUGIN_NOT_FOUND, "plugin_load", "name",
-                     "no engine plugin named '%s' (file %s%s%s) on the plugin search path '%s'",
-                     name, TF_ENGINE_FILE_PREFIX, name, TF_PLUGIN_FILE_SUFFIX, tried);
+    return tf__error(TF_ERR_PLUGIN_NOT_FOUND, op, "name",
+                     "no %s named '%s' (file %s%s%s) on the plugin search path '%s'", kind, name,
+                     prefix, name, TF_PLUGIN_FILE_SUFFIX, tried);
+}
+
+static tf_status resolve(const char *name, char *path)
+{
+    return tf__plugin_resolve("plugin_load", TF_ENGINE_FILE_PREFIX, "engine plugin", name, path);
 }
 
 /* ---- checking a descriptor ---- */
 
 /* An entry symbol of another major, for the message; 0 if none. */
-static unsigned other_major(void *handle)
+unsigned tf__plugin_other_major(void *handle, const char *symbol_stem)
 {
     for (unsigned m = 2; m <= 9; m++) {
-        char sym[32];
-        snprintf(sym, sizeof sym, "tf_engine_plugin_v%u", m);
+        char sym[64];
+        snprintf(sym, sizeof sym, "%s%u", symbol_stem, m);
         if (dlsym(handle, sym))
             return m;
     }
@@ -269,7 +274,7 @@ static tf_status open_and_check(const char *file, void **handle, const tf_engine
     }
     tf_engine_entry_fn entry = (tf_engine_entry_fn)(uintptr_t)dlsym(h, TF_ENGINE_ENTRY_SYMBOL);
     if (!entry) {
-        unsigned m = other_major(h);
+        unsigned m = tf__plugin_other_major(h, "tf_engine_plugin_v");
         if (m)
             return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
                              "plugin '%s': expected symbol %s (engine ABI %d), found "
@@ -377,7 +382,7 @@ TF_API tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out)
     if (!out)
         return tf__error(TF_ERR_VALIDATION, "plugin_load", "out", "plugin_load: out is NULL");
     char file[PATH_MAX];
-    tf_status st = resolve(name_or_path, file, sizeof file);
+    tf_status st = resolve(name_or_path, file);
     if (st)
         return st;
     pthread_mutex_lock(&g_lock);
@@ -457,10 +462,10 @@ static bool cand_push(cand_list *cl, const char *path)
     return true;
 }
 
-static bool name_matches(const char *name)
+static bool name_matches(const char *name, const char *prefix)
 {
-    size_t n = strlen(name), p = strlen(TF_ENGINE_FILE_PREFIX), s = strlen(TF_PLUGIN_FILE_SUFFIX);
-    return n > p + s && strncmp(name, TF_ENGINE_FILE_PREFIX, p) == 0 &&
+    size_t n = strlen(name), p = strlen(prefix), s = strlen(TF_PLUGIN_FILE_SUFFIX);
+    return n > p + s && strncmp(name, prefix, p) == 0 &&
            strcmp(name + n - s, TF_PLUGIN_FILE_SUFFIX) == 0;
 }
 
@@ -469,8 +474,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Appends the matching files of one directory, in name order. */
-static bool scan_dir(cand_list *cl, const char *dir)
+/* Appends the files of one directory named prefix*.so, in name order. */
+static bool scan_dir(path_list *files, const char *dir, const char *prefix)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -479,7 +484,7 @@ static bool scan_dir(cand_list *cl, const char *dir)
     bool ok = true;
     struct dirent *e;
     while (ok && (e = readdir(d)))
-        if (name_matches(e->d_name))
+        if (name_matches(e->d_name, prefix))
             ok = path_push(&names, e->d_name, strlen(e->d_name));
     closedir(d);
     if (ok && names.count)
@@ -487,10 +492,36 @@ static bool scan_dir(cand_list *cl, const char *dir)
     for (size_t i = 0; ok && i < names.count; i++) {
         char path[PATH_MAX];
         int n = snprintf(path, sizeof path, "%s/%s", dir, names.dirs[i]);
-        ok = n > 0 && (size_t)n < sizeof path && cand_push(cl, path);
+        ok = n > 0 && (size_t)n < sizeof path && path_push(files, path, (size_t)n);
     }
     tf_plugin_path_free(names.dirs);
     return ok;
+}
+
+tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***files, size_t *count)
+{
+    char **dirs;
+    size_t ndirs;
+    tf_status st = tf_plugin_path_get(&dirs, &ndirs);
+    if (st)
+        return st;
+    path_list fl = {0};
+    bool ok = path_push(&fl, "", 0); /* makes the array exist even when empty */
+    if (ok) {
+        tf__free(fl.dirs[0]);
+        fl.count = 0;
+        fl.dirs[0] = NULL;
+    }
+    for (size_t i = 0; ok && i < ndirs; i++)
+        ok = scan_dir(&fl, dirs[i], prefix);
+    tf_plugin_path_free(dirs);
+    if (!ok) {
+        tf_plugin_path_free(fl.dirs);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    }
+    *files = fl.dirs;
+    *count = fl.count;
+    return TF_OK;
 }
 
 static bool probe(tf_plugin_candidate *c)
@@ -524,16 +555,16 @@ TF_API tf_status tf_plugin_scan(tf_plugin_candidate **candidates, size_t *count)
     if (!candidates || !count)
         return tf__error(TF_ERR_VALIDATION, "plugin_scan", candidates ? "count" : "candidates",
                          "plugin_scan: NULL out-parameter");
-    char **dirs;
-    size_t ndirs;
-    tf_status st = tf_plugin_path_get(&dirs, &ndirs);
+    char **files;
+    size_t nfiles;
+    tf_status st = tf__plugin_scan_files("plugin_scan", TF_ENGINE_FILE_PREFIX, &files, &nfiles);
     if (st)
         return st;
     cand_list cl = {0};
     bool ok = true;
-    for (size_t i = 0; ok && i < ndirs; i++)
-        ok = scan_dir(&cl, dirs[i]);
-    tf_plugin_path_free(dirs);
+    for (size_t i = 0; ok && i < nfiles; i++)
+        ok = cand_push(&cl, files[i]);
+    tf_plugin_path_free(files);
     for (size_t i = 0; ok && i < cl.count; i++)
         ok = probe(&cl.items[i]);
     if (!ok) {

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "eager_internal.h"
+#include "extension_internal.h"
 
 #define DEFAULT_PREPARED_ENTRIES 256
 #define DEFAULT_TRANSFORM_ENTRIES 1024
@@ -67,6 +67,12 @@ TF_API tf_status tf_runtime_create_with_ad_context(tf_ad_context *ad, tf_runtime
         return tf__error(TF_ERR_RUNTIME_STATE, "runtime_create", NULL,
                          "cannot initialise the grad-slot lock");
     }
+    if (tf__registry_create(&rt->ext) != TF_OK) {
+        pthread_mutex_destroy(&rt->slots_lock);
+        tf__cache_destroy(&rt->prepared);
+        tf__free(rt);
+        return tf_error_status();
+    }
     atomic_init(&rt->refs, 1);
     rt->id = atomic_fetch_add(&g_next_id, 1);
     tf_ad_context_retain(ad);
@@ -101,6 +107,7 @@ TF_API void tf_runtime_release(tf_runtime *rt)
         return;
     /* every variable retains its runtime, so no slot can still be registered */
     tf__cache_destroy(&rt->prepared);
+    tf__registry_destroy(rt->ext);
     tf_ad_context_release(rt->ad);
     pthread_mutex_destroy(&rt->slots_lock);
     tf__free(rt);
@@ -128,10 +135,7 @@ TF_API tf_status tf_runtime_install_extension_module(tf_runtime *rt, tf_extensio
         return tf__error(TF_ERR_VALIDATION, "install_extension_module",
                          !rt ? "runtime" : !module ? "module" : "epoch",
                          "install_extension_module: NULL argument");
-    /* Modules are only made by the extension loader, which this build does
-       not have yet; no valid module can reach this point. */
-    return tf__error(TF_ERR_RUNTIME_STATE, "install_extension_module", "module",
-                     "install_extension_module: this build has no extension-module loader");
+    return tf__registry_install(rt, module, epoch);
 }
 
 /* ---- caches ---- */
@@ -152,6 +156,7 @@ TF_API tf_status tf_runtime_clear_caches(tf_runtime *rt)
         return st;
     tf__cache_clear(&rt->prepared);
     tf__cache_clear(&rt->ad->transforms);
+    tf__registry_cache_clear(rt->ext);
     return TF_OK;
 }
 
@@ -178,7 +183,7 @@ TF_API tf_status tf_runtime_cache_stats(tf_runtime *rt, tf_runtime_stats *out)
         return st;
     tf__cache_stats(&rt->ad->transforms, &out->ad_transforms);
     tf__cache_stats(&rt->prepared, &out->prepared_derivatives);
-    memset(&out->extensions, 0, sizeof out->extensions);
+    tf__registry_cache_stats(rt->ext, &out->extensions);
     return TF_OK;
 }
 

@@ -1,0 +1,132 @@
+/*
+ * tenferro/extension.h - loading extension modules and calling their ops by
+ * name, for applications (module authors read extension_abi.h).
+ *
+ * An extension module is a shared object tenferro-ext-<name>.so found on
+ * the same plugin search path as engines (engine.h). tf_extension_load
+ * loads and checks it once per process (never unloading it); the returned
+ * tf_extension_module is owned by the process. Installing it into a runtime
+ * (tf_runtime_install_extension_module, runtime.h) makes its ops callable
+ * through that runtime's sessions with tf_session_call.
+ *
+ * Threads: every function here is thread-safe. tf_session_call runs on the
+ * session's thread like any op; registry lookups take no lock.
+ */
+#ifndef TENFERRO_EXTENSION_H
+#define TENFERRO_EXTENSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "extension_abi.h"
+#include "runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* File name prefix of extension modules on the search path. */
+#define TF_EXTENSION_FILE_PREFIX "tenferro-ext-"
+
+/*
+ * Loads (or returns the already loaded) extension module `name_or_path`: a
+ * name without '/' ("linalg") is looked up as tenferro-ext-<name>.so in the
+ * plugin search path; a name with '/' is the file. Errors, with a message
+ * naming the file, what was expected and what was found (as for engines):
+ *   TF_ERR_PLUGIN_NOT_FOUND, TF_ERR_PLUGIN_LOAD,
+ *   TF_ERR_PLUGIN_SYMBOL            no tf_extension_module_v1 symbol,
+ *   TF_ERR_PLUGIN_ABI               another major's entry
+ *                                   (tf_extension_module_v2...), the entry
+ *                                   returned NULL, or another major stated,
+ *   TF_ERR_PLUGIN_STRUCT_SIZE       descriptor smaller than ABI 1.0's,
+ *   TF_ERR_PLUGIN_MISSING_FUNCTION  no install hook or version,
+ *   TF_ERR_VALIDATION               malformed module id (argument "id").
+ */
+tf_status tf_extension_load(const char *name_or_path, tf_extension_module **out);
+
+/*
+ * Wraps a descriptor linked into the application (static storage, see
+ * extension_abi.h) as a module, checked like a loaded one. Each call makes a
+ * new module instance (owned by the process): installing a second instance
+ * with the same id replaces the first. Errors as tf_extension_load's
+ * descriptor checks.
+ */
+tf_status tf_extension_from_descriptor(const tf_extension_module_desc *desc,
+                                       tf_extension_module **out);
+
+/* Accessors; strings borrowed for the life of the process. */
+const char *tf_extension_id(const tf_extension_module *module);
+const char *tf_extension_version(const tf_extension_module *module);
+const char *tf_extension_description(const tf_extension_module *module); /* "" if none */
+const char *tf_extension_file(const tf_extension_module *module);        /* "" if not from a file */
+uint32_t tf_extension_abi_major(const tf_extension_module *module);      /* as the module states */
+uint32_t tf_extension_abi_minor(const tf_extension_module *module);
+
+/* One file found by tf_extension_scan (same shape as tf_plugin_candidate). */
+typedef struct tf_extension_candidate {
+    char *path;
+    const char *kind; /* "extension" */
+    tf_status status;
+    char *message; /* why it was refused, "" if loaded */
+    tf_extension_module *module;
+} tf_extension_candidate;
+
+/* Tries every tenferro-ext-*.so of the search path. Free with tf_extension_scan_free. */
+tf_status tf_extension_scan(tf_extension_candidate **candidates, size_t *count);
+void tf_extension_scan_free(tf_extension_candidate *candidates, size_t count);
+
+/* ---- calling ops by name ---- */
+
+/* One argument of tf_session_call; kind is a tf_ext_arg_kind. */
+typedef struct tf_call_arg {
+    uint32_t kind;
+    tf_eager *tensor; /* TF_EXT_ARG_TENSOR */
+    double f;         /* TF_EXT_ARG_F64 */
+    int64_t i;        /* TF_EXT_ARG_I64 */
+} tf_call_arg;
+
+#define TF_ARG_TENSOR(x) ((tf_call_arg){TF_EXT_ARG_TENSOR, (x), 0.0, 0})
+#define TF_ARG_F64(v) ((tf_call_arg){TF_EXT_ARG_F64, NULL, (v), 0})
+#define TF_ARG_I64(v) ((tf_call_arg){TF_EXT_ARG_I64, NULL, 0.0, (v)})
+
+/*
+ * Calls the installed op `name` (its full name, "tenferro.linalg.solve")
+ * with n_args arguments, writing n_outputs new references to outputs (only
+ * on success). Errors: TF_ERR_VALIDATION naming the argument ("name": no
+ * such op installed in the session's runtime; "args": wrong count;
+ * the op's own argument name: wrong kind or NULL tensor; "outputs": wrong
+ * count), TF_ERR_CONTEXT_MISMATCH, the op's inference errors
+ * (TF_ERR_DTYPE_MISMATCH, TF_ERR_SHAPE_MISMATCH...), TF_ERR_UNSUPPORTED when
+ * the op has no kernel for the session's engine (message names both), the
+ * kernel's errors (e.g. a singular matrix) with its report as the cause.
+ */
+tf_status tf_session_call(tf_session *s, const char *name, const tf_call_arg *args, size_t n_args,
+                          tf_eager **outputs, size_t n_outputs);
+
+/*
+ * Diagnostics of the registry of rt (non-NULL): how many times the install lock was
+ * taken (the idempotent re-install of an installed instance never takes
+ * it), and how many snapshots were published.
+ */
+uint64_t tf_runtime_extension_lock_count(const tf_runtime *rt);
+uint64_t tf_runtime_extension_publish_count(const tf_runtime *rt);
+/*
+ * The extension caches of rt: one per module id installed (inferred output
+ * shapes of by-name calls, keyed with the epoch). tf_runtime_stats.extensions
+ * sums them; tf_runtime_extension_cache_stats gives one module's. The
+ * limits apply to each module's cache; setting them evicts at once when
+ * shrinking. Errors: TF_ERR_VALIDATION (NULL; max_entries 0, argument
+ * "limits"; a module id never installed in rt, argument "module_id").
+ */
+tf_status tf_runtime_extension_cache_stats(tf_runtime *rt, const char *module_id,
+                                           tf_cache_stats *out);
+tf_status tf_runtime_extension_cache_limits(tf_runtime *rt, tf_cache_limits *out);
+tf_status tf_runtime_set_extension_cache_limits(tf_runtime *rt, const tf_cache_limits *limits);
+
+/* Non-zero if an op of that full name is installed in rt now. */
+int tf_runtime_has_op(tf_runtime *rt, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFERRO_EXTENSION_H */

@@ -1,0 +1,357 @@
+/*
+ * tenferro/extension_abi.h - the extension module ABI, version 1.
+ *
+ * This header is written for people who ship semantic extension modules for
+ * tenferro as shared objects: new ops, their kernels and their AD rules (for
+ * example plugins/extensions/linalg). Like engine_abi.h, which it includes
+ * and whose conventions it shares, it is self-contained: a module includes it
+ * and nothing else of tenferro, and never links against libtenferro.
+ * Everything the module needs from the host arrives in tables of function
+ * pointers (tf_host_api, tf_ext_registrar, tf_ext_ops).
+ *
+ * ------------------------------------------------------------------------
+ * Loading and negotiation
+ * ------------------------------------------------------------------------
+ * 1. The host dlopen()s the module (file tenferro-ext-<name>.so on the
+ *    plugin search path, see extension.h) with RTLD_NOW | RTLD_LOCAL and
+ *    resolves exactly one symbol, TF_EXTENSION_ENTRY_SYMBOL
+ *    ("tf_extension_module_v1"). The ABI major is part of the name, so a
+ *    module of another major cannot even resolve. Build with
+ *    -fvisibility=hidden and export only the entry (TF_EXTENSION_EXPORT).
+ *    Do not rely on static constructors.
+ * 2. The host calls the entry with its host-services table (the same
+ *    tf_host_api engines get; host->abi_major/minor are the ENGINE ABI's,
+ *    the extension ABI version is the `abi_major`/`abi_minor` argument). The
+ *    entry has no side effects and returns a descriptor with static storage
+ *    duration, or NULL to refuse the host (e.g. another major).
+ * 3. The host checks the descriptor: struct_size at least
+ *    TF_EXTENSION_MODULE_MIN_SIZE, abi_major equal to its own, a valid id
+ *    (see "Module ids"), a version string and an install hook. Any minor is
+ *    accepted: fields a module does not know are absent (struct_size says
+ *    so), fields the host does not know are ignored.
+ * 4. Loading does not install anything. An application installs the loaded
+ *    module into a runtime (tf_runtime_install_extension_module); the host
+ *    then calls `install` once per install, against a candidate snapshot of
+ *    that runtime's registry, through a registrar table. The hook declares
+ *    ops (tf_ext_registrar.add_op) and returns TF_OK, or returns an error
+ *    (after host->report_error): the whole install is then discarded.
+ *    `install` may be called from any thread, for several runtimes at once:
+ *    it must only describe ops (no global state).
+ * 5. A loaded module is never unloaded while the host is alive. Everything
+ *    the host keeps a pointer to (the descriptor, op descriptors, their
+ *    strings and kernel tables) must have static storage duration.
+ *
+ * ------------------------------------------------------------------------
+ * Module ids and op names
+ * ------------------------------------------------------------------------
+ * A module id is a namespaced name: two or more segments separated by '.',
+ * each segment one or more of [a-z0-9_] starting with a letter, at most
+ * TF_EXT_MAX_NAME bytes in all, e.g. "tenferro.linalg". An op name is one
+ * such segment ("solve"); its full name is "<module id>.<op name>"
+ * ("tenferro.linalg.solve"), the name applications call it by.
+ *
+ * ------------------------------------------------------------------------
+ * Ops: signature, inference, kernels
+ * ------------------------------------------------------------------------
+ * An op has n_args arguments, each a tensor or a scalar (f64 or i64; see
+ * tf_ext_arg_kind), in a fixed order, and n_outputs tensor outputs. A call
+ * goes:
+ *   1. The host checks the call against the signature (argument count and
+ *      kinds, tensors of the session's runtime) and reports mismatches as
+ *      TF_ERR_VALIDATION naming the argument.
+ *   2. infer() gets the tensors' metadata and the scalar values and writes
+ *      the outputs' dtype and shape, or refuses (TF_ERR_DTYPE_MISMATCH,
+ *      TF_ERR_SHAPE_MISMATCH, TF_ERR_VALIDATION ... after report_error,
+ *      naming the op and argument). It runs before anything is computed.
+ *   3. The host picks the kernel whose engine name equals the session's
+ *      engine's plugin name (tf_ext_kernel.engine: "cpu", "vulkan", ...). A
+ *      "cpu" kernel is required. No kernel for the session's engine gives the
+ *      caller TF_ERR_UNSUPPORTED naming op and engine.
+ *   4. The host allocates dense outputs in the engine's memory and calls the
+ *      kernel through libffi with a typed C signature built from the op's
+ *      signature: first `const tf_ext_kernel_ctx *ctx`, then one argument per
+ *      op argument in order (`const tf_operand *` for a tensor, `double` for
+ *      TF_EXT_ARG_F64, `int64_t` for TF_EXT_ARG_I64), then one
+ *      `const tf_operand *` per output; it returns tf_status. For example
+ *        tf_status solve(const tf_ext_kernel_ctx *ctx, const tf_operand *a,
+ *                        const tf_operand *b, const tf_operand *x);
+ *      Operands follow engine_abi.h: for engines with
+ *      TF_ENGINE_CAP_HOST_MEMORY `data` points at element 0 of the memory
+ *      (apply `offset` and `strides`), and the kernel finishes before it
+ *      returns; for other engines `buffer` is the engine's buffer handle and
+ *      the kernel (written for that engine) knows how to use it. Inputs may
+ *      have any strides; outputs are dense column-major and never alias
+ *      inputs. A kernel reports data-dependent failures (singular matrix,
+ *      no convergence...) with report_error and a status naming the op.
+ *   5. The host records the op on the tape (one node per output) when an
+ *      input is tracked, so that its AD rules can run later.
+ *
+ * ------------------------------------------------------------------------
+ * AD rules
+ * ------------------------------------------------------------------------
+ * Rules are written with ops issued through the host's ops table
+ * (tf_ext_ops: add, mul, matmul, transpose, the module's own ops by name,
+ * ...), never with raw loops, so that derivatives are recorded and
+ * differentiable again (grad of grad) and run on whatever engine the caller
+ * uses. Tensors cross the boundary as opaque handles (tf_ext_tensor): every
+ * handle a rule receives is borrowed; every handle an ops-table function
+ * returns is a new reference the rule must release (ops->release) unless it
+ * hands it to the host as a result. A NULL tangent or cotangent means zero;
+ * a rule may leave a result NULL for zero.
+ *   vjp: given the cotangent of output `out_index` (the host calls the rule
+ *        once per recorded output with a cotangent), sets cot_in[i] for each
+ *        tensor argument i (numbered among the tensor arguments only) with
+ *        need[i] non-zero.
+ *   jvp: given the tangents of the tensor arguments (NULL = zero), sets the
+ *        tangent of output `out_index`.
+ * The call record gives the op's tensor arguments and scalars, and its
+ * output `out_index`; rules needing other outputs recompute them through
+ * ops->call. An op without a vjp (jvp) rule can be called but not
+ * differentiated in reverse (forward) mode: TF_ERR_UNSUPPORTED_AD_RULE.
+ *
+ * ------------------------------------------------------------------------
+ * Memory and threads
+ * ------------------------------------------------------------------------
+ * Memory is freed on the side that allocated it: the module uses host->alloc
+ * and host->free for scratch; tensors made by ops-table functions are
+ * released with ops->release. infer, kernels and rules may be called from
+ * any number of threads at once (for different sessions) and must be
+ * reentrant. Strings passed to the module are borrowed for the call.
+ */
+#ifndef TENFERRO_EXTENSION_ABI_H
+#define TENFERRO_EXTENSION_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TF_EXTENSION_ABI_MAJOR 1
+#define TF_EXTENSION_ABI_MINOR 0
+
+#define TF_EXTENSION_ENTRY_SYMBOL "tf_extension_module_v1"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TF_EXTENSION_EXPORT __attribute__((visibility("default")))
+#else
+#define TF_EXTENSION_EXPORT
+#endif
+
+/* Longest module id or full op name, in bytes, without the NUL. */
+#define TF_EXT_MAX_NAME 127
+/* Most arguments (tensors and scalars together) and outputs of one op. */
+#define TF_EXT_MAX_ARGS 8
+#define TF_EXT_MAX_OUTPUTS 4
+
+/* The kind of one op argument. Values are ABI; only ever appended. */
+typedef enum tf_ext_arg_kind {
+    TF_EXT_ARG_TENSOR = 0, /* an eager tensor; the kernel gets a const tf_operand * */
+    TF_EXT_ARG_F64 = 1,    /* a double scalar */
+    TF_EXT_ARG_I64 = 2     /* an int64_t scalar (flags, counts, booleans as 0/1) */
+} tf_ext_arg_kind;
+
+/* A scalar argument's value: `f` for F64, `i` for I64. */
+typedef struct tf_ext_scalar {
+    double f;
+    int64_t i;
+} tf_ext_scalar;
+
+/* Metadata of one tensor, for infer(). */
+typedef struct tf_ext_meta {
+    uint32_t struct_size;
+    uint32_t dtype; /* tf_dtype */
+    uint32_t rank;
+    uint32_t reserved0;
+    int64_t shape[TF_MAX_RANK];
+} tf_ext_meta;
+
+/* Opaque handles: an eager tensor of the host, and the session rules run in. */
+typedef struct tf_ext_tensor tf_ext_tensor;
+typedef struct tf_ext_session tf_ext_session;
+
+/* ===================================================================== */
+/* The ops table: session ops for AD rules                                */
+/* ===================================================================== */
+
+/*
+ * Every function returning tf_status writes its result to the last argument
+ * (a new reference) only on success; on failure the host has recorded the
+ * error and the rule returns the status unchanged. Semantics are those of
+ * the same-named tf_session_* ops of ops.h (broadcasting NumPy style,
+ * matrices on the last two axes). Grows only at the end.
+ */
+typedef struct tf_ext_ops {
+    uint32_t struct_size;
+    uint32_t reserved0;
+
+    void (*retain)(tf_ext_tensor *x);
+    void (*release)(tf_ext_tensor *x); /* NULL is a no-op */
+    uint32_t (*dtype)(const tf_ext_tensor *x);
+    uint32_t (*rank)(const tf_ext_tensor *x);
+    int64_t (*extent)(const tf_ext_tensor *x, uint32_t axis);
+
+    tf_status (*add)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y, tf_ext_tensor **out);
+    tf_status (*sub)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y, tf_ext_tensor **out);
+    tf_status (*mul)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y, tf_ext_tensor **out);
+    tf_status (*div)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y, tf_ext_tensor **out);
+    tf_status (*neg)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    tf_status (*abs)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    tf_status (*log)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    /* Batched matrix product over the last two axes; leading axes must match. */
+    tf_status (*matmul)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y, tf_ext_tensor **out);
+    /* Swaps the last two axes (rank >= 2). */
+    tf_status (*transpose_last2)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    tf_status (*transpose)(tf_ext_session *s, tf_ext_tensor *x, const int *perm,
+                           tf_ext_tensor **out);
+    tf_status (*reshape)(tf_ext_session *s, tf_ext_tensor *x, uint32_t rank, const int64_t *shape,
+                         tf_ext_tensor **out);
+    /* Sums over `axes` (NULL: all), removing them. */
+    tf_status (*reduce_sum)(tf_ext_session *s, tf_ext_tensor *x, const int *axes, size_t n_axes,
+                            tf_ext_tensor **out);
+    tf_status (*tril)(tf_ext_session *s, tf_ext_tensor *x, int64_t k, tf_ext_tensor **out);
+    tf_status (*triu)(tf_ext_session *s, tf_ext_tensor *x, int64_t k, tf_ext_tensor **out);
+    tf_status (*diagonal)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    tf_status (*diag_embed)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    /* A rank-0 constant of like's dtype. */
+    tf_status (*scalar)(tf_ext_session *s, const tf_ext_tensor *like, double value,
+                        tf_ext_tensor **out);
+    /* A constant of like's dtype with the given shape, filled with value. */
+    tf_status (*full)(tf_ext_session *s, const tf_ext_tensor *like, uint32_t rank,
+                      const int64_t *shape, double value, tf_ext_tensor **out);
+    /*
+     * Calls an installed op by its full name ("tenferro.linalg.inv") with
+     * its tensor arguments and scalars in signature order (tensors and
+     * scalars in two arrays, each in their own order), writing n_outputs
+     * new references. Recorded like any op, so rules may use it freely.
+     */
+    tf_status (*call)(tf_ext_session *s, const char *name, tf_ext_tensor *const *tensors,
+                      uint32_t n_tensors, const tf_ext_scalar *scalars, uint32_t n_scalars,
+                      tf_ext_tensor **outputs, uint32_t n_outputs);
+} tf_ext_ops;
+
+/* ===================================================================== */
+/* Kernels and rules                                                      */
+/* ===================================================================== */
+
+/* What a kernel gets besides its operands. */
+typedef struct tf_ext_kernel_ctx {
+    uint32_t struct_size;
+    uint32_t reserved0;
+    const tf_host_api *host;
+    const char *op_name;     /* the full op name, for messages */
+    const char *engine_name; /* the session's engine */
+    tf_engine_state *engine; /* the engine instance (for non-host kernels) */
+} tf_ext_kernel_ctx;
+
+/*
+ * A kernel for one engine. `fn` is a typed C function (see "Ops: signature,
+ * inference, kernels"), stored as a generic function pointer; cast it with
+ * TF_EXT_KERNEL_FN.
+ */
+typedef void (*tf_ext_generic_fn)(void);
+#define TF_EXT_KERNEL_FN(f) ((tf_ext_generic_fn)(f))
+
+typedef struct tf_ext_kernel {
+    const char *engine; /* the engine plugin's name, e.g. "cpu" */
+    tf_ext_generic_fn fn;
+} tf_ext_kernel;
+
+/* The recorded call a rule differentiates. Everything borrowed. */
+typedef struct tf_ext_call {
+    uint32_t struct_size;
+    uint32_t n_tensors; /* tensor arguments, in signature order */
+    uint32_t n_scalars; /* scalar arguments, in signature order */
+    uint32_t out_index; /* which output `output` is */
+    tf_ext_tensor *const *tensors;
+    const tf_ext_scalar *scalars;
+    tf_ext_tensor *output;
+} tf_ext_call;
+
+/* What a rule or infer() gets: the tables and the session to issue ops in. */
+typedef struct tf_ext_rule_ctx {
+    uint32_t struct_size;
+    uint32_t reserved0;
+    const tf_host_api *host;
+    const tf_ext_ops *ops;
+    tf_ext_session *session;
+    const char *op_name; /* full name, for messages */
+} tf_ext_rule_ctx;
+
+typedef tf_status (*tf_ext_infer_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_meta *tensors,
+                                     uint32_t n_tensors, const tf_ext_scalar *scalars,
+                                     uint32_t n_scalars, tf_ext_meta *outputs);
+typedef tf_status (*tf_ext_vjp_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_call *call,
+                                   tf_ext_tensor *cotangent, const int *need,
+                                   tf_ext_tensor **cot_in);
+typedef tf_status (*tf_ext_jvp_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_call *call,
+                                   tf_ext_tensor *const *tangents, tf_ext_tensor **tangent_out);
+
+/* One op. Static storage; the host keeps the pointer. */
+typedef struct tf_ext_op {
+    uint32_t struct_size;
+    uint32_t n_args;    /* <= TF_EXT_MAX_ARGS */
+    uint32_t n_outputs; /* 1 .. TF_EXT_MAX_OUTPUTS */
+    uint32_t n_kernels;
+    const char *name;             /* one segment, e.g. "solve" */
+    const uint32_t *arg_kinds;    /* n_args tf_ext_arg_kind */
+    const char *const *arg_names; /* n_args names for messages */
+    tf_ext_infer_fn infer;        /* required */
+    const tf_ext_kernel *kernels; /* n_kernels; one must be "cpu" */
+    tf_ext_vjp_fn vjp;            /* optional */
+    tf_ext_jvp_fn jvp;            /* optional */
+    const char *doc;              /* optional one-line description */
+} tf_ext_op;
+
+/* ===================================================================== */
+/* Installing                                                             */
+/* ===================================================================== */
+
+typedef struct tf_ext_candidate tf_ext_candidate; /* the snapshot being built */
+
+/* The table the install hook declares its ops through. Grows only at the end. */
+typedef struct tf_ext_registrar {
+    uint32_t struct_size;
+    uint32_t reserved0;
+    tf_ext_candidate *candidate;
+    /*
+     * Adds one op of this module to the candidate. Errors (the whole
+     * install is then discarded, even if the hook ignores the error and
+     * returns TF_OK):
+     * TF_ERR_VALIDATION for a malformed op (bad name, signature, missing
+     * infer or cpu kernel) or a name already taken; TF_ERR_OUT_OF_MEMORY.
+     */
+    tf_status (*add_op)(tf_ext_candidate *candidate, const tf_ext_op *op);
+} tf_ext_registrar;
+
+/* The module descriptor returned by the entry symbol. Static storage. */
+typedef struct tf_extension_module_desc {
+    uint32_t struct_size; /* sizeof(tf_extension_module_desc) as built */
+    uint32_t abi_major;   /* TF_EXTENSION_ABI_MAJOR the module was built against */
+    uint32_t abi_minor;
+    uint32_t reserved0;
+    const char *id;          /* required: namespaced id, e.g. "tenferro.linalg" */
+    const char *version;     /* required: the module's own version */
+    const char *description; /* optional */
+    /* Required. Declares the module's ops; see "Loading and negotiation" 4. */
+    tf_status (*install)(const tf_host_api *host, const tf_ext_registrar *registrar);
+} tf_extension_module_desc;
+
+#define TF_EXTENSION_MODULE_MIN_SIZE \
+    (offsetof(tf_extension_module_desc, install) + sizeof(((tf_extension_module_desc *)0)->install))
+
+/* The entry symbol's type. A module defines exactly:
+ *   TF_EXTENSION_EXPORT const tf_extension_module_desc *
+ *   tf_extension_module_v1(const tf_host_api *host, uint32_t abi_major, uint32_t abi_minor);
+ */
+typedef const tf_extension_module_desc *(*tf_extension_entry_fn)(const tf_host_api *host,
+                                                                 uint32_t abi_major,
+                                                                 uint32_t abi_minor);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFERRO_EXTENSION_ABI_H */

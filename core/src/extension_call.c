@@ -1,0 +1,586 @@
+/*
+ * extension_call.c - calling installed extension ops by name: the run-time
+ * signature check, shape inference (through the extension cache), the
+ * kernel call through libffi with the op's typed C signature, recording on
+ * the tape, and the AD rule of recorded extension ops, which hands the
+ * module's own rules the ops table below.
+ *
+ * A recorded extension op is one node per output with op TF_OP_extension;
+ * attrs.i[0] holds its (immortal) op record, attrs.i[1] the output index,
+ * attrs.v[0] the scalar arguments (f64 values stored by their bits).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "extension_internal.h"
+
+typedef struct call_args {
+    tf_eager *tensors[TF_EXT_MAX_ARGS];
+    tf_ext_scalar scalars[TF_EXT_MAX_ARGS];
+} call_args;
+
+/* ---- checking a call against the signature ---- */
+
+static const char *kind_name(uint32_t k)
+{
+    return k == TF_EXT_ARG_TENSOR ? "tensor"
+           : k == TF_EXT_ARG_F64  ? "f64"
+           : k == TF_EXT_ARG_I64  ? "i64"
+                                  : "?";
+}
+
+static tf_status check_args(tf_session *s, const tf_ext_oprec *r, const tf_call_arg *args,
+                            size_t n_args, call_args *ca)
+{
+    const tf_ext_op *d = r->desc;
+    if (n_args != d->n_args || (n_args && !args))
+        return tf__error(TF_ERR_VALIDATION, r->name, "args", "%s: expects %u arguments, got %zu",
+                         r->name, d->n_args, n_args);
+    uint32_t nt = 0, ns = 0;
+    for (uint32_t i = 0; i < d->n_args; i++) {
+        const char *arg = d->arg_names[i];
+        if (args[i].kind != d->arg_kinds[i])
+            return tf__error(TF_ERR_VALIDATION, r->name, arg,
+                             "%s: argument %u ('%s') must be %s, got %s", r->name, i, arg,
+                             kind_name(d->arg_kinds[i]), kind_name(args[i].kind));
+        if (d->arg_kinds[i] != TF_EXT_ARG_TENSOR) {
+            ca->scalars[ns].f = args[i].f;
+            ca->scalars[ns++].i = args[i].i;
+            continue;
+        }
+        tf_eager *x = args[i].tensor;
+        const char *names[1] = {arg};
+        tf_eager *dummy;
+        tf_status st = tf__check_inputs(r->name, s, &x, 1, names, &dummy);
+        if (st)
+            return st;
+        ca->tensors[nt++] = x;
+    }
+    return TF_OK;
+}
+
+/* ---- inference through the module's extension cache ---- */
+
+typedef struct inferred {
+    const tf_ext_oprec *rec;
+    tf_epoch epoch;
+    uint32_t n_in;
+    tf_ext_meta in[TF_EXT_MAX_ARGS];
+    tf_ext_scalar scalars[TF_EXT_MAX_ARGS];
+    tf_ext_meta out[TF_EXT_MAX_OUTPUTS];
+} inferred;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void copy_inferred(const void *value, void *user)
+{
+    memcpy(user, value, sizeof(inferred));
+}
+
+static bool same_call(const inferred *a, const inferred *b)
+{
+    return a->rec == b->rec && a->epoch == b->epoch && a->n_in == b->n_in &&
+           memcmp(a->in, b->in, a->n_in * sizeof a->in[0]) == 0 &&
+           memcmp(a->scalars, b->scalars, a->rec->n_scalars * sizeof a->scalars[0]) == 0;
+}
+
+static tf_status check_inferred(const tf_ext_oprec *r, const tf_ext_meta *out)
+{
+    for (uint32_t j = 0; j < r->desc->n_outputs; j++) {
+        bool ok = out[j].dtype < TF_DTYPE_COUNT && out[j].rank <= TF_MAX_RANK;
+        for (uint32_t k = 0; ok && k < out[j].rank; k++)
+            ok = out[j].shape[k] >= 0;
+        if (!ok)
+            return tf__error(TF_ERR_RUNTIME_STATE, r->name, NULL,
+                             "%s: infer() produced an invalid dtype or shape for output %u",
+                             r->name, j);
+    }
+    return TF_OK;
+}
+
+static tf_status infer(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, const call_args *ca,
+                       inferred *inf)
+{
+    memset(inf, 0, sizeof *inf);
+    inf->rec = r;
+    inf->epoch = tf_runtime_epoch(s->rt);
+    inf->n_in = r->n_tensors;
+    for (uint32_t i = 0; i < r->n_tensors; i++) {
+        const tf_tensor *v = ca->tensors[i]->value;
+        inf->in[i].struct_size = sizeof inf->in[i];
+        inf->in[i].dtype = (uint32_t)v->dtype;
+        inf->in[i].rank = v->rank;
+        memcpy(inf->in[i].shape, v->shape, v->rank * sizeof v->shape[0]);
+    }
+    memcpy(inf->scalars, ca->scalars, r->n_scalars * sizeof ca->scalars[0]);
+    uint64_t key =
+        fnv(fnv(0xcbf29ce484222325ull, &inf->rec, sizeof inf->rec), &inf->epoch, sizeof inf->epoch);
+    key = fnv(fnv(key, inf->in, sizeof inf->in), inf->scalars, sizeof inf->scalars);
+    inferred hit;
+    if (tf__cache_get(cache, key, copy_inferred, &hit) && same_call(&hit, inf)) {
+        memcpy(inf->out, hit.out, sizeof inf->out);
+        return TF_OK;
+    }
+    for (uint32_t j = 0; j < r->desc->n_outputs; j++)
+        inf->out[j].struct_size = sizeof inf->out[j];
+    tf_ext_rule_ctx ctx = {sizeof ctx,          0,      tf__host_api(), &tf__ext_ops,
+                           (tf_ext_session *)s, r->name};
+    tf__plugin_report_clear();
+    tf_status st =
+        r->desc->infer(&ctx, inf->in, r->n_tensors, inf->scalars, r->n_scalars, inf->out);
+    if (st)
+        return tf__error_from_plugin(st, r->name, "%s: the arguments were refused", r->name);
+    if ((st = check_inferred(r, inf->out)))
+        return st;
+    inferred *keep = tf__alloc(sizeof *keep);
+    if (keep) {
+        *keep = *inf;
+        tf__cache_put(cache, key, keep, sizeof *keep, tf__free);
+    }
+    return TF_OK;
+}
+
+/* ---- the kernel call ---- */
+
+static tf_ext_generic_fn find_kernel(const tf_ext_oprec *r, const char *engine)
+{
+    for (uint32_t i = 0; i < r->desc->n_kernels; i++)
+        if (strcmp(r->desc->kernels[i].engine, engine) == 0)
+            return r->desc->kernels[i].fn;
+    return NULL;
+}
+
+static tf_status make_operand(tf_session *s, const tf_ext_oprec *r, uint32_t arg,
+                              const tf_tensor *t, tf_operand *o)
+{
+    const tf_storage *st = t->storage;
+    bool host_engine = tf_engine_uses_host_memory(s->engine) != 0;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->dtype = (uint32_t)t->dtype;
+    o->rank = t->rank;
+    o->shape = t->shape;
+    o->strides = t->strides;
+    o->offset = t->offset;
+    if (st->kind == TF_STORAGE_ENGINE && st->engine == s->engine) {
+        o->buffer = st->buffer;
+        o->data = host_engine ? st->host : NULL;
+        return TF_OK;
+    }
+    if (host_engine && st->host) {
+        o->data = st->host;
+        return TF_OK;
+    }
+    const char *name = r->desc->arg_names[r->tensor_arg[arg]];
+    return tf__error(TF_ERR_PLACEMENT, r->name, name,
+                     "%s: argument '%s' is in memory engine '%s' cannot read; move it there "
+                     "first (tf_engine_download / tf_engine_upload)",
+                     r->name, name, tf_engine_name(s->engine));
+}
+
+static tf_status run_kernel(tf_session *s, const tf_ext_oprec *r, const call_args *ca,
+                            tf_ext_generic_fn fn, tf_tensor *const *outs)
+{
+    uint32_t n_out = r->desc->n_outputs;
+    tf_operand ops[TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
+    const tf_operand *ptrs[TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
+    void *values[1 + TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
+    tf_ext_kernel_ctx kctx = {
+        sizeof kctx, 0, tf__host_api(), r->name, tf_engine_name(s->engine), s->engine->state};
+    const tf_ext_kernel_ctx *kp = &kctx;
+    uint32_t nv = 0, nt = 0, ns = 0;
+    values[nv++] = &kp;
+    for (uint32_t i = 0; i < r->desc->n_args; i++) {
+        if (r->desc->arg_kinds[i] == TF_EXT_ARG_TENSOR) {
+            tf_status st = make_operand(s, r, nt, ca->tensors[nt]->value, &ops[nt]);
+            if (st)
+                return st;
+            ptrs[nt] = &ops[nt];
+            values[nv++] = &ptrs[nt++];
+        } else {
+            const tf_ext_scalar *sc = &ca->scalars[ns++];
+            values[nv++] =
+                r->desc->arg_kinds[i] == TF_EXT_ARG_F64 ? (void *)&sc->f : (void *)&sc->i;
+        }
+    }
+    for (uint32_t j = 0; j < n_out; j++) {
+        tf_status st = make_operand(s, r, 0, outs[j], &ops[nt + j]);
+        if (st)
+            return st;
+        ptrs[nt + j] = &ops[nt + j];
+        values[nv++] = &ptrs[nt + j];
+    }
+    ffi_arg rv = 0;
+    tf__plugin_report_clear();
+    ffi_call((ffi_cif *)&r->cif, fn, &rv, values);
+    tf_status st = (tf_status)(int)rv;
+    if (st)
+        return tf__error_from_plugin(st, r->name, "%s: the kernel for engine '%s' failed", r->name,
+                                     tf_engine_name(s->engine));
+    return TF_OK;
+}
+
+/* ---- running and recording ---- */
+
+static void set_attrs(const tf_ext_oprec *r, const call_args *ca, uint32_t out, tf_attrs *a)
+{
+    memset(a, 0, sizeof *a);
+    a->i[0] = (int64_t)(intptr_t)r;
+    a->i[1] = out;
+    a->n[0] = r->n_scalars;
+    for (uint32_t k = 0; k < r->n_scalars; k++) {
+        if (r->desc->arg_kinds[r->scalar_arg[k]] == TF_EXT_ARG_F64)
+            memcpy(&a->v[0][k], &ca->scalars[k].f, sizeof(double));
+        else
+            a->v[0][k] = ca->scalars[k].i;
+    }
+}
+
+static tf_status execute(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, const call_args *ca,
+                         tf_eager **outputs)
+{
+    inferred inf;
+    tf_status st = infer(s, r, cache, ca, &inf);
+    if (st)
+        return st;
+    tf_ext_generic_fn fn = find_kernel(r, tf_engine_name(s->engine));
+    if (!fn)
+        return tf__error(TF_ERR_UNSUPPORTED, r->name, NULL,
+                         "%s: the op has no kernel for engine '%s'", r->name,
+                         tf_engine_name(s->engine));
+    uint32_t n_out = r->desc->n_outputs;
+    tf_tensor *vals[TF_EXT_MAX_OUTPUTS] = {NULL};
+    for (uint32_t j = 0; j < n_out && !st; j++)
+        st = tf__empty(s, (tf_dtype)inf.out[j].dtype, inf.out[j].rank, inf.out[j].shape, &vals[j]);
+    if (!st)
+        st = run_kernel(s, r, ca, fn, vals);
+    tf_eager *res[TF_EXT_MAX_OUTPUTS] = {NULL};
+    for (uint32_t j = 0; j < n_out; j++) {
+        if (st) {
+            tf_tensor_release(vals[j]);
+            continue;
+        }
+        tf_attrs a;
+        set_attrs(r, ca, j, &a);
+        st = tf__record(s, TF_OP_extension, &a, ca->tensors, r->n_tensors, vals[j], &res[j]);
+    }
+    for (uint32_t j = 0; j < n_out; j++) {
+        if (st)
+            tf_eager_release(res[j]);
+        else
+            outputs[j] = res[j];
+    }
+    return st;
+}
+
+/* The op record and its module's cache; both outlive the snapshot (op
+   records live for the process, caches for the runtime). */
+static const tf_ext_oprec *lookup(tf_session *s, const char *name, tf_cache **cache)
+{
+    tf_ext_snapshot *snap = tf__snapshot_pin(s->rt->ext);
+    const tf_ext_oprec *r = tf__snapshot_find(snap, name);
+    tf_epoch epoch = snap->epoch;
+    if (r)
+        *cache = tf__snapshot_cache(snap, r->module);
+    tf__snapshot_unpin(snap);
+    if (!r)
+        tf__error(TF_ERR_VALIDATION, "session_call", "name",
+                  "session_call: no op named '%s' is installed in runtime %llu (epoch %llu)", name,
+                  (unsigned long long)s->rt->id, (unsigned long long)epoch);
+    return r;
+}
+
+TF_API tf_status tf_session_call(tf_session *s, const char *name, const tf_call_arg *args,
+                                 size_t n_args, tf_eager **outputs, size_t n_outputs)
+{
+    if (!s || !name || !outputs)
+        return tf__error(TF_ERR_VALIDATION, "session_call",
+                         !s      ? "session"
+                         : !name ? "name"
+                                 : "outputs",
+                         "session_call: NULL argument");
+    tf_cache *cache = NULL;
+    const tf_ext_oprec *r = lookup(s, name, &cache);
+    if (!r)
+        return TF_ERR_VALIDATION;
+    call_args ca;
+    tf_status st = check_args(s, r, args, n_args, &ca);
+    if (st)
+        return st;
+    if (n_outputs != r->desc->n_outputs)
+        return tf__error(TF_ERR_VALIDATION, r->name, "outputs",
+                         "%s: has %u outputs, got room for %zu", r->name, r->desc->n_outputs,
+                         n_outputs);
+    return execute(s, r, cache, &ca, outputs);
+}
+
+/* ---- the AD rule of every extension op ---- */
+
+static const tf_ext_oprec *node_rec(const tf_node *nd, tf_ext_call *call, tf_ext_scalar *sc,
+                                    tf_eager *out)
+{
+    const tf_ext_oprec *r = (const tf_ext_oprec *)(intptr_t)nd->attrs.i[0];
+    for (uint32_t k = 0; k < r->n_scalars; k++) {
+        sc[k].i = nd->attrs.v[0][k];
+        sc[k].f = 0.0;
+        if (r->desc->arg_kinds[r->scalar_arg[k]] == TF_EXT_ARG_F64)
+            memcpy(&sc[k].f, &nd->attrs.v[0][k], sizeof(double));
+    }
+    memset(call, 0, sizeof *call);
+    call->struct_size = sizeof *call;
+    call->n_tensors = nd->n_inputs;
+    call->n_scalars = r->n_scalars;
+    call->out_index = (uint32_t)nd->attrs.i[1];
+    call->tensors = (tf_ext_tensor *const *)nd->inputs;
+    call->scalars = sc;
+    call->output = (tf_ext_tensor *)out;
+    return r;
+}
+
+/* A rule's failure: an ops-table op already recorded it (same status), or
+   the module reported it itself (host->report_error). */
+static tf_status rule_failed(tf_status st, const tf_ext_oprec *r, const char *mode)
+{
+    if (tf_error_status() == st)
+        return st;
+    return tf__error_from_plugin(st, r->name, "%s: the %s rule failed", r->name, mode);
+}
+
+static tf_status ext_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                         const bool *need, tf_eager **cot_in)
+{
+    tf_ext_call call;
+    tf_ext_scalar sc[TF_EXT_MAX_ARGS];
+    const tf_ext_oprec *r = node_rec(nd, &call, sc, out);
+    if (!r->desc->vjp)
+        return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, r->name, NULL,
+                         "vjp: the extension op '%s' has no reverse rule", r->name);
+    int needs[TF_EXT_MAX_ARGS];
+    for (uint32_t i = 0; i < nd->n_inputs; i++)
+        needs[i] = need[i];
+    tf_ext_rule_ctx ctx = {sizeof ctx,          0,      tf__host_api(), &tf__ext_ops,
+                           (tf_ext_session *)s, r->name};
+    tf__plugin_report_clear();
+    tf_status st = r->desc->vjp(&ctx, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
+    return st ? rule_failed(st, r, "reverse") : TF_OK;
+}
+
+static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tan_in,
+                         tf_eager **tan_out)
+{
+    tf_ext_call call;
+    tf_ext_scalar sc[TF_EXT_MAX_ARGS];
+    const tf_ext_oprec *r = node_rec(nd, &call, sc, out);
+    if (!r->desc->jvp)
+        return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, r->name, NULL,
+                         "jvp: the extension op '%s' has no forward rule", r->name);
+    tf_ext_rule_ctx ctx = {sizeof ctx,          0,      tf__host_api(), &tf__ext_ops,
+                           (tf_ext_session *)s, r->name};
+    tf__plugin_report_clear();
+    tf_status st =
+        r->desc->jvp(&ctx, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
+    return st ? rule_failed(st, r, "forward") : TF_OK;
+}
+
+const tf_op_rule tf__rule_extension = {"extension", ext_vjp, ext_jvp};
+
+/* ---- the ops table ---- */
+
+#define S_(x) ((tf_session *)(x))
+#define E_(x) ((tf_eager *)(x))
+#define EO_(x) ((tf_eager **)(x))
+
+static void o_retain(tf_ext_tensor *x)
+{
+    tf_eager_retain(E_(x));
+}
+static void o_release(tf_ext_tensor *x)
+{
+    tf_eager_release(E_(x));
+}
+static uint32_t o_dtype(const tf_ext_tensor *x)
+{
+    return (uint32_t)((const tf_eager *)x)->value->dtype;
+}
+static uint32_t o_rank(const tf_ext_tensor *x)
+{
+    return ((const tf_eager *)x)->value->rank;
+}
+
+static int64_t o_extent(const tf_ext_tensor *x, uint32_t axis)
+{
+    const tf_tensor *v = ((const tf_eager *)x)->value;
+    return axis < v->rank ? v->shape[axis] : -1;
+}
+
+#define O_BINARY_(name)                                                              \
+    static tf_status o_##name(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y, \
+                              tf_ext_tensor **out)                                   \
+    {                                                                                \
+        return tf_session_##name(S_(s), E_(x), E_(y), EO_(out));                     \
+    }
+O_BINARY_(add)
+O_BINARY_(sub)
+O_BINARY_(mul)
+O_BINARY_(div)
+#define O_UNARY_(name)                                                                  \
+    static tf_status o_##name(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out) \
+    {                                                                                   \
+        return tf_session_##name(S_(s), E_(x), EO_(out));                               \
+    }
+O_UNARY_(neg)
+O_UNARY_(abs)
+O_UNARY_(log)
+O_UNARY_(diagonal)
+O_UNARY_(diag_embed)
+
+static tf_status o_transpose(tf_ext_session *s, tf_ext_tensor *x, const int *perm,
+                             tf_ext_tensor **out)
+{
+    return tf_session_transpose(S_(s), E_(x), perm, EO_(out));
+}
+
+static tf_status o_transpose_last2(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out)
+{
+    uint32_t r = o_rank(x);
+    if (r < 2)
+        return tf__error(TF_ERR_VALIDATION, "transpose_last2", "x",
+                         "transpose_last2: rank %u, expected at least 2", r);
+    int perm[TF_MAX_RANK];
+    for (uint32_t i = 0; i < r; i++)
+        perm[i] = (int)i;
+    perm[r - 2] = (int)r - 1;
+    perm[r - 1] = (int)r - 2;
+    return tf_session_transpose(S_(s), E_(x), perm, EO_(out));
+}
+
+/* Batched matmul: dot_general with the leading axes as batch, then the
+   batch axes moved back in front. */
+static tf_status o_matmul(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *y,
+                          tf_ext_tensor **out)
+{
+    uint32_t r = o_rank(x);
+    if (r < 2 || o_rank(y) != r)
+        return tf__error(TF_ERR_SHAPE_MISMATCH, "matmul", "y",
+                         "matmul: expected two tensors of the same rank >= 2, got ranks %u, %u", r,
+                         o_rank(y));
+    if (r == 2)
+        return tf_session_matmul(S_(s), E_(x), E_(y), EO_(out));
+    tf_dot_dims d;
+    memset(&d, 0, sizeof d);
+    d.n_contracting = 1;
+    d.lhs_contracting[0] = (int)r - 1;
+    d.rhs_contracting[0] = (int)r - 2;
+    d.n_batch = r - 2;
+    for (uint32_t i = 0; i + 2 < r; i++)
+        d.lhs_batch[i] = d.rhs_batch[i] = (int)i;
+    tf_eager *t;
+    tf_status st = tf_session_dot_general(S_(s), E_(x), E_(y), &d, &t);
+    if (st)
+        return st;
+    int perm[TF_MAX_RANK];
+    for (uint32_t i = 0; i + 2 < r; i++)
+        perm[i] = (int)i + 2;
+    perm[r - 2] = 0;
+    perm[r - 1] = 1;
+    st = tf_session_transpose(S_(s), t, perm, EO_(out));
+    tf_eager_release(t);
+    return st;
+}
+
+static tf_status o_reshape(tf_ext_session *s, tf_ext_tensor *x, uint32_t rank, const int64_t *shape,
+                           tf_ext_tensor **out)
+{
+    return tf_session_reshape(S_(s), E_(x), rank, shape, EO_(out));
+}
+
+static tf_status o_reduce_sum(tf_ext_session *s, tf_ext_tensor *x, const int *axes, size_t n,
+                              tf_ext_tensor **out)
+{
+    return tf_session_reduce_sum(S_(s), E_(x), axes, n, EO_(out));
+}
+
+static tf_status o_tril(tf_ext_session *s, tf_ext_tensor *x, int64_t k, tf_ext_tensor **out)
+{
+    return tf_session_tril(S_(s), E_(x), k, EO_(out));
+}
+
+static tf_status o_triu(tf_ext_session *s, tf_ext_tensor *x, int64_t k, tf_ext_tensor **out)
+{
+    return tf_session_triu(S_(s), E_(x), k, EO_(out));
+}
+
+static tf_status o_scalar(tf_ext_session *s, const tf_ext_tensor *like, double v,
+                          tf_ext_tensor **out)
+{
+    return tf__scalar_like(S_(s), (const tf_eager *)like, v, EO_(out));
+}
+
+static tf_status o_full(tf_ext_session *s, const tf_ext_tensor *like, uint32_t rank,
+                        const int64_t *shape, double v, tf_ext_tensor **out)
+{
+    return tf_session_full(S_(s), ((const tf_eager *)like)->value->dtype, rank, shape, v, EO_(out));
+}
+
+static tf_status o_call(tf_ext_session *es, const char *name, tf_ext_tensor *const *tensors,
+                        uint32_t n_tensors, const tf_ext_scalar *scalars, uint32_t n_scalars,
+                        tf_ext_tensor **outputs, uint32_t n_outputs)
+{
+    tf_session *s = S_(es);
+    tf_cache *cache = NULL;
+    const tf_ext_oprec *r = name ? lookup(s, name, &cache) : NULL;
+    if (!r)
+        return name ? TF_ERR_VALIDATION
+                    : tf__error(TF_ERR_VALIDATION, "call", "name", "call: name is NULL");
+    if (n_tensors != r->n_tensors || n_scalars != r->n_scalars || n_outputs != r->desc->n_outputs)
+        return tf__error(TF_ERR_VALIDATION, r->name, "args",
+                         "%s: expects %u tensors, %u scalars and %u outputs, got %u, %u, %u",
+                         r->name, r->n_tensors, r->n_scalars, r->desc->n_outputs, n_tensors,
+                         n_scalars, n_outputs);
+    call_args ca;
+    for (uint32_t i = 0; i < n_tensors; i++) {
+        const char *names[1] = {r->desc->arg_names[r->tensor_arg[i]]};
+        tf_eager *x = E_(tensors[i]), *dummy;
+        tf_status st = tf__check_inputs(r->name, s, &x, 1, names, &dummy);
+        if (st)
+            return st;
+        ca.tensors[i] = x;
+    }
+    for (uint32_t i = 0; i < n_scalars; i++)
+        ca.scalars[i] = scalars[i];
+    return execute(s, r, cache, &ca, EO_(outputs));
+}
+
+const tf_ext_ops tf__ext_ops = {
+    .struct_size = sizeof(tf_ext_ops),
+    .retain = o_retain,
+    .release = o_release,
+    .dtype = o_dtype,
+    .rank = o_rank,
+    .extent = o_extent,
+    .add = o_add,
+    .sub = o_sub,
+    .mul = o_mul,
+    .div = o_div,
+    .neg = o_neg,
+    .abs = o_abs,
+    .log = o_log,
+    .matmul = o_matmul,
+    .transpose_last2 = o_transpose_last2,
+    .transpose = o_transpose,
+    .reshape = o_reshape,
+    .reduce_sum = o_reduce_sum,
+    .tril = o_tril,
+    .triu = o_triu,
+    .diagonal = o_diagonal,
+    .diag_embed = o_diag_embed,
+    .scalar = o_scalar,
+    .full = o_full,
+    .call = o_call,
+};

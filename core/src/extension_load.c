@@ -1,0 +1,366 @@
+/*
+ * extension_load.c - finding, loading and checking extension modules, and
+ * the immortal op records (with their libffi kernel signatures) that
+ * installs and tape nodes point at.
+ *
+ * A module file is loaded at most once per process (keyed by its resolved
+ * path) and never unloaded. Refusals name the file, what was expected and
+ * what was found, exactly like engine plugins (loader.c, whose search-path
+ * code this file shares through plugin_path.h).
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "extension_internal.h"
+#include "plugin_path.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static tf_extension_module *g_modules; /* loaded from files, guarded by g_lock */
+static tf_extension_module *g_linked;  /* made from linked descriptors, guarded by g_lock */
+
+/* ---- names ---- */
+
+static bool valid_segment(const char *s, size_t n)
+{
+    if (n == 0 || s[0] < 'a' || s[0] > 'z')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return false;
+    }
+    return true;
+}
+
+bool tf__extension_valid_name(const char *s, bool namespaced)
+{
+    if (!s || strlen(s) > TF_EXT_MAX_NAME)
+        return false;
+    size_t segments = 0;
+    for (;;) {
+        const char *dot = strchr(s, '.');
+        size_t n = dot ? (size_t)(dot - s) : strlen(s);
+        if (!valid_segment(s, n))
+            return false;
+        segments++;
+        if (!dot)
+            break;
+        s = dot + 1;
+    }
+    return namespaced ? segments >= 2 : segments == 1;
+}
+
+/* ---- descriptors ---- */
+
+tf_status tf__extension_check(const char *op, const char *file, const tf_extension_module_desc *d)
+{
+    if (d->struct_size >= offsetof(tf_extension_module_desc, abi_minor) &&
+        d->abi_major != TF_EXTENSION_ABI_MAJOR)
+        return tf__error(
+            TF_ERR_PLUGIN_ABI, op, NULL,
+            "extension module '%s': expected extension ABI major %d, found %u.%u", file,
+            TF_EXTENSION_ABI_MAJOR, d->abi_major,
+            d->struct_size >= offsetof(tf_extension_module_desc, reserved0) ? d->abi_minor : 0u);
+    if (d->struct_size < TF_EXTENSION_MODULE_MIN_SIZE)
+        return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, op, NULL,
+                         "extension module '%s': descriptor struct_size is %u bytes, expected at "
+                         "least %zu (ABI %d.0)",
+                         file, d->struct_size, (size_t)TF_EXTENSION_MODULE_MIN_SIZE,
+                         TF_EXTENSION_ABI_MAJOR);
+    if (!d->install || !d->version)
+        return tf__error(TF_ERR_PLUGIN_MISSING_FUNCTION, op, d->install ? "version" : "install",
+                         "extension module '%s': required descriptor field '%s' is NULL", file,
+                         d->install ? "version" : "install");
+    if (!tf__extension_valid_name(d->id, true))
+        return tf__error(TF_ERR_VALIDATION, op, "id",
+                         "extension module '%s': expected a namespaced id (segments of "
+                         "[a-z0-9_] starting with a letter, joined by '.', e.g. "
+                         "\"tenferro.linalg\"), found \"%s\"",
+                         file, d->id ? d->id : "(null)");
+    return TF_OK;
+}
+
+static tf_extension_module *module_new(const char *file, const tf_extension_module_desc *d)
+{
+    tf_extension_module *m = tf__calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->file = tf__strdup(file);
+    if (!m->file || pthread_mutex_init(&m->recs_lock, NULL) != 0) {
+        tf__free(m->file);
+        tf__free(m);
+        return NULL;
+    }
+    m->desc = d;
+    return m;
+}
+
+TF_API tf_status tf_extension_from_descriptor(const tf_extension_module_desc *desc,
+                                              tf_extension_module **out)
+{
+    const char *op = "extension_from_descriptor";
+    if (!desc || !out)
+        return tf__error(TF_ERR_VALIDATION, op, desc ? "out" : "desc", "%s: NULL argument", op);
+    tf_status st = tf__extension_check(op, "(linked descriptor)", desc);
+    if (st)
+        return st;
+    tf_extension_module *m = module_new("", desc);
+    if (!m)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    pthread_mutex_lock(&g_lock); /* owned by the process, like every module */
+    m->next = g_linked;
+    g_linked = m;
+    pthread_mutex_unlock(&g_lock);
+    *out = m;
+    return TF_OK;
+}
+
+/* ---- loading files ---- */
+
+static tf_status open_module(const char *op, const char *file, const tf_extension_module_desc **out)
+{
+    dlerror();
+    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        tf__error(TF_ERR_PLUGIN_LOAD, op, NULL,
+                  "extension module '%s': expected a loadable shared object, dlopen refused it",
+                  file);
+        tf__error_cause("%s", why ? why : "unknown dlopen error");
+        return TF_ERR_PLUGIN_LOAD;
+    }
+    tf_extension_entry_fn entry =
+        (tf_extension_entry_fn)(uintptr_t)dlsym(h, TF_EXTENSION_ENTRY_SYMBOL);
+    if (!entry) {
+        unsigned m = tf__plugin_other_major(h, "tf_extension_module_v");
+        if (m)
+            return tf__error(TF_ERR_PLUGIN_ABI, op, NULL,
+                             "extension module '%s': expected symbol %s (extension ABI %d), "
+                             "found tf_extension_module_v%u (ABI %u)",
+                             file, TF_EXTENSION_ENTRY_SYMBOL, TF_EXTENSION_ABI_MAJOR, m, m);
+        return tf__error(TF_ERR_PLUGIN_SYMBOL, op, NULL,
+                         "extension module '%s': expected the entry symbol %s, found none", file,
+                         TF_EXTENSION_ENTRY_SYMBOL);
+    }
+    const tf_extension_module_desc *d =
+        entry(tf__host_api(), TF_EXTENSION_ABI_MAJOR, TF_EXTENSION_ABI_MINOR);
+    if (!d)
+        return tf__error(TF_ERR_PLUGIN_ABI, op, NULL,
+                         "extension module '%s': expected a descriptor, the entry returned NULL "
+                         "(it refuses host extension ABI %d.%d)",
+                         file, TF_EXTENSION_ABI_MAJOR, TF_EXTENSION_ABI_MINOR);
+    tf_status st = tf__extension_check(op, file, d);
+    if (st)
+        return st;
+    *out = d;
+    return TF_OK;
+}
+
+static tf_status load_locked(const char *file, tf_extension_module **out)
+{
+    for (tf_extension_module *m = g_modules; m; m = m->next)
+        if (strcmp(m->file, file) == 0) {
+            *out = m;
+            return TF_OK;
+        }
+    const tf_extension_module_desc *d = NULL;
+    tf_status st = open_module("extension_load", file, &d);
+    if (st)
+        return st;
+    tf_extension_module *m = module_new(file, d);
+    if (!m)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "extension_load", NULL, "out of memory");
+    m->next = g_modules;
+    g_modules = m;
+    tf__log(TF_LOG_INFO, "loaded extension module '%s' %s from %s", d->id, d->version, file);
+    *out = m;
+    return TF_OK;
+}
+
+TF_API tf_status tf_extension_load(const char *name_or_path, tf_extension_module **out)
+{
+    if (!name_or_path || !*name_or_path)
+        return tf__error(TF_ERR_VALIDATION, "extension_load", "name", "extension_load: empty name");
+    if (!out)
+        return tf__error(TF_ERR_VALIDATION, "extension_load", "out", "extension_load: out is NULL");
+    char file[PATH_MAX];
+    tf_status st = tf__plugin_resolve("extension_load", TF_EXTENSION_FILE_PREFIX,
+                                      "extension module", name_or_path, file);
+    if (st)
+        return st;
+    pthread_mutex_lock(&g_lock);
+    st = load_locked(file, out);
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+/* ---- accessors ---- */
+
+TF_API const char *tf_extension_id(const tf_extension_module *m)
+{
+    return m->desc->id;
+}
+TF_API const char *tf_extension_version(const tf_extension_module *m)
+{
+    return m->desc->version;
+}
+TF_API const char *tf_extension_file(const tf_extension_module *m)
+{
+    return m->file;
+}
+TF_API uint32_t tf_extension_abi_major(const tf_extension_module *m)
+{
+    return m->desc->abi_major;
+}
+
+TF_API uint32_t tf_extension_abi_minor(const tf_extension_module *m)
+{
+    return m->desc->struct_size >= offsetof(tf_extension_module_desc, reserved0)
+               ? m->desc->abi_minor
+               : 0u;
+}
+
+TF_API const char *tf_extension_description(const tf_extension_module *m)
+{
+    return m->desc->description ? m->desc->description : "";
+}
+
+/* ---- scanning ---- */
+
+TF_API void tf_extension_scan_free(tf_extension_candidate *c, size_t count)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        tf__free(c[i].path);
+        tf__free(c[i].message);
+    }
+    tf__free(c);
+}
+
+static bool probe(tf_extension_candidate *c)
+{
+    c->kind = "extension";
+    c->status = tf_extension_load(c->path, &c->module);
+    char msg[1600] = "";
+    if (c->status != TF_OK) {
+        c->module = NULL;
+        const char *cause = tf_error_cause();
+        snprintf(msg, sizeof msg, "%s%s%s", tf_error_message(), cause[0] ? ": " : "", cause);
+    }
+    c->message = tf__strdup(msg);
+    return c->message != NULL;
+}
+
+TF_API tf_status tf_extension_scan(tf_extension_candidate **candidates, size_t *count)
+{
+    if (!candidates || !count)
+        return tf__error(TF_ERR_VALIDATION, "extension_scan", candidates ? "count" : "candidates",
+                         "extension_scan: NULL out-parameter");
+    char **files;
+    size_t n;
+    tf_status st = tf__plugin_scan_files("extension_scan", TF_EXTENSION_FILE_PREFIX, &files, &n);
+    if (st)
+        return st;
+    tf_extension_candidate *c = tf__calloc(n ? n : 1, sizeof *c);
+    bool ok = c != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (c[i].path = tf__strdup(files[i])) != NULL && probe(&c[i]);
+    tf_plugin_path_free(files);
+    if (!ok) {
+        tf_extension_scan_free(c, n);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "extension_scan", NULL, "out of memory");
+    }
+    *candidates = c;
+    *count = n;
+    return TF_OK;
+}
+
+/* ---- op records ---- */
+
+static tf_status check_op(const tf_extension_module *m, const tf_ext_op *op)
+{
+    const char *id = m->desc->id, *what = NULL;
+    if (op->struct_size < offsetof(tf_ext_op, jvp) + sizeof op->jvp)
+        what = "struct_size smaller than ABI 1.0's";
+    else if (!tf__extension_valid_name(op->name, false))
+        what = "a name of one segment of [a-z0-9_] starting with a letter";
+    else if (op->n_args > TF_EXT_MAX_ARGS || (op->n_args && (!op->arg_kinds || !op->arg_names)))
+        what = "at most 8 arguments, with kinds and names";
+    else if (op->n_outputs < 1 || op->n_outputs > TF_EXT_MAX_OUTPUTS)
+        what = "1 to 4 outputs";
+    else if (!op->infer)
+        what = "an infer function";
+    for (uint32_t i = 0; !what && i < op->n_args; i++)
+        if (op->arg_kinds[i] > TF_EXT_ARG_I64 || !op->arg_names[i])
+            what = "known argument kinds and non-NULL argument names";
+    bool cpu = false;
+    for (uint32_t i = 0; !what && i < op->n_kernels; i++) {
+        if (!op->kernels[i].engine || !op->kernels[i].fn)
+            what = "kernels with an engine name and a function";
+        else
+            cpu = cpu || strcmp(op->kernels[i].engine, "cpu") == 0;
+    }
+    if (!what && !cpu)
+        what = "a kernel for the \"cpu\" engine";
+    if (what)
+        return tf__error(TF_ERR_VALIDATION, "install_extension_module", "op",
+                         "module '%s': op '%s' is malformed: expected %s", id,
+                         op->name && strlen(op->name) < 64 ? op->name : "?", what);
+    return TF_OK;
+}
+
+static tf_status rec_init(tf_ext_oprec *r, tf_extension_module *m, const tf_ext_op *op)
+{
+    r->module = m;
+    r->desc = op;
+    snprintf(r->name, sizeof r->name, "%s.%s", m->desc->id, op->name);
+    if (strlen(m->desc->id) + 1 + strlen(op->name) > TF_EXT_MAX_NAME)
+        return tf__error(TF_ERR_VALIDATION, "install_extension_module", "op",
+                         "module '%s': the full name of op '%s' exceeds %d bytes", m->desc->id,
+                         op->name, TF_EXT_MAX_NAME);
+    uint32_t n = 0;
+    r->types[n++] = &ffi_type_pointer; /* the kernel context */
+    for (uint32_t i = 0; i < op->n_args; i++) {
+        uint32_t k = op->arg_kinds[i];
+        if (k == TF_EXT_ARG_TENSOR)
+            r->tensor_arg[r->n_tensors++] = (uint8_t)i;
+        else
+            r->scalar_arg[r->n_scalars++] = (uint8_t)i;
+        r->types[n++] = k == TF_EXT_ARG_TENSOR ? &ffi_type_pointer
+                        : k == TF_EXT_ARG_F64  ? &ffi_type_double
+                                               : &ffi_type_sint64;
+    }
+    for (uint32_t i = 0; i < op->n_outputs; i++)
+        r->types[n++] = &ffi_type_pointer;
+    if (ffi_prep_cif(&r->cif, FFI_DEFAULT_ABI, n, &ffi_type_sint, r->types) != FFI_OK)
+        return tf__error(TF_ERR_RUNTIME_STATE, "install_extension_module", "op",
+                         "module '%s': libffi cannot describe the kernel signature of op '%s'",
+                         m->desc->id, op->name);
+    return TF_OK;
+}
+
+const tf_ext_oprec *tf__extension_oprec(tf_extension_module *m, const tf_ext_op *op)
+{
+    pthread_mutex_lock(&m->recs_lock);
+    tf_ext_oprec *r = m->recs;
+    while (r && r->desc != op)
+        r = r->next;
+    tf_status st = TF_OK;
+    if (!r && !(st = check_op(m, op))) {
+        r = tf__calloc(1, sizeof *r);
+        if (!r)
+            st = tf__error(TF_ERR_OUT_OF_MEMORY, "install_extension_module", NULL, "out of memory");
+        else if ((st = rec_init(r, m, op))) {
+            tf__free(r);
+            r = NULL;
+        } else {
+            r->next = m->recs;
+            m->recs = r;
+        }
+    }
+    pthread_mutex_unlock(&m->recs_lock);
+    return st ? NULL : r;
+}

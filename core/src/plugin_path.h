@@ -1,0 +1,30 @@
+/*
+ * plugin_path.h - the search-path pieces engine plugins and extension
+ * modules share (implemented in loader.c): resolving a name to a file,
+ * listing the candidate files of a kind, and naming another major's entry.
+ */
+#ifndef TF_PLUGIN_PATH_H
+#define TF_PLUGIN_PATH_H
+
+#include "internal.h"
+
+/*
+ * Resolves `name` to a real path (PATH_MAX bytes at `path`): a name with '/'
+ * is the file itself, otherwise <dir>/<prefix><name>.so in each directory of
+ * the search path. Errors: TF_ERR_PLUGIN_NOT_FOUND naming `kind`, the file
+ * and the path tried (recorded under `op`).
+ */
+tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kind, const char *name,
+                             char *path);
+
+/*
+ * Every file named <prefix>*.so in the search path's directories (each
+ * directory in name order), as a NULL-terminated array freed with
+ * tf_plugin_path_free. Errors: TF_ERR_OUT_OF_MEMORY.
+ */
+tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***files, size_t *count);
+
+/* The major m in 2..9 for which <symbol_stem><m> resolves in handle; 0 if none. */
+unsigned tf__plugin_other_major(void *handle, const char *symbol_stem);
+
+#endif /* TF_PLUGIN_PATH_H */

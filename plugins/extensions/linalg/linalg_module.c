@@ -1,0 +1,288 @@
+/*
+ * linalg_module.c - the tenferro.linalg extension module: its descriptor,
+ * entry symbol, install hook and the shape/dtype inference of each op.
+ *
+ * Ops (full names "tenferro.linalg.<op>"; A is [..., n, n], leading axes
+ * are batch axes, f32 or f64):
+ *   cholesky(a) -> l               lower Cholesky factor (reads a's lower
+ *                                  triangle; the AD rules treat a as symmetric)
+ *   solve(a, b) -> x               a x = b, b [..., n, k] with a's batch axes
+ *   triangular_solve(a, b, lower) -> x   a triangular (lower != 0: its lower
+ *                                  triangle, else its upper one), b as for solve
+ *   inv(a) -> y                    the inverse
+ *   det(a) -> d                    determinant, shape [...] (0 for an exactly
+ *                                  singular matrix)
+ *   slogdet(a) -> sign, logabsdet  sign 0 and logabsdet -inf when singular
+ *   qr(a) -> q, r                  thin QR of [..., m, n], m >= n
+ *   lstsq(a, b) -> x               least squares for a [..., m, n] of full
+ *                                  column rank (m >= n), b [..., m, k]
+ *   svd(a, eps: f64) -> u, s, v    thin SVD, a = u diag(s) v^T, s descending;
+ *                                  eps as for eigh (for s_j^2 - s_i^2)
+ *   pinv(a, rcond: f64) -> p       Moore-Penrose inverse [..., n, m] by SVD,
+ *                                  dropping singular values <= rcond * max;
+ *                                  the rules hold where the rank is constant
+ *   norm(a) -> n                   Frobenius norm of each matrix, [...]
+ *   eigh(a, eps: f64) -> w, v      a symmetric (lower triangle read), w
+ *                                  ascending [..., n]; the rules use
+ *                                  (w_j - w_i) / ((w_j - w_i)^2 + eps) for
+ *                                  1 / (w_j - w_i): eps = 0 is exact, eps > 0
+ *                                  keeps degenerate spectra finite
+ * Failures (singular matrix for solve/inv/triangular_solve, not positive
+ * definite for cholesky) are TF_ERR_VALIDATION naming the op and the batch
+ * element; no convergence (eigh) is TF_ERR_BACKEND.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "linalg_internal.h"
+
+static tf_status refuse(const tf_ext_rule_ctx *c, tf_status st, const char *msg)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s: %s", c->op_name, msg);
+    c->host->report_error(c->host->ctx, st, buf);
+    return st;
+}
+
+/* a must be a float batch of square matrices. */
+static tf_status check_square(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
+{
+    if (a->dtype != TF_F32 && a->dtype != TF_F64)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+    if (a->rank < 2)
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    if (a->shape[a->rank - 1] != a->shape[a->rank - 2])
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must be square on its last two axes");
+    return TF_OK;
+}
+
+static tf_status infer_same(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                            const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    tf_status st = check_square(c, &t[0]);
+    if (st)
+        return st;
+    out[0] = t[0];
+    return TF_OK;
+}
+
+static tf_status infer_solve(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                             const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    tf_status st = check_square(c, &t[0]);
+    if (st)
+        return st;
+    const tf_ext_meta *a = &t[0], *b = &t[1];
+    if (b->dtype != a->dtype)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'b' must have a's dtype");
+    if (b->rank != a->rank)
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'b' must have a's rank ([..., n, k])");
+    for (uint32_t i = 0; i + 1 < a->rank; i++)
+        if (b->shape[i] != a->shape[i])
+            return refuse(c, TF_ERR_SHAPE_MISMATCH,
+                          "argument 'b' must have a's batch axes and n rows");
+    out[0] = *b;
+    return TF_OK;
+}
+
+static tf_status infer_lstsq(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                             const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    const tf_ext_meta *a = &t[0], *b = &t[1];
+    if (a->dtype != TF_F32 && a->dtype != TF_F64)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+    if (b->dtype != a->dtype)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'b' must have a's dtype");
+    if (a->rank < 2 || a->shape[a->rank - 2] < a->shape[a->rank - 1])
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must be [..., m, n] with m >= n");
+    if (b->rank != a->rank)
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'b' must have a's rank ([..., m, k])");
+    for (uint32_t i = 0; i + 1 < a->rank; i++)
+        if (b->shape[i] != a->shape[i])
+            return refuse(c, TF_ERR_SHAPE_MISMATCH,
+                          "argument 'b' must have a's batch axes and m rows");
+    out[0] = *b;
+    out[0].shape[b->rank - 2] = a->shape[a->rank - 1];
+    return TF_OK;
+}
+
+static tf_status infer_svd(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                           const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    const tf_ext_meta *a = &t[0];
+    if (a->dtype != TF_F32 && a->dtype != TF_F64)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+    if (a->rank < 2)
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    if (!(s[0].f >= 0))
+        return refuse(c, TF_ERR_VALIDATION, "argument 'eps' must be >= 0");
+    int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1], k = m < n ? m : n;
+    out[0] = out[1] = out[2] = *a;
+    out[0].shape[a->rank - 1] = k; /* u [..., m, k] */
+    out[1].rank = a->rank - 1;     /* s [..., k] */
+    out[1].shape[a->rank - 2] = k;
+    out[2].shape[a->rank - 2] = n; /* v [..., n, k] */
+    out[2].shape[a->rank - 1] = k;
+    return TF_OK;
+}
+
+static tf_status infer_pinv(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                            const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    const tf_ext_meta *a = &t[0];
+    if (a->dtype != TF_F32 && a->dtype != TF_F64)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+    if (a->rank < 2)
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    if (!(s[0].f >= 0 && s[0].f < 1))
+        return refuse(c, TF_ERR_VALIDATION, "argument 'rcond' must be in [0, 1)");
+    out[0] = *a;
+    out[0].shape[a->rank - 2] = a->shape[a->rank - 1];
+    out[0].shape[a->rank - 1] = a->shape[a->rank - 2];
+    return TF_OK;
+}
+
+static tf_status infer_norm(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                            const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    const tf_ext_meta *a = &t[0];
+    if (a->dtype != TF_F32 && a->dtype != TF_F64)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+    if (a->rank < 2)
+        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    out[0] = *a;
+    out[0].rank = a->rank - 2;
+    return TF_OK;
+}
+
+static tf_status infer_det(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                           const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    tf_status st = check_square(c, &t[0]);
+    if (st)
+        return st;
+    out[0] = t[0];
+    out[0].rank = t[0].rank - 2;
+    if (c->op_name && strstr(c->op_name, "slogdet"))
+        out[1] = out[0];
+    return TF_OK;
+}
+
+static tf_status infer_qr(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                          const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    const tf_ext_meta *a = &t[0];
+    if (a->dtype != TF_F32 && a->dtype != TF_F64)
+        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+    if (a->rank < 2 || a->shape[a->rank - 2] < a->shape[a->rank - 1])
+        return refuse(c, TF_ERR_SHAPE_MISMATCH,
+                      "argument 'a' must be [..., m, n] with m >= n (thin QR)");
+    out[0] = *a;
+    out[1] = *a;
+    out[1].shape[a->rank - 2] = a->shape[a->rank - 1];
+    return TF_OK;
+}
+
+static tf_status infer_eigh(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                            const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    tf_status st = check_square(c, &t[0]);
+    if (st)
+        return st;
+    if (!(s[0].f >= 0))
+        return refuse(c, TF_ERR_VALIDATION, "argument 'eps' must be >= 0");
+    out[0] = t[0];
+    out[0].rank = t[0].rank - 1;
+    out[1] = t[0];
+    return TF_OK;
+}
+
+static const uint32_t k_a[] = {TF_EXT_ARG_TENSOR};
+static const uint32_t k_ae[] = {TF_EXT_ARG_TENSOR, TF_EXT_ARG_F64};
+static const char *const n_ae[] = {"a", "eps"};
+static const char *const n_ar[] = {"a", "rcond"};
+static const char *const n_a[] = {"a"};
+static const uint32_t k_ab[] = {TF_EXT_ARG_TENSOR, TF_EXT_ARG_TENSOR};
+static const char *const n_ab[] = {"a", "b"};
+static const uint32_t k_abl[] = {TF_EXT_ARG_TENSOR, TF_EXT_ARG_TENSOR, TF_EXT_ARG_I64};
+static const char *const n_abl[] = {"a", "b", "lower"};
+
+#define KERNELS_(fn) \
+    static const tf_ext_kernel k_##fn[] = {{"cpu", TF_EXT_KERNEL_FN(linalg_##fn##_cpu)}}
+KERNELS_(cholesky);
+KERNELS_(solve);
+KERNELS_(triangular_solve);
+KERNELS_(inv);
+KERNELS_(det);
+KERNELS_(slogdet);
+KERNELS_(qr);
+KERNELS_(eigh);
+KERNELS_(lstsq);
+KERNELS_(svd);
+KERNELS_(pinv);
+KERNELS_(norm);
+
+#define OP_(nm, kinds, names, nout, inf, vjp, jvp, doc)                                       \
+    {                                                                                         \
+        sizeof(tf_ext_op), sizeof(kinds) / sizeof(kinds[0]), nout, 1, #nm, kinds, names, inf, \
+            k_##nm, vjp, jvp, doc                                                             \
+    }
+
+static const tf_ext_op k_ops[] = {
+    OP_(cholesky, k_a, n_a, 1, infer_same, linalg_cholesky_vjp, linalg_cholesky_jvp,
+        "lower Cholesky factor of a symmetric positive definite matrix"),
+    OP_(solve, k_ab, n_ab, 1, infer_solve, linalg_solve_vjp, linalg_solve_jvp,
+        "x with a x = b (LU with partial pivoting)"),
+    OP_(triangular_solve, k_abl, n_abl, 1, infer_solve, linalg_trisolve_vjp, linalg_trisolve_jvp,
+        "x with a x = b for triangular a"),
+    OP_(inv, k_a, n_a, 1, infer_same, linalg_inv_vjp, linalg_inv_jvp, "matrix inverse"),
+    OP_(det, k_a, n_a, 1, infer_det, linalg_det_vjp, linalg_det_jvp, "determinant"),
+    OP_(slogdet, k_a, n_a, 2, infer_det, linalg_slogdet_vjp, linalg_slogdet_jvp,
+        "sign and log of the absolute value of the determinant"),
+    OP_(qr, k_a, n_a, 2, infer_qr, linalg_qr_vjp, linalg_qr_jvp,
+        "thin QR (Householder): q [..., m, n], r [..., n, n], m >= n"),
+    OP_(eigh, k_ae, n_ae, 2, infer_eigh, linalg_eigh_vjp, linalg_eigh_jvp,
+        "symmetric eigendecomposition: ascending w, eigenvectors v; eps regularises the "
+        "derivative for close eigenvalues"),
+    OP_(lstsq, k_ab, n_ab, 1, infer_lstsq, linalg_lstsq_vjp, linalg_lstsq_jvp,
+        "least squares x minimising ||a x - b|| for full column rank a (QR)"),
+    OP_(svd, k_ae, n_ae, 3, infer_svd, linalg_svd_vjp, linalg_svd_jvp,
+        "thin SVD: u [..., m, k], s [..., k] descending, v [..., n, k], k = min(m, n)"),
+    OP_(pinv, k_ae, n_ar, 1, infer_pinv, linalg_pinv_vjp, linalg_pinv_jvp,
+        "Moore-Penrose inverse by SVD; singular values <= rcond * max are dropped"),
+    OP_(norm, k_a, n_a, 1, infer_norm, linalg_norm_vjp, linalg_norm_jvp,
+        "Frobenius norm of each matrix"),
+};
+
+static tf_status install(const tf_host_api *host, const tf_ext_registrar *reg)
+{
+    for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0]; i++) {
+        tf_status st = reg->add_op(reg->candidate, &k_ops[i]);
+        if (st)
+            return st;
+    }
+    return TF_OK;
+}
+
+static const tf_extension_module_desc k_desc = {
+    sizeof(tf_extension_module_desc),
+    TF_EXTENSION_ABI_MAJOR,
+    TF_EXTENSION_ABI_MINOR,
+    0,
+    LINALG_ID,
+    "0.1.0",
+    "dense linear algebra (LAPACKE): cholesky, solve, triangular_solve, inv, det, slogdet, qr, "
+    "eigh, lstsq, svd, pinv, norm",
+    install,
+};
+
+TF_EXTENSION_EXPORT const tf_extension_module_desc *
+tf_extension_module_v1(const tf_host_api *host, uint32_t abi_major, uint32_t abi_minor);
+
+TF_EXTENSION_EXPORT const tf_extension_module_desc *
+tf_extension_module_v1(const tf_host_api *host, uint32_t abi_major, uint32_t abi_minor)
+{
+    if (abi_major != TF_EXTENSION_ABI_MAJOR || !host)
+        return NULL;
+    return &k_desc;
+}

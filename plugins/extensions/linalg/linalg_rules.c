@@ -1,0 +1,709 @@
+/*
+ * linalg_rules.c - reverse (VJP) and forward (JVP) rules of tenferro.linalg,
+ * written only with ops of the host's ops table (so they are recorded and
+ * differentiable again). Matrices on the last two axes; X^T below swaps
+ * them. The transposes are where a complex version would conjugate.
+ *
+ *   inv      Y = A^-1:  Abar = -Y^T Ybar Y^T;          dY = -Y dA Y
+ *   solve    X = A^-1 B: Bbar = solve(A^T, Xbar), Abar = -Bbar X^T;
+ *                        dX = solve(A, dB - dA X)
+ *   triangular_solve: as solve with the triangle kept: Abar = tri(-Bbar X^T);
+ *                        dX = trisolve(A, dB - tri(dA) X)
+ *   det      d:  Abar = dbar d A^-T;                   dd = d tr(A^-1 dA)
+ *   slogdet  l = log|det A|: Abar = lbar A^-T;         dl = tr(A^-1 dA);
+ *            sign has zero derivative
+ *   cholesky A = L L^T (A symmetric):
+ *            Abar = L^-T S L^-1, S = (P + tril(P,-1)^T)/2, P = tril(L^T Lbar);
+ *            dL = L Phi(L^-1 dA L^-T), Phi(M) = (tril(M) + tril(M,-1))/2
+ */
+#include <string.h>
+
+#include "linalg_internal.h"
+
+#define LB_MAX 40
+
+/* Collects temporaries and the first error; every lb_* is a no-op after one. */
+typedef struct lb {
+    const tf_ext_rule_ctx *c;
+    tf_ext_session *s;
+    const tf_ext_ops *o;
+    tf_status st;
+    int n;
+    tf_ext_tensor *tmp[LB_MAX];
+} lb;
+
+static lb lb_begin(const tf_ext_rule_ctx *c)
+{
+    lb b;
+    memset(&b, 0, sizeof b);
+    b.c = c;
+    b.s = c->session;
+    b.o = c->ops;
+    return b;
+}
+
+static tf_ext_tensor *keep(lb *b, tf_status st, tf_ext_tensor *x)
+{
+    if (st) {
+        b->st = st;
+        return NULL;
+    }
+    if (b->n == LB_MAX) {
+        b->o->release(x);
+        b->c->host->report_error(b->c->host->ctx, TF_ERR_RUNTIME_STATE,
+                                 "linalg: a rule needed too many temporaries");
+        b->st = TF_ERR_RUNTIME_STATE;
+        return NULL;
+    }
+    return b->tmp[b->n++] = x;
+}
+
+/* Hands r to *dst (new reference) and keeps going. */
+static void lb_set(lb *b, tf_ext_tensor *r, tf_ext_tensor **dst)
+{
+    if (!b->st && r) {
+        b->o->retain(r);
+        *dst = r;
+    }
+}
+
+static tf_status lb_done(lb *b)
+{
+    for (int i = 0; i < b->n; i++)
+        b->o->release(b->tmp[i]);
+    return b->st;
+}
+
+#define LB2_(name)                                                             \
+    static tf_ext_tensor *lb_##name(lb *b, tf_ext_tensor *x, tf_ext_tensor *y) \
+    {                                                                          \
+        tf_ext_tensor *r = NULL;                                               \
+        if (b->st || !x || !y)                                                 \
+            return NULL;                                                       \
+        tf_status st_ = b->o->name(b->s, x, y, &r);                            \
+        return keep(b, st_, r);                                                \
+    }
+LB2_(add)
+LB2_(sub)
+LB2_(mul)
+LB2_(matmul)
+#define LB1_(name)                                           \
+    static tf_ext_tensor *lb_##name(lb *b, tf_ext_tensor *x) \
+    {                                                        \
+        tf_ext_tensor *r = NULL;                             \
+        if (b->st || !x)                                     \
+            return NULL;                                     \
+        tf_status st_ = b->o->name(b->s, x, &r);             \
+        return keep(b, st_, r);                              \
+    }
+LB1_(neg)
+LB1_(transpose_last2)
+
+static tf_ext_tensor *lb_tri(lb *b, tf_ext_tensor *x, int lower, int64_t k)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x)
+        return NULL;
+    tf_status st_ = lower ? b->o->tril(b->s, x, k, &r) : b->o->triu(b->s, x, k, &r);
+    return keep(b, st_, r);
+}
+
+static tf_ext_tensor *lb_scale(lb *b, tf_ext_tensor *x, double v)
+{
+    tf_ext_tensor *c = NULL;
+    if (b->st || !x)
+        return NULL;
+    tf_status st_ = b->o->scalar(b->s, x, v, &c);
+    c = keep(b, st_, c);
+    return lb_mul(b, x, c);
+}
+
+/* x of shape [...] reshaped to [..., 1, 1] so it broadcasts over matrices. */
+static tf_ext_tensor *lb_expand2(lb *b, tf_ext_tensor *x)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x)
+        return NULL;
+    uint32_t rank = b->o->rank(x);
+    int64_t shape[TF_MAX_RANK];
+    for (uint32_t i = 0; i < rank; i++)
+        shape[i] = b->o->extent(x, i);
+    shape[rank] = shape[rank + 1] = 1;
+    tf_status st_ = b->o->reshape(b->s, x, rank + 2, shape, &r);
+    return keep(b, st_, r);
+}
+
+/* Sum over the last two axes. */
+static tf_ext_tensor *lb_sum2(lb *b, tf_ext_tensor *x)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x)
+        return NULL;
+    int rank = (int)b->o->rank(x), axes[2] = {rank - 2, rank - 1};
+    tf_status st_ = b->o->reduce_sum(b->s, x, axes, 2, &r);
+    return keep(b, st_, r);
+}
+
+static tf_ext_tensor *lb_op(lb *b, const char *name, tf_ext_tensor *x, tf_ext_tensor *y,
+                            int64_t lower)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x || (y == NULL && lower >= 0))
+        return NULL;
+    tf_ext_tensor *ts[2] = {x, y};
+    tf_ext_scalar sc = {0.0, lower};
+    tf_status st_ = b->o->call(b->s, name, ts, y ? 2 : 1, &sc, lower >= 0 ? 1 : 0, &r, 1);
+    return keep(b, st_, r);
+}
+
+#define INV LINALG_ID ".inv"
+#define SOLVE LINALG_ID ".solve"
+#define TRISOLVE LINALG_ID ".triangular_solve"
+
+/* ---- inv ---- */
+
+tf_status linalg_inv_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                         const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *yt = lb_transpose_last2(&b, call->output);
+    lb_set(&b, lb_neg(&b, lb_matmul(&b, lb_matmul(&b, yt, cot), yt)), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_inv_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                         tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *y = call->output;
+    lb_set(&b, lb_neg(&b, lb_matmul(&b, lb_matmul(&b, y, tan[0]), y)), tout);
+    return lb_done(&b);
+}
+
+/* ---- solve and triangular_solve ---- */
+
+static tf_status solve_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                           const int *need, tf_ext_tensor **cin, int64_t lower)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *at = lb_transpose_last2(&b, call->tensors[0]);
+    tf_ext_tensor *bbar =
+        lower < 0 ? lb_op(&b, SOLVE, at, cot, -1) : lb_op(&b, TRISOLVE, at, cot, !lower);
+    if (need[1])
+        lb_set(&b, bbar, &cin[1]);
+    if (need[0]) {
+        tf_ext_tensor *abar = lb_neg(&b, lb_matmul(&b, bbar, lb_transpose_last2(&b, call->output)));
+        lb_set(&b, lower < 0 ? abar : lb_tri(&b, abar, (int)lower, 0), &cin[0]);
+    }
+    return lb_done(&b);
+}
+
+static tf_status solve_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                           tf_ext_tensor *const *tan, tf_ext_tensor **tout, int64_t lower)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *rhs = tan[1];
+    if (tan[0]) {
+        tf_ext_tensor *da = lower < 0 ? tan[0] : lb_tri(&b, tan[0], (int)lower, 0);
+        tf_ext_tensor *t = lb_matmul(&b, da, call->output);
+        rhs = rhs ? lb_sub(&b, rhs, t) : lb_neg(&b, t);
+    }
+    tf_ext_tensor *a = call->tensors[0];
+    lb_set(&b, lower < 0 ? lb_op(&b, SOLVE, a, rhs, -1) : lb_op(&b, TRISOLVE, a, rhs, lower), tout);
+    return lb_done(&b);
+}
+
+tf_status linalg_solve_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                           const int *need, tf_ext_tensor **cin)
+{
+    return solve_vjp(c, call, cot, need, cin, -1);
+}
+
+tf_status linalg_solve_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                           tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    return solve_jvp(c, call, tan, tout, -1);
+}
+
+tf_status linalg_trisolve_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                              const int *need, tf_ext_tensor **cin)
+{
+    return solve_vjp(c, call, cot, need, cin, call->scalars[0].i != 0);
+}
+
+tf_status linalg_trisolve_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                              tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    return solve_jvp(c, call, tan, tout, call->scalars[0].i != 0);
+}
+
+/* ---- det and slogdet ---- */
+
+/* A^-T, recomputed through the module's own inv (differentiable). */
+static tf_ext_tensor *inv_t(lb *b, tf_ext_tensor *a)
+{
+    return lb_transpose_last2(b, lb_op(b, INV, a, NULL, -1));
+}
+
+tf_status linalg_det_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                         const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *w = lb_expand2(&b, lb_mul(&b, cot, call->output));
+    lb_set(&b, lb_mul(&b, w, inv_t(&b, call->tensors[0])), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_det_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                         tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *tr = lb_sum2(&b, lb_mul(&b, inv_t(&b, call->tensors[0]), tan[0]));
+    lb_set(&b, lb_mul(&b, call->output, tr), tout);
+    return lb_done(&b);
+}
+
+tf_status linalg_slogdet_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                             const int *need, tf_ext_tensor **cin)
+{
+    if (call->out_index == 0)
+        return TF_OK; /* the sign is piecewise constant */
+    lb b = lb_begin(c);
+    lb_set(&b, lb_mul(&b, lb_expand2(&b, cot), inv_t(&b, call->tensors[0])), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_slogdet_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                             tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    if (call->out_index == 0)
+        return TF_OK;
+    lb b = lb_begin(c);
+    lb_set(&b, lb_sum2(&b, lb_mul(&b, inv_t(&b, call->tensors[0]), tan[0])), tout);
+    return lb_done(&b);
+}
+
+/* ---- cholesky ---- */
+
+tf_status linalg_cholesky_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                              const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *l = call->output, *lt = lb_transpose_last2(&b, l);
+    tf_ext_tensor *p = lb_tri(&b, lb_matmul(&b, lt, cot), 1, 0);
+    tf_ext_tensor *sym =
+        lb_scale(&b, lb_add(&b, p, lb_transpose_last2(&b, lb_tri(&b, p, 1, -1))), 0.5);
+    tf_ext_tensor *x1 = lb_op(&b, TRISOLVE, lt, sym, 0);                        /* L^-T S */
+    tf_ext_tensor *x2 = lb_op(&b, TRISOLVE, lt, lb_transpose_last2(&b, x1), 0); /* (x1 L^-1)^T */
+    lb_set(&b, lb_transpose_last2(&b, x2), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_cholesky_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                              tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *l = call->output;
+    tf_ext_tensor *y = lb_op(&b, TRISOLVE, l, tan[0], 1); /* L^-1 dA */
+    tf_ext_tensor *m = lb_transpose_last2(&b, lb_op(&b, TRISOLVE, l, lb_transpose_last2(&b, y), 1));
+    tf_ext_tensor *phi = lb_scale(&b, lb_add(&b, lb_tri(&b, m, 1, 0), lb_tri(&b, m, 1, -1)), 0.5);
+    lb_set(&b, lb_matmul(&b, l, phi), tout);
+    return lb_done(&b);
+}
+
+/* ---- qr (thin, m >= n) ---- */
+
+#define QR LINALG_ID ".qr"
+#define EIGH LINALG_ID ".eigh"
+
+/* Both outputs of a multi-output op, recomputed through the recorded op. */
+static void outputs2(lb *b, const char *name, tf_ext_tensor *a, const tf_ext_scalar *sc,
+                     uint32_t nsc, tf_ext_tensor **o0, tf_ext_tensor **o1)
+{
+    tf_ext_tensor *o[2] = {NULL, NULL};
+    *o0 = *o1 = NULL;
+    if (b->st)
+        return;
+    tf_status st = b->o->call(b->s, name, &a, 1, sc, nsc, o, 2);
+    if (st) {
+        b->st = st;
+        return;
+    }
+    *o0 = keep(b, TF_OK, o[0]);
+    *o1 = keep(b, TF_OK, o[1]);
+}
+
+/* x R^-1 for upper triangular R: (R^-T x^T)^T = trisolve(R^T, x^T, lower)^T. */
+static tf_ext_tensor *times_rinv(lb *b, tf_ext_tensor *x, tf_ext_tensor *r)
+{
+    tf_ext_tensor *rt = lb_transpose_last2(b, r);
+    return lb_transpose_last2(b, lb_op(b, TRISOLVE, rt, lb_transpose_last2(b, x), 1));
+}
+
+/* M + M^T - diag(M) built from the lower triangle of M (copyltu). */
+static tf_ext_tensor *copyltu(lb *b, tf_ext_tensor *m)
+{
+    tf_ext_tensor *lo = lb_tri(b, m, 1, -1);
+    return lb_add(b, lb_tri(b, m, 1, 0), lb_transpose_last2(b, lo));
+}
+
+tf_status linalg_qr_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                        const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *q, *r;
+    outputs2(&b, QR, call->tensors[0], NULL, 0, &q, &r);
+    /* one cotangent at a time: Qbar (out 0) or Rbar (out 1), the other zero */
+    tf_ext_tensor *m, *inner;
+    if (call->out_index == 0) {
+        m = lb_neg(&b, lb_matmul(&b, lb_transpose_last2(&b, cot), q)); /* -Qbar^T Q */
+        inner = lb_add(&b, cot, lb_matmul(&b, q, copyltu(&b, m)));
+    } else {
+        m = lb_matmul(&b, r, lb_transpose_last2(&b, cot)); /* R Rbar^T */
+        inner = lb_matmul(&b, q, copyltu(&b, m));
+    }
+    /* Abar = inner R^-T = (R^-1 inner^T)^T */
+    tf_ext_tensor *abar =
+        lb_transpose_last2(&b, lb_op(&b, TRISOLVE, r, lb_transpose_last2(&b, inner), 0));
+    lb_set(&b, abar, &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_qr_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                        tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *q, *r, *da = tan[0];
+    outputs2(&b, QR, call->tensors[0], NULL, 0, &q, &r);
+    tf_ext_tensor *bm = times_rinv(&b, lb_matmul(&b, lb_transpose_last2(&b, q), da), r);
+    tf_ext_tensor *lo = lb_tri(&b, bm, 1, -1);
+    tf_ext_tensor *omega = lb_sub(&b, lo, lb_transpose_last2(&b, lo));
+    tf_ext_tensor *dr = lb_matmul(&b, lb_sub(&b, bm, omega), r);
+    if (call->out_index == 1)
+        lb_set(&b, dr, tout);
+    else
+        lb_set(&b, times_rinv(&b, lb_sub(&b, da, lb_matmul(&b, q, dr)), r), tout);
+    return lb_done(&b);
+}
+
+/* ---- eigh ---- */
+
+/* x + v (a scalar of x's dtype). */
+static tf_ext_tensor *lb_addc(lb *b, tf_ext_tensor *x, double v)
+{
+    tf_ext_tensor *c = NULL;
+    if (b->st || !x)
+        return NULL;
+    tf_status st = b->o->scalar(b->s, x, v, &c);
+    c = keep(b, st, c);
+    return lb_add(b, x, c);
+}
+
+/* w [..., n] reshaped to [..., 1, n] (row) or [..., n, 1] (column). */
+static tf_ext_tensor *lb_vec2(lb *b, tf_ext_tensor *w, int as_row)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !w)
+        return NULL;
+    uint32_t rank = b->o->rank(w);
+    int64_t shape[TF_MAX_RANK];
+    for (uint32_t i = 0; i + 1 < rank; i++)
+        shape[i] = b->o->extent(w, i);
+    shape[rank - 1] = as_row ? 1 : b->o->extent(w, rank - 1);
+    shape[rank] = as_row ? b->o->extent(w, rank - 1) : 1;
+    tf_status st = b->o->reshape(b->s, w, rank + 1, shape, &r);
+    return keep(b, st, r);
+}
+
+/* The identity of w's batch shape, [..., n, n]. */
+static tf_ext_tensor *lb_eye(lb *b, tf_ext_tensor *w)
+{
+    tf_ext_tensor *ones = NULL, *eye = NULL;
+    if (b->st || !w)
+        return NULL;
+    uint32_t rank = b->o->rank(w);
+    int64_t shape[TF_MAX_RANK];
+    for (uint32_t i = 0; i < rank; i++)
+        shape[i] = b->o->extent(w, i);
+    tf_status st = b->o->full(b->s, w, rank, shape, 1.0, &ones);
+    ones = keep(b, st, ones);
+    if (b->st)
+        return NULL;
+    st = b->o->diag_embed(b->s, ones, &eye);
+    return keep(b, st, eye);
+}
+
+/*
+ * F_ij = E_ij / (E_ij^2 + eps) with E_ij = w_j - w_i, zero on the diagonal:
+ * 1 / (w_j - w_i) for eps = 0, a bounded (Lorentzian-broadened) version for
+ * eps > 0 that keeps degenerate spectra finite.
+ */
+static tf_ext_tensor *eig_f(lb *b, tf_ext_tensor *w, double eps)
+{
+    tf_ext_tensor *e = lb_sub(b, lb_vec2(b, w, 1), lb_vec2(b, w, 0));
+    tf_ext_tensor *den = lb_add(b, lb_mul(b, e, e), lb_eye(b, w)); /* 1 on the diagonal */
+    if (eps > 0)
+        den = lb_addc(b, den, eps);
+    tf_ext_tensor *r = NULL;
+    if (b->st || !e || !den)
+        return NULL;
+    tf_status st = b->o->div(b->s, e, den, &r);
+    return keep(b, st, r);
+}
+
+tf_status linalg_eigh_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                          const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *w, *v;
+    outputs2(&b, EIGH, call->tensors[0], call->scalars, 1, &w, &v);
+    tf_ext_tensor *vt = lb_transpose_last2(&b, v), *mid;
+    if (call->out_index == 0) { /* wbar: V diag(wbar) V^T */
+        tf_ext_tensor *d = NULL;
+        if (!b.st) {
+            tf_status st = b.o->diag_embed(b.s, cot, &d);
+            d = keep(&b, st, d);
+        }
+        mid = d;
+    } else { /* Vbar: V (F o (V^T Vbar - Vbar^T V) / 2) V^T */
+        tf_ext_tensor *g = lb_matmul(&b, vt, cot);
+        tf_ext_tensor *skew = lb_scale(&b, lb_sub(&b, g, lb_transpose_last2(&b, g)), 0.5);
+        mid = lb_mul(&b, eig_f(&b, w, call->scalars[0].f), skew);
+    }
+    lb_set(&b, lb_matmul(&b, lb_matmul(&b, v, mid), vt), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_eigh_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                          tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *w, *v;
+    outputs2(&b, EIGH, call->tensors[0], call->scalars, 1, &w, &v);
+    tf_ext_tensor *m = lb_matmul(&b, lb_matmul(&b, lb_transpose_last2(&b, v), tan[0]), v);
+    if (call->out_index == 0) {
+        tf_ext_tensor *d = NULL;
+        if (!b.st && m) {
+            tf_status st = b.o->diagonal(b.s, m, &d);
+            d = keep(&b, st, d);
+        }
+        lb_set(&b, d, tout);
+    } else {
+        lb_set(&b, lb_matmul(&b, v, lb_mul(&b, eig_f(&b, w, call->scalars[0].f), m)), tout);
+    }
+    return lb_done(&b);
+}
+
+/* ---- lstsq (full column rank) ----
+ * X = (A^T A)^-1 A^T B. With G = (A^T A)^-1 Xbar and residual E = B - A X:
+ *   Bbar = A G,  Abar = E G^T - A G X^T;
+ *   dX = (A^T A)^-1 (dA^T E + A^T (dB - dA X)).
+ */
+tf_status linalg_lstsq_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                           const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *a = call->tensors[0], *bb = call->tensors[1], *x = call->output;
+    tf_ext_tensor *at = lb_transpose_last2(&b, a);
+    tf_ext_tensor *g = lb_op(&b, SOLVE, lb_matmul(&b, at, a), cot, -1);
+    tf_ext_tensor *ag = lb_matmul(&b, a, g);
+    if (need[1])
+        lb_set(&b, ag, &cin[1]);
+    if (need[0]) {
+        tf_ext_tensor *e = lb_sub(&b, bb, lb_matmul(&b, a, x));
+        tf_ext_tensor *t1 = lb_matmul(&b, e, lb_transpose_last2(&b, g));
+        lb_set(&b, lb_sub(&b, t1, lb_matmul(&b, ag, lb_transpose_last2(&b, x))), &cin[0]);
+    }
+    return lb_done(&b);
+}
+
+tf_status linalg_lstsq_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                           tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *a = call->tensors[0], *bb = call->tensors[1], *x = call->output;
+    tf_ext_tensor *at = lb_transpose_last2(&b, a), *rhs = NULL;
+    if (tan[0]) {
+        tf_ext_tensor *e = lb_sub(&b, bb, lb_matmul(&b, a, x));
+        tf_ext_tensor *t1 = lb_matmul(&b, lb_transpose_last2(&b, tan[0]), e);
+        rhs = lb_sub(&b, t1, lb_matmul(&b, at, lb_matmul(&b, tan[0], x)));
+    }
+    if (tan[1]) {
+        tf_ext_tensor *t2 = lb_matmul(&b, at, tan[1]);
+        rhs = rhs ? lb_add(&b, rhs, t2) : t2;
+    }
+    lb_set(&b, lb_op(&b, SOLVE, lb_matmul(&b, at, a), rhs, -1), tout);
+    return lb_done(&b);
+}
+
+/* ---- svd (thin) ----
+ * A = U diag(s) V^T, F_ij = 1/(s_j^2 - s_i^2) (regularised by eps as for
+ * eigh), P = U^T dA V:
+ *   Ubar: Abar = U (F o (U^T Ubar - Ubar^T U)) S V^T + (Ubar - U U^T Ubar) S^-1 V^T
+ *   sbar: Abar = U diag(sbar) V^T
+ *   Vbar: Abar = U S (F o (V^T Vbar - Vbar^T V)) V^T + U S^-1 (Vbar - V V^T Vbar)^T
+ *   ds = diag(P); dU = U (F o (P S + S P^T)) + (dA V - U P) S^-1;
+ *   dV = V (F o (S P + P^T S)) + (dA^T U - V P^T) S^-1
+ */
+#define SVD LINALG_ID ".svd"
+
+typedef struct svd_parts {
+    tf_ext_tensor *u, *s, *v, *srow, *scol, *f;
+} svd_parts;
+
+static void svd_parts_of(lb *b, const tf_ext_call *call, svd_parts *p)
+{
+    tf_ext_tensor *o[3] = {NULL, NULL, NULL};
+    memset(p, 0, sizeof *p);
+    if (b->st)
+        return;
+    tf_status st = b->o->call(b->s, SVD, call->tensors, 1, call->scalars, 1, o, 3);
+    if (st) {
+        b->st = st;
+        return;
+    }
+    p->u = keep(b, TF_OK, o[0]);
+    p->s = keep(b, TF_OK, o[1]);
+    p->v = keep(b, TF_OK, o[2]);
+    p->srow = lb_vec2(b, p->s, 1); /* [..., 1, k]: scales columns */
+    p->scol = lb_vec2(b, p->s, 0); /* [..., k, 1]: scales rows */
+    p->f = eig_f(b, lb_mul(b, p->s, p->s), call->scalars[0].f);
+}
+
+static tf_ext_tensor *lb_div(lb *b, tf_ext_tensor *x, tf_ext_tensor *y)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x || !y)
+        return NULL;
+    tf_status st = b->o->div(b->s, x, y, &r);
+    return keep(b, st, r);
+}
+
+/* F o (X^T Y - Y^T X) */
+static tf_ext_tensor *skew_f(lb *b, tf_ext_tensor *f, tf_ext_tensor *x, tf_ext_tensor *y)
+{
+    tf_ext_tensor *g = lb_matmul(b, lb_transpose_last2(b, x), y);
+    return lb_mul(b, f, lb_sub(b, g, lb_transpose_last2(b, g)));
+}
+
+tf_status linalg_svd_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                         const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    svd_parts p;
+    svd_parts_of(&b, call, &p);
+    tf_ext_tensor *vt = lb_transpose_last2(&b, p.v), *abar = NULL;
+    if (call->out_index == 1) {
+        tf_ext_tensor *d = NULL;
+        if (!b.st) {
+            tf_status st = b.o->diag_embed(b.s, cot, &d);
+            d = keep(&b, st, d);
+        }
+        abar = lb_matmul(&b, lb_matmul(&b, p.u, d), vt);
+    } else if (call->out_index == 0) {
+        tf_ext_tensor *core = lb_mul(&b, skew_f(&b, p.f, p.u, cot), p.srow);
+        tf_ext_tensor *perp =
+            lb_sub(&b, cot, lb_matmul(&b, p.u, lb_matmul(&b, lb_transpose_last2(&b, p.u), cot)));
+        abar = lb_add(&b, lb_matmul(&b, lb_matmul(&b, p.u, core), vt),
+                      lb_matmul(&b, lb_div(&b, perp, p.srow), vt));
+    } else {
+        tf_ext_tensor *core = lb_mul(&b, p.scol, skew_f(&b, p.f, p.v, cot));
+        tf_ext_tensor *perp = lb_sub(&b, cot, lb_matmul(&b, p.v, lb_matmul(&b, vt, cot)));
+        abar = lb_add(&b, lb_matmul(&b, lb_matmul(&b, p.u, core), vt),
+                      lb_matmul(&b, lb_div(&b, p.u, p.srow), lb_transpose_last2(&b, perp)));
+    }
+    lb_set(&b, abar, &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_svd_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                         tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    svd_parts p;
+    svd_parts_of(&b, call, &p);
+    tf_ext_tensor *da = tan[0];
+    tf_ext_tensor *pm = lb_matmul(&b, lb_matmul(&b, lb_transpose_last2(&b, p.u), da), p.v);
+    tf_ext_tensor *pt = lb_transpose_last2(&b, pm), *r = NULL;
+    if (call->out_index == 1) {
+        if (!b.st && pm) {
+            tf_status st = b.o->diagonal(b.s, pm, &r);
+            r = keep(&b, st, r);
+        }
+    } else if (call->out_index == 0) {
+        tf_ext_tensor *in = lb_add(&b, lb_mul(&b, pm, p.srow), lb_mul(&b, p.scol, pt));
+        tf_ext_tensor *rest = lb_sub(&b, lb_matmul(&b, da, p.v), lb_matmul(&b, p.u, pm));
+        r = lb_add(&b, lb_matmul(&b, p.u, lb_mul(&b, p.f, in)), lb_div(&b, rest, p.srow));
+    } else {
+        tf_ext_tensor *in = lb_add(&b, lb_mul(&b, p.scol, pm), lb_mul(&b, pt, p.srow));
+        tf_ext_tensor *rest =
+            lb_sub(&b, lb_matmul(&b, lb_transpose_last2(&b, da), p.u), lb_matmul(&b, p.v, pt));
+        r = lb_add(&b, lb_matmul(&b, p.v, lb_mul(&b, p.f, in)), lb_div(&b, rest, p.srow));
+    }
+    lb_set(&b, r, tout);
+    return lb_done(&b);
+}
+
+/* ---- pinv (at points where the rank does not change) ----
+ * P = A^+, with I - A P and I - P A the projectors off A's range / row space:
+ *   Abar = -P^T Pbar P^T + (I - A P) Pbar^T P P^T + P^T P Pbar^T (I - P A)
+ *   dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+ */
+/* X - A (P X): (I - A P) X without forming the projector. */
+static tf_ext_tensor *perp_left(lb *b, tf_ext_tensor *a, tf_ext_tensor *p, tf_ext_tensor *x)
+{
+    return lb_sub(b, x, lb_matmul(b, a, lb_matmul(b, p, x)));
+}
+
+/* X - (X P) A: X (I - P A) (and with A, P swapped: X (I - A P)). */
+static tf_ext_tensor *perp_right(lb *b, tf_ext_tensor *x, tf_ext_tensor *p, tf_ext_tensor *a)
+{
+    return lb_sub(b, x, lb_matmul(b, lb_matmul(b, x, p), a));
+}
+
+tf_status linalg_pinv_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                          const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *a = call->tensors[0], *p = call->output, *pt = lb_transpose_last2(&b, p);
+    tf_ext_tensor *ct = lb_transpose_last2(&b, cot);
+    tf_ext_tensor *t1 = lb_neg(&b, lb_matmul(&b, lb_matmul(&b, pt, cot), pt));
+    tf_ext_tensor *t2 = lb_matmul(&b, perp_left(&b, a, p, ct), lb_matmul(&b, p, pt));
+    tf_ext_tensor *t3 = lb_matmul(&b, lb_matmul(&b, pt, p), perp_right(&b, ct, p, a));
+    lb_set(&b, lb_add(&b, lb_add(&b, t1, t2), t3), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_pinv_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                          tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *a = call->tensors[0], *p = call->output, *pt = lb_transpose_last2(&b, p);
+    tf_ext_tensor *dat = lb_transpose_last2(&b, tan[0]);
+    tf_ext_tensor *t1 = lb_neg(&b, lb_matmul(&b, lb_matmul(&b, p, tan[0]), p));
+    tf_ext_tensor *t2 = lb_matmul(&b, lb_matmul(&b, p, pt), perp_right(&b, dat, a, p));
+    tf_ext_tensor *pa_perp = perp_left(&b, p, a, lb_matmul(&b, dat, lb_matmul(&b, pt, p)));
+    lb_set(&b, lb_add(&b, lb_add(&b, t1, t2), pa_perp), tout);
+    return lb_done(&b);
+}
+
+/* ---- norm (Frobenius) ----
+ *   Abar = nbar A / ||A||;  dn = sum(A o dA) / ||A||   (undefined at A = 0)
+ */
+tf_status linalg_norm_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                          const int *need, tf_ext_tensor **cin)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *w = lb_expand2(&b, lb_div(&b, cot, call->output));
+    lb_set(&b, lb_mul(&b, w, call->tensors[0]), &cin[0]);
+    return lb_done(&b);
+}
+
+tf_status linalg_norm_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                          tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    lb b = lb_begin(c);
+    tf_ext_tensor *dot = lb_sum2(&b, lb_mul(&b, call->tensors[0], tan[0]));
+    lb_set(&b, lb_div(&b, dot, call->output), tout);
+    return lb_done(&b);
+}
