@@ -4,9 +4,18 @@
 
 #include <stdio.h>
 
+#include <tenferro/engine.h>
+
 int tf_cli_info(int argc, char **argv);
 int tf_cli_demo(int argc, char **argv);
 int tf_cli_bench(int argc, char **argv);
+
+/*
+ * The engine a subcommand runs on: `name` with `threads` when the user gave
+ * --engine, otherwise the configured one (tenferro/config.h; `threads` > 0
+ * overrides the file's), saying on stderr which engines were skipped.
+ */
+tf_status tf_cli_open_engine(const char *name, int threads, tf_engine **out);
 
 /* Writes s as a JSON string literal (with quotes) to f. */
 void tf_cli_json_string(FILE *f, const char *s);

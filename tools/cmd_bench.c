@@ -459,7 +459,7 @@ static void describe(const bench_options *o, tf_engine *engine)
 static tf_status run_selected(const bench_options *o, const int selected[N_WORKLOADS])
 {
     bench b = {NULL, NULL, NULL, o->quick ? &k_quick : &k_full};
-    tf_status st = tf_engine_open(o->engine, o->threads, &b.engine);
+    tf_status st = tf_cli_open_engine(o->engine, o->threads, &b.engine);
     TRY(tf_runtime_create(&b.rt));
     TRY(tf_session_begin(b.rt, b.engine, &b.s));
     if (!st)
@@ -485,7 +485,7 @@ static tf_status run_selected(const bench_options *o, const int selected[N_WORKL
 
 int tf_cli_bench(int argc, char **argv)
 {
-    bench_options o = {"cpu", 0, 0};
+    bench_options o = {NULL, 0, 0}; /* engine NULL: the configured one */
     int selected[N_WORKLOADS] = {0};
     int rc = bench_parse(argc, argv, &o, selected);
     if (rc)

@@ -366,7 +366,7 @@ static int parse(int argc, char **argv, demo_options *o)
 
 int tf_cli_demo(int argc, char **argv)
 {
-    demo_options o = {"cpu", 0, 300, 0.02};
+    demo_options o = {NULL, 0, 300, 0.02}; /* engine NULL: the configured one */
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
@@ -374,7 +374,7 @@ int tf_cli_demo(int argc, char **argv)
     tf_runtime *rt = NULL;
     tf_session *s = NULL;
     double t0 = now(), acc = 0;
-    tf_status st = tf_engine_open(o.engine, o.threads, &engine);
+    tf_status st = tf_cli_open_engine(o.engine, o.threads, &engine);
     if (!st)
         st = tf_runtime_create(&rt);
     if (!st)

@@ -4,10 +4,15 @@
  * Engine plugins (tenferro-engine-*.so) and extension modules
  * (tenferro-ext-*.so) are listed together, each with its kind.
  *
+ * It also shows the configuration file in use, the engines it lists and the
+ * one it selects (with why earlier choices were skipped), and every entry of
+ * the plugin search path that was skipped as relative or unsafe.
+ *
  * The JSON form is a stable interface documented in docs/cli.md: fields are
  * only ever added.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tenferro/extension.h>
@@ -24,6 +29,117 @@ static const char *device_type_name(uint32_t type)
     case TF_DEVICE_VIRTUAL_GPU: return "virtual_gpu";
     default: return "other";
     }
+}
+
+/* ---- configuration and skipped search-path entries ---- */
+
+/* What the configuration selects: gathered once, printed as text or JSON. */
+typedef struct config_view {
+    tf_config *config; /* NULL if the file is bad */
+    char *error;       /* the config error, NULL if none */
+    char *report;      /* tf_config_open_engine's report */
+    char *selected;    /* the engine it got, NULL if none */
+    tf_plugin_path_skip *skipped;
+    size_t nskipped;
+} config_view;
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static void config_view_load(config_view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (tf_plugin_path_skipped(&v->skipped, &v->nskipped) != TF_OK)
+        v->nskipped = 0;
+    if (tf_config_load(&v->config) != TF_OK) {
+        v->config = NULL;
+        v->error = dup_string(tf_error_message());
+        return;
+    }
+    tf_engine *e = NULL;
+    if (tf_config_open_engine(v->config, &e, &v->report) == TF_OK) {
+        v->selected = dup_string(tf_engine_name(e));
+        tf_engine_destroy(e);
+    }
+}
+
+static void config_view_free(config_view *v)
+{
+    tf_config_free(v->config);
+    free(v->error);
+    tf_config_report_free(v->report);
+    free(v->selected);
+    tf_plugin_path_skipped_free(v->skipped, v->nskipped);
+}
+
+static void text_config(const config_view *v)
+{
+    printf("skipped on the plugin search path:\n");
+    if (v->nskipped == 0)
+        printf("  nothing\n");
+    for (size_t i = 0; i < v->nskipped; i++)
+        printf("  %s: %s\n", v->skipped[i].path, v->skipped[i].reason);
+    if (v->error) {
+        printf("configuration: error: %s\n", v->error);
+        return;
+    }
+    const char *file = tf_config_file(v->config);
+    printf("configuration file: %s\n", file[0] ? file : "(none, built-in defaults)");
+    printf("engines to try (from %s):", tf_config_engine_source(v->config));
+    for (size_t i = 0; i < tf_config_engine_count(v->config); i++)
+        printf(" %s", tf_config_engine_at(v->config, i));
+    printf("\nselected engine: %s\n", v->selected ? v->selected : "none");
+    const char *r = v->report ? v->report : "";
+    while (*r) {
+        const char *nl = strchr(r, '\n');
+        int n = nl ? (int)(nl - r) : (int)strlen(r);
+        printf("  %.*s\n", n, r);
+        r += n + (nl ? 1 : 0);
+    }
+}
+
+static void json_string_or_null(const char *s)
+{
+    if (s)
+        tf_cli_json_string(stdout, s);
+    else
+        printf("null");
+}
+
+/* The fields added after extension_abi (docs/cli.md). */
+static void json_config(const config_view *v)
+{
+    printf(",\n  \"plugin_path_skipped\": [");
+    for (size_t i = 0; i < v->nskipped; i++) {
+        printf(i ? ", {\"path\": " : "{\"path\": ");
+        tf_cli_json_string(stdout, v->skipped[i].path);
+        printf(", \"reason\": ");
+        tf_cli_json_string(stdout, v->skipped[i].reason);
+        printf("}");
+    }
+    printf("],\n  \"config\": {\"file\": ");
+    const char *file = v->config ? tf_config_file(v->config) : "";
+    json_string_or_null(file[0] ? file : NULL);
+    printf(", \"error\": ");
+    json_string_or_null(v->error);
+    printf(", \"engine_source\": ");
+    json_string_or_null(v->config ? tf_config_engine_source(v->config) : NULL);
+    printf(", \"engines\": [");
+    for (size_t i = 0; v->config && i < tf_config_engine_count(v->config); i++) {
+        printf(i ? ", " : "");
+        tf_cli_json_string(stdout, tf_config_engine_at(v->config, i));
+    }
+    printf("], \"selected_engine\": ");
+    json_string_or_null(v->selected);
+    printf(", \"report\": ");
+    json_string_or_null(v->report);
+    printf("}");
 }
 
 /* ---- text ---- */
@@ -64,7 +180,7 @@ static void text_extensions(const tf_extension_candidate *x, size_t nx)
 }
 
 static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n,
-                       const tf_extension_candidate *x, size_t nx)
+                       const tf_extension_candidate *x, size_t nx, const config_view *v)
 {
     printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
            TF_ENGINE_ABI_MINOR);
@@ -88,6 +204,7 @@ static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
         text_devices(p);
     }
     text_extensions(x, nx);
+    text_config(v);
 }
 
 /* ---- JSON ---- */
@@ -175,7 +292,7 @@ static void json_extension(const tf_extension_candidate *x)
 }
 
 static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, size_t n,
-                       const tf_extension_candidate *x, size_t nx)
+                       const tf_extension_candidate *x, size_t nx, const config_view *v)
 {
     printf("{\n  \"version\": \"%s\",\n  \"engine_abi\": {\"major\": %d, \"minor\": %d},\n",
            tf_version_string(), TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR);
@@ -205,8 +322,10 @@ static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
         printf("}");
     }
     printf(n + nx ? "\n  ],\n" : "],\n");
-    printf("  \"extension_abi\": {\"major\": %d, \"minor\": %d}\n}\n", TF_EXTENSION_ABI_MAJOR,
+    printf("  \"extension_abi\": {\"major\": %d, \"minor\": %d}", TF_EXTENSION_ABI_MAJOR,
            TF_EXTENSION_ABI_MINOR);
+    json_config(v);
+    printf("\n}\n");
 }
 
 int tf_cli_info(int argc, char **argv)
@@ -235,10 +354,13 @@ int tf_cli_info(int argc, char **argv)
         tf_plugin_path_free(dirs);
         return 1;
     }
+    config_view v;
+    config_view_load(&v);
     if (json)
-        print_json(dirs, ndirs, c, n, x, nx);
+        print_json(dirs, ndirs, c, n, x, nx, &v);
     else
-        print_text(dirs, ndirs, c, n, x, nx);
+        print_text(dirs, ndirs, c, n, x, nx, &v);
+    config_view_free(&v);
     tf_extension_scan_free(x, nx);
     tf_plugin_scan_free(c, n);
     tf_plugin_path_free(dirs);

@@ -8,6 +8,29 @@
 
 #include "cli.h"
 
+tf_status tf_cli_open_engine(const char *name, int threads, tf_engine **out)
+{
+    if (name)
+        return tf_engine_open(name, threads, out);
+    tf_config *config;
+    tf_status st = tf_config_load(&config);
+    if (st)
+        return st;
+    tf_config_set_threads(config, threads);
+    char *report = NULL;
+    st = tf_config_open_engine(config, out, &report);
+    tf_config_free(config);
+    const char *r = report ? report : "";
+    while (!st && strncmp(r, "skipped ", 8) == 0) { /* the failure's message lists them */
+        const char *nl = strchr(r, '\n');
+        int n = nl ? (int)(nl - r) : (int)strlen(r);
+        fprintf(stderr, "tenferro: %.*s\n", n, r);
+        r += n + (nl ? 1 : 0);
+    }
+    tf_config_report_free(report);
+    return st;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tenferro <command> [options]\n"
@@ -17,10 +40,12 @@ static void usage(FILE *f)
                "                  was refused) and each engine's devices\n"
                "  demo [--engine NAME] [--threads N] [--epochs N]\n"
                "                  train a small perceptron on two spirals and report its\n"
-               "                  accuracy (the main job; default engine: cpu)\n"
+               "                  accuracy (the main job; default: the configured engine,\n"
+               "                  docs/apps.md)\n"
                "  bench [--engine NAME] [--threads N] [--quick] [WORKLOAD ...]\n"
                "                  run the standard workloads (dispatch, mlp, elementwise,\n"
                "                  matmul; docs/performance.md) and print their figures\n"
+               "                  (default: the configured engine)\n"
                "  version         print the library version\n"
                "  help            this text\n");
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "plugin_path.h"
 
@@ -94,15 +95,84 @@ TF_API void tf_plugin_path_free(char **dirs)
     tf__free(dirs);
 }
 
-static bool push_env_dirs(path_list *pl)
+/* Directories and files skipped on the way, with why; may be NULL. */
+typedef struct skip_list {
+    tf_plugin_path_skip *items;
+    size_t count, cap;
+    bool oom;
+} skip_list;
+
+static void skip_push(skip_list *sk, const char *path, const char *reason)
 {
-    const char *env = getenv("TENFERRO_PLUGIN_PATH");
-    while (env && *env) {
-        const char *colon = strchr(env, ':');
-        size_t len = colon ? (size_t)(colon - env) : strlen(env);
-        if (len && !path_push(pl, env, len))
+    if (!sk || sk->oom)
+        return;
+    if (sk->count == sk->cap) {
+        size_t cap = sk->cap ? sk->cap * 2 : 8;
+        tf_plugin_path_skip *n = tf__calloc(cap, sizeof *n);
+        if (!n) {
+            sk->oom = true;
+            return;
+        }
+        if (sk->count)
+            memcpy(n, sk->items, sk->count * sizeof *n);
+        tf__free(sk->items);
+        sk->items = n;
+        sk->cap = cap;
+    }
+    tf_plugin_path_skip *e = &sk->items[sk->count++];
+    e->path = tf__strdup(path);
+    e->reason = tf__strdup(reason);
+    sk->oom = !e->path || !e->reason;
+}
+
+bool tf__plugin_path_unsafe(const char *path, char *why, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        snprintf(why, cap, "owned by uid %u, neither the user nor root", (unsigned)st.st_uid);
+        return true;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, cap, "writable by %s (mode %03o)",
+                 (st.st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st.st_mode & 0777));
+        return true;
+    }
+    return false;
+}
+
+/* Adds one directory entry of a path list, unless it is relative or unsafe. */
+static bool push_checked(path_list *pl, skip_list *sk, const char *dir, size_t len,
+                         const char *origin)
+{
+    char d[PATH_MAX], why[128], reason[192];
+    if (len == 0 || len >= sizeof d)
+        return true;
+    memcpy(d, dir, len);
+    d[len] = '\0';
+    if (d[0] != '/') {
+        snprintf(reason, sizeof reason,
+                 "relative directory (from %s); only absolute ones are searched", origin);
+        skip_push(sk, d, reason);
+        return true;
+    }
+    if (tf__plugin_path_unsafe(d, why, sizeof why)) {
+        snprintf(reason, sizeof reason, "unsafe directory (from %s): %s", origin, why);
+        skip_push(sk, d, reason);
+        return true;
+    }
+    return path_push(pl, d, len);
+}
+
+static bool push_list(path_list *pl, skip_list *sk, const char *list, const char *origin)
+{
+    while (list && *list) {
+        const char *colon = strchr(list, ':');
+        size_t len = colon ? (size_t)(colon - list) : strlen(list);
+        if (!push_checked(pl, sk, list, len, origin))
             return false;
-        env = colon ? colon + 1 : NULL;
+        list = colon ? colon + 1 : NULL;
     }
     return true;
 }
@@ -111,7 +181,7 @@ static bool push_env_dirs(path_list *pl)
  * The build tree's plugin folder counts only for the library of that build
  * tree; an installed copy finds its plugins relative to itself.
  */
-static bool push_builtin_dirs(path_list *pl)
+static bool push_builtin_dirs(path_list *pl, skip_list *sk)
 {
     char libdir[PATH_MAX], dir[PATH_MAX + 32];
     if (!library_dir(libdir, sizeof libdir))
@@ -119,12 +189,28 @@ static bool push_builtin_dirs(path_list *pl)
     char built_lib[PATH_MAX];
     if (realpath(TF_BUILD_LIB_DIR, built_lib) && strcmp(built_lib, libdir) == 0 &&
         is_dir(TF_PLUGIN_BUILD_DIR) &&
-        !path_push(pl, TF_PLUGIN_BUILD_DIR, strlen(TF_PLUGIN_BUILD_DIR)))
+        !push_checked(pl, sk, TF_PLUGIN_BUILD_DIR, strlen(TF_PLUGIN_BUILD_DIR), "the build tree"))
         return false;
     int n = snprintf(dir, sizeof dir, "%s/%s", libdir, TF_PLUGIN_INSTALL_SUBDIR);
-    if (n > 0 && (size_t)n < sizeof dir && is_dir(dir) && !path_push(pl, dir, (size_t)n))
+    if (n > 0 && (size_t)n < sizeof dir && is_dir(dir) &&
+        !push_checked(pl, sk, dir, (size_t)n, "the library's folder"))
         return false;
     return true;
+}
+
+/* The search path: TENFERRO_PLUGIN_PATH, the config file's, the built-in folders. */
+static bool build_path(path_list *pl, skip_list *sk)
+{
+    if (!path_push(pl, "", 0)) /* makes the array exist even when empty */
+        return false;
+    tf__free(pl->dirs[0]);
+    pl->count = 0;
+    pl->dirs[0] = NULL;
+    char *cfg = tf__config_plugin_path();
+    bool ok = push_list(pl, sk, getenv("TENFERRO_PLUGIN_PATH"), "TENFERRO_PLUGIN_PATH") &&
+              push_list(pl, sk, cfg, "the configuration file") && push_builtin_dirs(pl, sk);
+    tf__free(cfg);
+    return ok;
 }
 
 TF_API tf_status tf_plugin_path_get(char ***dirs, size_t *count)
@@ -133,17 +219,62 @@ TF_API tf_status tf_plugin_path_get(char ***dirs, size_t *count)
         return tf__error(TF_ERR_VALIDATION, "plugin_path_get", dirs ? "count" : "dirs",
                          "plugin_path_get: NULL out-parameter");
     path_list pl = {0};
-    if (!path_push(&pl, "", 0)) /* makes the array exist even when empty */
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_path_get", NULL, "out of memory");
-    tf__free(pl.dirs[0]);
-    pl.count = 0;
-    pl.dirs[0] = NULL;
-    if (!push_env_dirs(&pl) || !push_builtin_dirs(&pl)) {
+    if (!build_path(&pl, NULL)) {
         tf_plugin_path_free(pl.dirs);
         return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_path_get", NULL, "out of memory");
     }
     *dirs = pl.dirs;
     *count = pl.count;
+    return TF_OK;
+}
+
+TF_API void tf_plugin_path_skipped_free(tf_plugin_path_skip *skipped, size_t count)
+{
+    for (size_t i = 0; skipped && i < count; i++) {
+        tf__free(skipped[i].path);
+        tf__free(skipped[i].reason);
+    }
+    tf__free(skipped);
+}
+
+static bool plugin_file_name(const char *name);
+
+/* Unsafe plugin files (tenferro-*.so) of a searched directory. */
+static void skip_unsafe_files(skip_list *sk, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[PATH_MAX], why[128], reason[192];
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!plugin_file_name(e->d_name) || n <= 0 || (size_t)n >= sizeof path ||
+            !tf__plugin_path_unsafe(path, why, sizeof why))
+            continue;
+        snprintf(reason, sizeof reason, "unsafe plugin file: %s", why);
+        skip_push(sk, path, reason);
+    }
+    closedir(d);
+}
+
+TF_API tf_status tf_plugin_path_skipped(tf_plugin_path_skip **skipped, size_t *count)
+{
+    if (!skipped || !count)
+        return tf__error(TF_ERR_VALIDATION, "plugin_path_skipped", skipped ? "count" : "skipped",
+                         "plugin_path_skipped: NULL out-parameter");
+    path_list pl = {0};
+    skip_list sk = {0};
+    bool ok = build_path(&pl, &sk);
+    for (size_t i = 0; ok && i < pl.count; i++)
+        skip_unsafe_files(&sk, pl.dirs[i]);
+    tf_plugin_path_free(pl.dirs);
+    if (!ok || sk.oom) {
+        tf_plugin_path_skipped_free(sk.items, sk.count);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_path_skipped", NULL, "out of memory");
+    }
+    *skipped = sk.items;
+    *count = sk.count;
     return TF_OK;
 }
 
@@ -169,9 +300,16 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
         char cand[PATH_MAX];
         int n = snprintf(cand, sizeof cand, "%s/%s%s%s", dirs[i], prefix, name,
                          TF_PLUGIN_FILE_SUFFIX);
+        char why[128];
         if (n > 0 && (size_t)n < sizeof cand && realpath(cand, path)) {
-            tf_plugin_path_free(dirs);
-            return TF_OK;
+            if (!tf__plugin_path_unsafe(path, why, sizeof why)) {
+                tf_plugin_path_free(dirs);
+                return TF_OK;
+            }
+            if (used < sizeof tried)
+                used += (size_t)snprintf(tried + used, sizeof tried - used,
+                                         "%s(skipped unsafe %s: %s)", i ? ":" : "", cand, why);
+            continue;
         }
         if (used < sizeof tried)
             used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", i ? ":" : "",
@@ -469,6 +607,12 @@ static bool name_matches(const char *name, const char *prefix)
            strcmp(name + n - s, TF_PLUGIN_FILE_SUFFIX) == 0;
 }
 
+/* Any plugin or extension file: tenferro-*.so. */
+static bool plugin_file_name(const char *name)
+{
+    return name_matches(name, "tenferro-");
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -483,9 +627,13 @@ static bool scan_dir(path_list *files, const char *dir, const char *prefix)
     path_list names = {0};
     bool ok = true;
     struct dirent *e;
-    while (ok && (e = readdir(d)))
-        if (name_matches(e->d_name, prefix))
+    while (ok && (e = readdir(d))) {
+        char path[PATH_MAX], why[128];
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (name_matches(e->d_name, prefix) && n > 0 && (size_t)n < sizeof path &&
+            !tf__plugin_path_unsafe(path, why, sizeof why)) /* reported by path_skipped */
             ok = path_push(&names, e->d_name, strlen(e->d_name));
+    }
     closedir(d);
     if (ok && names.count)
         qsort(names.dirs, names.count, sizeof *names.dirs, cmp_str);

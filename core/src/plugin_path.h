@@ -24,6 +24,20 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
  */
 tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***files, size_t *count);
 
+/*
+ * The [plugins] path of the configuration file in use (config.c), allocated
+ * (tf__free), or NULL when there is none or the file is bad (the error is
+ * reported by tf_config_load, not here). Records no error.
+ */
+char *tf__config_plugin_path(void);
+
+/*
+ * Why `path` (a directory or plugin file) must not be trusted, into `why`
+ * (cap bytes): it is owned by someone other than the user and root, or
+ * writable by group or others. False when it is safe or does not exist.
+ */
+bool tf__plugin_path_unsafe(const char *path, char *why, size_t cap);
+
 /* The major m in 2..9 for which <symbol_stem><m> resolves in handle; 0 if none. */
 unsigned tf__plugin_other_major(void *handle, const char *symbol_stem);
 

@@ -12,10 +12,16 @@
  * Plugin search path, in order:
  *   1. the directories of TENFERRO_PLUGIN_PATH (':'-separated), as read on
  *      each scan or by-name load;
- *   2. the build tree's plugin folder (set when the library was built;
+ *   2. the [plugins] path of the configuration file (config.h);
+ *   3. the build tree's plugin folder (set when the library was built;
  *      only while it exists);
- *   3. the installed plugin folder, found relative to the loaded library:
+ *   4. the installed plugin folder, found relative to the loaded library:
  *      <libdir>/tenferro/plugins.
+ * Like the dynamic loader's secure mode, only absolute directories are
+ * searched, and directories and plugin files owned by someone other than the
+ * user and root, or writable by group or others, are skipped (by-name loads
+ * and scans never see them); tf_plugin_path_skipped says what was skipped
+ * and why. A path with '/' given explicitly to tf_plugin_load is not checked.
  * A name without '/' ("cpu") is looked up as "tenferro-engine-<name>.so" in
  * each directory in turn; a name with '/' is a path to the file itself.
  *
@@ -51,6 +57,21 @@ typedef struct tf_plugin tf_plugin;
  */
 tf_status tf_plugin_path_get(char ***dirs, size_t *count);
 void tf_plugin_path_free(char **dirs);
+
+/* A directory or plugin file left out of the search, and why. */
+typedef struct tf_plugin_path_skip {
+    char *path;   /* as given (directories) or found (files) */
+    char *reason; /* "relative directory (from TENFERRO_PLUGIN_PATH)...", "unsafe ..." */
+} tf_plugin_path_skip;
+
+/*
+ * Every entry of the search path that is not searched (relative or unsafe
+ * directories) and every unsafe tenferro-*.so file of the searched ones, in
+ * search order. Free with tf_plugin_path_skipped_free. Errors:
+ * TF_ERR_OUT_OF_MEMORY.
+ */
+tf_status tf_plugin_path_skipped(tf_plugin_path_skip **skipped, size_t *count);
+void tf_plugin_path_skipped_free(tf_plugin_path_skip *skipped, size_t count);
 
 /* ---- plugins ---- */
 
@@ -97,7 +118,8 @@ typedef struct tf_plugin_candidate {
 
 /*
  * Tries to load every "tenferro-engine-*.so" in every directory of the
- * search path and reports each. The array is allocated; free it with
+ * search path and reports each (unsafe files are left out: see
+ * tf_plugin_path_skipped). The array is allocated; free it with
  * tf_plugin_scan_free. Errors: TF_ERR_OUT_OF_MEMORY only (refusals are
  * reported per candidate).
  */

@@ -7,6 +7,7 @@
 #ifndef TENFERRO_TENFERRO_H
 #define TENFERRO_TENFERRO_H
 
+#include "config.h"
 #include "dtype.h"
 #include "engine.h"
 #include "engine_abi.h"

@@ -1,0 +1,72 @@
+# cmake --install: the SDK an application or a plugin author builds against.
+#
+#   <prefix>/include/tenferro/*.h               the public headers
+#   <libdir>/libtenferro.so.<major>             the library (SONAME libtenferro.so.<major>)
+#   <libdir>/tenferro/plugins/                  the bundled engines and extension modules
+#   <bindir>/tenferro                           the command (finds the library through
+#                                               RUNPATH $ORIGIN/../<libdir>)
+#   <libdir>/cmake/tenferro/                    find_package(tenferro): tenferro::tenferro
+#                                               (apps) and tenferro::abi (plugin authors)
+#   <libdir>/pkgconfig/tenferro.pc              apps
+#   <libdir>/pkgconfig/tenferro-plugin.pc       plugin authors (headers only, plugindir)
+#
+# Nothing installed holds an absolute path: the library finds its plugins
+# relative to itself, the CMake package and the .pc files locate the prefix
+# from where they lie, so the installed tree can be moved as a whole.
+include(CMakePackageConfigHelpers)
+
+set(TF_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tenferro)
+
+set_target_properties(tenferro_abi PROPERTIES EXPORT_NAME abi)
+install(TARGETS tenferro tenferro_abi EXPORT tenferroTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/tenferro
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+
+# Every bundled plugin: the targets that land in the build tree's plugin folder.
+set(tf_bundled_plugins "")
+foreach(t tenferro-engine-cpu tenferro-engine-vulkan tenferro-ext-linalg)
+  if(TARGET ${t})
+    list(APPEND tf_bundled_plugins ${t})
+  endif()
+endforeach()
+# They keep the non-system library folders they were linked with (OpenBLAS's).
+set_target_properties(${tf_bundled_plugins} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS ${tf_bundled_plugins} LIBRARY DESTINATION ${TF_PLUGIN_INSTALL_SUBDIR})
+
+file(RELATIVE_PATH tf_bin_to_lib /x/${CMAKE_INSTALL_BINDIR} /x/${CMAKE_INSTALL_LIBDIR})
+set_target_properties(tenferro_cli PROPERTIES INSTALL_RPATH "$ORIGIN/${tf_bin_to_lib}")
+install(TARGETS tenferro_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(EXPORT tenferroTargets NAMESPACE tenferro:: DESTINATION ${TF_CMAKE_INSTALL_DIR})
+file(WRITE ${CMAKE_BINARY_DIR}/tenferroConfig.cmake
+  "# find_package(tenferro): tenferro::tenferro (link it: apps) and tenferro::abi\n"
+  "# (headers only: engine plugins and extension modules).\n"
+  "include(\${CMAKE_CURRENT_LIST_DIR}/tenferroTargets.cmake)\n"
+  "set(tenferro_PLUGIN_SUBDIR \"${TF_PLUGIN_INSTALL_SUBDIR}\") # relative to the prefix\n")
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/tenferroConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/tenferroConfig.cmake
+  ${CMAKE_BINARY_DIR}/tenferroConfigVersion.cmake DESTINATION ${TF_CMAKE_INSTALL_DIR})
+
+# pkg-config files locate the prefix from their own folder (${pcfiledir}).
+file(RELATIVE_PATH tf_pc_to_prefix /x/${CMAKE_INSTALL_LIBDIR}/pkgconfig /x)
+string(REGEX REPLACE "/$" "" tf_pc_to_prefix "${tf_pc_to_prefix}")
+set(tf_pc_head "prefix=\${pcfiledir}/${tf_pc_to_prefix}\n"
+               "libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}\n"
+               "includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}\n"
+               "plugindir=\${prefix}/${TF_PLUGIN_INSTALL_SUBDIR}\n\n")
+string(JOIN "" tf_pc_head ${tf_pc_head})
+file(WRITE ${CMAKE_BINARY_DIR}/tenferro.pc "${tf_pc_head}"
+  "Name: tenferro\n"
+  "Description: ${PROJECT_DESCRIPTION}\n"
+  "Version: ${PROJECT_VERSION}\n"
+  "Libs: -L\${libdir} -ltenferro\n"
+  "Cflags: -I\${includedir}\n")
+file(WRITE ${CMAKE_BINARY_DIR}/tenferro-plugin.pc "${tf_pc_head}"
+  "Name: tenferro-plugin\n"
+  "Description: headers for tenferro engine plugins and extension modules (link nothing)\n"
+  "Version: ${PROJECT_VERSION}\n"
+  "Cflags: -I\${includedir}\n")
+install(FILES ${CMAKE_BINARY_DIR}/tenferro.pc ${CMAKE_BINARY_DIR}/tenferro-plugin.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,97 @@
+/*
+ * tenferro/config.h - choosing engines by configuration.
+ *
+ * An application opens "the configured engine" in one call
+ * (tf_engine_open_configured). The choice comes from an INI file (format in
+ * docs/apps.md), the first of:
+ *   1. the file named by TENFERRO_CONFIG (a named file that is missing or
+ *      unreadable is an error, TF_ERR_CONFIG);
+ *   2. $XDG_CONFIG_HOME/tenferro/config.ini, or ~/.config/tenferro/config.ini
+ *      when XDG_CONFIG_HOME is unset or empty;
+ *   3. /etc/tenferro/config.ini.
+ * With no file at all the choice is the built-in default: engine "cpu".
+ *
+ *   [engine]          default = NAME; fallback = NAME, NAME, ... (in order)
+ *   [plugins]         path = /abs/dir:/abs/dir2 (joins the plugin search path
+ *                     after TENFERRO_PLUGIN_PATH, before the built-in folders)
+ *   [engine.NAME]     threads = N (0..1024); device = INDEX or a name
+ *                     substring; any other key is passed to the engine as an
+ *                     extra option (tf_engine_options.extra_keys/values)
+ *
+ * Environment overrides: TENFERRO_ENGINE (a comma-separated list of engine
+ * names) replaces the default and fallbacks; TENFERRO_PLUGIN_PATH is searched
+ * before the config file's plugin folders.
+ *
+ * Errors in the file (unknown section or key, bad value, syntax) are
+ * TF_ERR_CONFIG with a message naming the file, the line and the key.
+ * The file is read anew by every call (nothing is cached).
+ *
+ * Threads: every function here is thread-safe; the environment must not be
+ * changed concurrently.
+ */
+#ifndef TENFERRO_CONFIG_H
+#define TENFERRO_CONFIG_H
+
+#include <stddef.h>
+
+#include "engine.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tf_config tf_config;
+
+/*
+ * Finds and reads the configuration in the order above and applies the
+ * environment overrides. Free with tf_config_free. Errors: TF_ERR_CONFIG
+ * (file, line, key in the message), TF_ERR_OUT_OF_MEMORY.
+ */
+tf_status tf_config_load(tf_config **out);
+
+/* Reads `path` (which must exist) and applies the environment overrides. */
+tf_status tf_config_load_file(const char *path, tf_config **out);
+
+/* NULL is a no-op. */
+void tf_config_free(tf_config *config);
+
+/* The file read, "" when none was found; borrowed from `config`. */
+const char *tf_config_file(const tf_config *config);
+
+/* Where the engine list came from: "TENFERRO_ENGINE", "file" or "built-in". */
+const char *tf_config_engine_source(const tf_config *config);
+
+/* The engines to try, in order (default first); names borrowed. */
+size_t tf_config_engine_count(const tf_config *config);
+const char *tf_config_engine_at(const tf_config *config, size_t index); /* NULL if out of range */
+
+/*
+ * threads > 0: every engine of `config` is created with that many threads,
+ * whatever its [engine.NAME] section says (what a command line's --threads
+ * does); 0 restores the file's settings.
+ */
+void tf_config_set_threads(tf_config *config, int threads);
+
+/* The [plugins] path of the file, "" if none; borrowed. */
+const char *tf_config_plugin_path(const tf_config *config);
+
+/*
+ * Tries the engines of `config` in order, each created with the options of
+ * its [engine.NAME] section, and returns the first that starts. *report (if
+ * `report` is non-NULL) gets a text, one line per engine tried: why each was
+ * skipped and which was selected; free it with tf_config_report_free. It is
+ * set on failure too (NULL only when out of memory).
+ * Errors: the last engine's status, with a message listing every failure.
+ */
+tf_status tf_config_open_engine(const tf_config *config, tf_engine **out, char **report);
+
+/* tf_config_load then tf_config_open_engine. */
+tf_status tf_engine_open_configured(tf_engine **out, char **report);
+
+void tf_config_report_free(char *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFERRO_CONFIG_H */
