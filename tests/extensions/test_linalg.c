@@ -11,22 +11,14 @@
 #include "ext_test_util.h"
 #include "tf_gradcheck.h"
 
-static tf_engine *g_cpu;
 static tf_extension_module *g_linalg;
 
+/* Opens the CPU engine and loads the linalg module. */
 static int setup(void **state)
 {
-    (void)state;
-    if (tf_engine_open("cpu", 1, &g_cpu) != TF_OK)
+    if (tft_cpu_setup(state))
         return -1;
     return tf_extension_load("linalg", &g_linalg) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
 }
 
 /* Installs linalg into s's runtime (a no-op when it is there already). */
@@ -34,6 +26,14 @@ static void ensure(tf_session *s)
 {
     tf_epoch e;
     TF_ASSERT_OK(tf_runtime_install_extension_module(tf_session_runtime(s), g_linalg, &e));
+}
+
+/* A runtime and session on g_cpu with linalg installed; end it with tft_env_end. */
+static tft_env linalg_env_begin(void)
+{
+    tft_env e = tft_env_begin();
+    ensure(e.s);
+    return e;
 }
 
 static tf_status call1(tf_session *s, const char *op, tf_eager *a, tf_eager *b, int64_t lower,
@@ -66,11 +66,7 @@ static void dominant(double *a, int64_t batch, int64_t n, unsigned seed)
 static void test_solve_inv_identities(void **state)
 {
     (void)state;
-    tf_runtime *rt;
-    TF_ASSERT_OK(tf_runtime_create(&rt));
-    tf_session *s;
-    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
-    ensure(s);
+    tft_env e = linalg_env_begin();
     enum {
         B = 2,
         N = 3,
@@ -80,10 +76,10 @@ static void test_solve_inv_identities(void **state)
     dominant(a, B, N, 7);
     for (int i = 0; i < B * N * K; i++)
         bb[i] = sin(i + 1.0);
-    tf_eager *ea = ext_tensor(rt, 3, (int64_t[]){B, N, N}, a, 0);
-    tf_eager *eb = ext_tensor(rt, 3, (int64_t[]){B, N, K}, bb, 0), *ex, *ey;
-    TF_ASSERT_OK(call1(s, "solve", ea, eb, -1, &ex));
-    TF_ASSERT_OK(call1(s, "inv", ea, NULL, -1, &ey));
+    tf_eager *ea = ext_tensor(e.rt, 3, (int64_t[]){B, N, N}, a, 0);
+    tf_eager *eb = ext_tensor(e.rt, 3, (int64_t[]){B, N, K}, bb, 0), *ex, *ey;
+    TF_ASSERT_OK(call1(e.s, "solve", ea, eb, -1, &ex));
+    TF_ASSERT_OK(call1(e.s, "inv", ea, NULL, -1, &ey));
     ext_read(ex, x, B * N * K);
     ext_read(ey, y, B * N * N);
     for (int b = 0; b < B; b++)
@@ -105,22 +101,17 @@ static void test_solve_inv_identities(void **state)
     tf_eager_release(ey);
     tf_eager_release(eb);
     tf_eager_release(ea);
-    tf_session_end(s);
-    tf_runtime_release(rt);
+    tft_env_end(&e);
 }
 
 static void test_cholesky_det_trisolve(void **state)
 {
     (void)state;
-    tf_runtime *rt;
-    TF_ASSERT_OK(tf_runtime_create(&rt));
-    tf_session *s;
-    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
-    ensure(s);
+    tft_env e = linalg_env_begin();
     /* SPD [[4,2,0],[2,5,1],[0,1,3]] */
     double a[9] = {4, 2, 0, 2, 5, 1, 0, 1, 3}, l[9], d, sg, la, x[3];
-    tf_eager *ea = ext_tensor(rt, 2, (int64_t[]){3, 3}, a, 0), *el, *ed, *outs[2], *ex, *eb;
-    TF_ASSERT_OK(call1(s, "cholesky", ea, NULL, -1, &el));
+    tf_eager *ea = ext_tensor(e.rt, 2, (int64_t[]){3, 3}, a, 0), *el, *ed, *outs[2], *ex, *eb;
+    TF_ASSERT_OK(call1(e.s, "cholesky", ea, NULL, -1, &el));
     ext_read(el, l, 9);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
@@ -131,18 +122,18 @@ static void test_cholesky_det_trisolve(void **state)
             if (j > i)
                 assert_true(l[i + 3 * j] == 0.0);
         }
-    TF_ASSERT_OK(call1(s, "det", ea, NULL, -1, &ed));
+    TF_ASSERT_OK(call1(e.s, "det", ea, NULL, -1, &ed));
     assert_int_equal(tf_tensor_rank(tf_eager_value(ed)), 0);
     ext_read(ed, &d, 1);
     assert_true(fabs(d - (4 * (15 - 1) - 2 * (6 - 0))) < 1e-12); /* 44 */
-    TF_ASSERT_OK(tf_session_call(s, "tenferro.linalg.slogdet", (tf_call_arg[]){TF_ARG_TENSOR(ea)},
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.slogdet", (tf_call_arg[]){TF_ARG_TENSOR(ea)},
                                  1, outs, 2));
     ext_read(outs[0], &sg, 1);
     ext_read(outs[1], &la, 1);
     assert_true(sg == 1.0 && fabs(la - log(44.0)) < 1e-12);
     /* L x = b (lower) and L^T x = b via its upper triangle */
-    eb = ext_tensor(rt, 2, (int64_t[]){3, 1}, (double[]){1, 2, 3}, 0);
-    TF_ASSERT_OK(call1(s, "triangular_solve", el, eb, 1, &ex));
+    eb = ext_tensor(e.rt, 2, (int64_t[]){3, 1}, (double[]){1, 2, 3}, 0);
+    TF_ASSERT_OK(call1(e.s, "triangular_solve", el, eb, 1, &ex));
     ext_read(ex, x, 3);
     for (int i = 0; i < 3; i++) {
         double r = -(i + 1.0);
@@ -152,8 +143,8 @@ static void test_cholesky_det_trisolve(void **state)
     }
     tf_eager_release(ex);
     tf_eager *at;
-    TF_ASSERT_OK(tf_session_transpose(s, ea, (int[]){1, 0}, &at)); /* upper = A's upper */
-    TF_ASSERT_OK(call1(s, "triangular_solve", at, eb, 0, &ex));
+    TF_ASSERT_OK(tf_session_transpose(e.s, ea, (int[]){1, 0}, &at)); /* upper = A's upper */
+    TF_ASSERT_OK(call1(e.s, "triangular_solve", at, eb, 0, &ex));
     ext_read(ex, x, 3);
     for (int i = 0; i < 3; i++) {
         double r = -(i + 1.0);
@@ -164,31 +155,26 @@ static void test_cholesky_det_trisolve(void **state)
     tf_eager *all[] = {ex, at, eb, outs[0], outs[1], ed, el, ea};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         tf_eager_release(all[i]);
-    tf_session_end(s);
-    tf_runtime_release(rt);
+    tft_env_end(&e);
 }
 
 static void test_f32_and_strided(void **state)
 {
     (void)state;
-    tf_runtime *rt;
-    TF_ASSERT_OK(tf_runtime_create(&rt));
-    tf_session *s;
-    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
-    ensure(s);
+    tft_env e = linalg_env_begin();
     float a[4] = {3, 1, 2, 4}; /* [[3,2],[1,4]] column-major */
     tf_tensor *t, *tt;
     TF_ASSERT_OK(tf_tensor_from_host(TF_F32, 2, (int64_t[]){2, 2}, a, 4, &t));
     TF_ASSERT_OK(tf_tensor_transpose(t, (const int[]){1, 0}, &tt)); /* a strided view */
     tf_eager *ea, *ed;
-    TF_ASSERT_OK(tf_runtime_constant_from(rt, tt, &ea));
-    TF_ASSERT_OK(call1(s, "det", ea, NULL, -1, &ed));
+    TF_ASSERT_OK(tf_runtime_constant_from(e.rt, tt, &ea));
+    TF_ASSERT_OK(call1(e.s, "det", ea, NULL, -1, &ed));
     assert_int_equal(tf_tensor_dtype(tf_eager_value(ed)), TF_F32);
     float d;
     TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(ed), TF_F32, &d, 1));
     assert_true(fabsf(d - 10.0f) < 1e-5f);
     tf_eager *ey;
-    TF_ASSERT_OK(call1(s, "inv", ea, NULL, -1, &ey));
+    TF_ASSERT_OK(call1(e.s, "inv", ea, NULL, -1, &ey));
     float y[4];
     TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(ey), TF_F32, y, 4));
     /* inverse of [[3,1],[2,4]] = [[4,-1],[-2,3]] / 10, column-major */
@@ -199,42 +185,37 @@ static void test_f32_and_strided(void **state)
     tf_eager_release(ea);
     tf_tensor_release(tt);
     tf_tensor_release(t);
-    tf_session_end(s);
-    tf_runtime_release(rt);
+    tft_env_end(&e);
 }
 
 static void test_errors(void **state)
 {
     (void)state;
-    tf_runtime *rt;
-    TF_ASSERT_OK(tf_runtime_create(&rt));
-    tf_session *s;
-    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
-    ensure(s);
-    tf_eager *sing = ext_tensor(rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 4}, 0);
-    tf_eager *notpd = ext_tensor(rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 1}, 0);
-    tf_eager *rect = ext_tensor(rt, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6}, 0);
-    tf_eager *b = ext_tensor(rt, 2, (int64_t[]){3, 1}, (double[]){1, 2, 3}, 0);
+    tft_env e = linalg_env_begin();
+    tf_eager *sing = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 4}, 0);
+    tf_eager *notpd = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 1}, 0);
+    tf_eager *rect = ext_tensor(e.rt, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6}, 0);
+    tf_eager *b = ext_tensor(e.rt, 2, (int64_t[]){3, 1}, (double[]){1, 2, 3}, 0);
     tf_eager *y = (tf_eager *)(uintptr_t)1, *outs[2];
-    TF_ASSERT_STATUS(call1(s, "inv", sing, NULL, -1, &y), TF_ERR_VALIDATION);
+    TF_ASSERT_STATUS(call1(e.s, "inv", sing, NULL, -1, &y), TF_ERR_VALIDATION);
     assert_non_null(strstr(tf_error_message(), "tenferro.linalg.inv"));
     assert_non_null(strstr(tf_error_cause(), "singular"));
-    TF_ASSERT_STATUS(call1(s, "solve", sing, sing, -1, &y), TF_ERR_VALIDATION);
+    TF_ASSERT_STATUS(call1(e.s, "solve", sing, sing, -1, &y), TF_ERR_VALIDATION);
     assert_non_null(strstr(tf_error_cause(), "tenferro.linalg.solve: the matrix is singular"));
-    TF_ASSERT_STATUS(call1(s, "cholesky", notpd, NULL, -1, &y), TF_ERR_VALIDATION);
+    TF_ASSERT_STATUS(call1(e.s, "cholesky", notpd, NULL, -1, &y), TF_ERR_VALIDATION);
     assert_non_null(strstr(tf_error_cause(), "not positive definite"));
-    TF_ASSERT_STATUS(call1(s, "inv", rect, NULL, -1, &y), TF_ERR_SHAPE_MISMATCH);
+    TF_ASSERT_STATUS(call1(e.s, "inv", rect, NULL, -1, &y), TF_ERR_SHAPE_MISMATCH);
     assert_non_null(strstr(tf_error_cause(), "square"));
-    TF_ASSERT_STATUS(call1(s, "solve", notpd, b, -1, &y), TF_ERR_SHAPE_MISMATCH);
+    TF_ASSERT_STATUS(call1(e.s, "solve", notpd, b, -1, &y), TF_ERR_SHAPE_MISMATCH);
     assert_ptr_equal(y, (tf_eager *)(uintptr_t)1);
     /* det of an exactly singular matrix is 0; slogdet gives sign 0, -inf */
     double d;
-    TF_ASSERT_OK(call1(s, "det", sing, NULL, -1, &y));
+    TF_ASSERT_OK(call1(e.s, "det", sing, NULL, -1, &y));
     ext_read(y, &d, 1);
     assert_true(d == 0.0);
     tf_eager_release(y);
-    TF_ASSERT_OK(tf_session_call(s, "tenferro.linalg.slogdet", (tf_call_arg[]){TF_ARG_TENSOR(sing)},
-                                 1, outs, 2));
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.slogdet",
+                                 (tf_call_arg[]){TF_ARG_TENSOR(sing)}, 1, outs, 2));
     ext_read(outs[0], &d, 1);
     assert_true(d == 0.0);
     ext_read(outs[1], &d, 1);
@@ -245,18 +226,13 @@ static void test_errors(void **state)
     tf_eager_release(rect);
     tf_eager_release(notpd);
     tf_eager_release(sing);
-    tf_session_end(s);
-    tf_runtime_release(rt);
+    tft_env_end(&e);
 }
 
 static void test_qr_eigh_identities(void **state)
 {
     (void)state;
-    tf_runtime *rt;
-    TF_ASSERT_OK(tf_runtime_create(&rt));
-    tf_session *s;
-    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
-    ensure(s);
+    tft_env e = linalg_env_begin();
     enum {
         M = 4,
         N = 3
@@ -264,9 +240,9 @@ static void test_qr_eigh_identities(void **state)
     double a[M * N], q[M * N], r[N * N];
     for (int i = 0; i < M * N; i++)
         a[i] = cos(1.7 * i * i + 0.3); /* full column rank (a pure cosine sequence is not) */
-    tf_eager *ea = ext_tensor(rt, 2, (int64_t[]){M, N}, a, 0), *o[2];
+    tf_eager *ea = ext_tensor(e.rt, 2, (int64_t[]){M, N}, a, 0), *o[2];
     TF_ASSERT_OK(
-        tf_session_call(s, "tenferro.linalg.qr", (tf_call_arg[]){TF_ARG_TENSOR(ea)}, 1, o, 2));
+        tf_session_call(e.s, "tenferro.linalg.qr", (tf_call_arg[]){TF_ARG_TENSOR(ea)}, 1, o, 2));
     ext_read(o[0], q, M * N);
     ext_read(o[1], r, N * N);
     for (int i = 0; i < M; i++)
@@ -290,7 +266,7 @@ static void test_qr_eigh_identities(void **state)
     /* svd: U diag(s) V^T = A, s descending */
     tf_eager *so[3];
     double u[M * N], sv[N], vv[N * N];
-    TF_ASSERT_OK(tf_session_call(s, "tenferro.linalg.svd",
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.svd",
                                  (tf_call_arg[]){TF_ARG_TENSOR(ea), TF_ARG_F64(0)}, 2, so, 3));
     ext_read(so[0], u, M * N);
     ext_read(so[1], sv, N);
@@ -308,7 +284,7 @@ static void test_qr_eigh_identities(void **state)
     /* pinv: A A+ A = A; norm: sqrt of the sum of squares */
     tf_eager *ep, *en;
     double pv[N * M], nrm, ss = 0;
-    TF_ASSERT_OK(tf_session_call(s, "tenferro.linalg.pinv",
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.pinv",
                                  (tf_call_arg[]){TF_ARG_TENSOR(ea), TF_ARG_F64(1e-12)}, 2, &ep, 1));
     ext_read(ep, pv, N * M);
     for (int i = 0; i < M; i++)
@@ -319,7 +295,7 @@ static void test_qr_eigh_identities(void **state)
                     x += a[i + M * k] * pv[k + N * l] * a[l + M * j];
             assert_true(fabs(x - a[i + M * j]) < 1e-12);
         }
-    TF_ASSERT_OK(call1(s, "norm", ea, NULL, -1, &en));
+    TF_ASSERT_OK(call1(e.s, "norm", ea, NULL, -1, &en));
     ext_read(en, &nrm, 1);
     for (int i = 0; i < M * N; i++)
         ss += a[i] * a[i];
@@ -328,8 +304,8 @@ static void test_qr_eigh_identities(void **state)
     tf_eager_release(en);
     /* lstsq: the residual is orthogonal to A's columns (normal equations) */
     double bv[M] = {1, -2, 0.5, 3}, xv[N];
-    tf_eager *eb = ext_tensor(rt, 2, (int64_t[]){M, 1}, bv, 0), *ex;
-    TF_ASSERT_OK(call1(s, "lstsq", ea, eb, -1, &ex));
+    tf_eager *eb = ext_tensor(e.rt, 2, (int64_t[]){M, 1}, bv, 0), *ex;
+    TF_ASSERT_OK(call1(e.s, "lstsq", ea, eb, -1, &ex));
     ext_read(ex, xv, N);
     for (int j = 0; j < N; j++) {
         double v = 0;
@@ -346,8 +322,8 @@ static void test_qr_eigh_identities(void **state)
     tf_eager_release(eb);
     /* eigh of [[2,1,0],[1,3,1],[0,1,4]]: A v = w v, ascending */
     double sa[9] = {2, 1, 0, 1, 3, 1, 0, 1, 4}, w[3], v[9];
-    tf_eager *es = ext_tensor(rt, 2, (int64_t[]){3, 3}, sa, 0);
-    TF_ASSERT_OK(tf_session_call(s, "tenferro.linalg.eigh",
+    tf_eager *es = ext_tensor(e.rt, 2, (int64_t[]){3, 3}, sa, 0);
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.eigh",
                                  (tf_call_arg[]){TF_ARG_TENSOR(es), TF_ARG_F64(0)}, 2, o, 2));
     ext_read(o[0], w, 3);
     ext_read(o[1], v, 9);
@@ -362,35 +338,30 @@ static void test_qr_eigh_identities(void **state)
     tf_eager_release(o[0]);
     tf_eager_release(o[1]);
     tf_eager *y = (tf_eager *)(uintptr_t)1;
-    TF_ASSERT_STATUS(tf_session_call(s, "tenferro.linalg.eigh",
+    TF_ASSERT_STATUS(tf_session_call(e.s, "tenferro.linalg.eigh",
                                      (tf_call_arg[]){TF_ARG_TENSOR(es), TF_ARG_F64(-1)}, 2, o, 2),
                      TF_ERR_VALIDATION);
-    tf_eager *wide = ext_tensor(rt, 2, (int64_t[]){N, M}, a, 0);
+    tf_eager *wide = ext_tensor(e.rt, 2, (int64_t[]){N, M}, a, 0);
     TF_ASSERT_STATUS(
-        tf_session_call(s, "tenferro.linalg.qr", (tf_call_arg[]){TF_ARG_TENSOR(wide)}, 1, o, 2),
+        tf_session_call(e.s, "tenferro.linalg.qr", (tf_call_arg[]){TF_ARG_TENSOR(wide)}, 1, o, 2),
         TF_ERR_SHAPE_MISMATCH);
     assert_ptr_equal(y, (tf_eager *)(uintptr_t)1);
     tf_eager_release(wide);
     tf_eager_release(es);
     tf_eager_release(ea);
-    tf_session_end(s);
-    tf_runtime_release(rt);
+    tft_env_end(&e);
 }
 
 /* Degenerate spectrum: with eps > 0 the eigenvector derivative stays finite. */
 static void test_eigh_regularised(void **state)
 {
     (void)state;
-    tf_runtime *rt;
-    TF_ASSERT_OK(tf_runtime_create(&rt));
-    tf_session *s;
-    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
-    ensure(s);
-    tf_eager *x = ext_tensor(rt, 2, (int64_t[]){2, 2}, (double[]){1, 0, 0, 1}, 1), *o[2], *l, *g;
-    TF_ASSERT_OK(tf_session_call(s, "tenferro.linalg.eigh",
+    tft_env e = linalg_env_begin();
+    tf_eager *x = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 0, 0, 1}, 1), *o[2], *l, *g;
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.eigh",
                                  (tf_call_arg[]){TF_ARG_TENSOR(x), TF_ARG_F64(1e-6)}, 2, o, 2));
-    TF_ASSERT_OK(tf_session_reduce_sum(s, o[1], NULL, 0, &l));
-    TF_ASSERT_OK(tf_runtime_grad(rt, g_cpu, l, x, &g));
+    TF_ASSERT_OK(tf_session_reduce_sum(e.s, o[1], NULL, 0, &l));
+    TF_ASSERT_OK(tf_runtime_grad(e.rt, g_cpu, l, x, &g));
     double v[4];
     ext_read(g, v, 4);
     for (int i = 0; i < 4; i++)
@@ -400,8 +371,7 @@ static void test_eigh_regularised(void **state)
     tf_eager_release(o[0]);
     tf_eager_release(o[1]);
     tf_eager_release(x);
-    tf_session_end(s);
-    tf_runtime_release(rt);
+    tft_env_end(&e);
 }
 
 /* ---- gradients ---- */
@@ -602,5 +572,5 @@ int main(void)
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_second_order),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tft_cpu_teardown);
 }

@@ -7,21 +7,6 @@
  */
 #include "ext_test_util.h"
 
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
-
 /* ---- loading ---- */
 
 static void expect_load_error(const char *path, tf_status expected, const char *needle)
@@ -415,5 +400,5 @@ int main(void)
         cmocka_unit_test(test_no_ad_rule),
         cmocka_unit_test(test_caches_keyed_by_epoch),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -12,41 +12,12 @@
 
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
 /* ===================================================================== */
-
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
-                     size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
 
 static void read_tensor(const tf_tensor *t, double *out, size_t n)
 {
@@ -85,25 +56,6 @@ static void expect_slot(tf_eager *x, const double *want, size_t n)
     tf_tensor_release(g);
 }
 
-typedef struct fixture {
-    tf_runtime *rt;
-    tf_session *s;
-} fixture;
-
-static fixture fx_begin(void)
-{
-    fixture f;
-    TF_ASSERT_OK(tf_runtime_create(&f.rt));
-    TF_ASSERT_OK(tf_session_begin(f.rt, g_cpu, &f.s));
-    return f;
-}
-
-static void fx_end(fixture *f)
-{
-    tf_session_end(f->s);
-    tf_runtime_release(f->rt);
-}
-
 static tf_eager *op2(tf_status (*fn)(tf_session *, tf_eager *, tf_eager *, tf_eager **),
                      tf_session *s, tf_eager *a, tf_eager *b)
 {
@@ -134,10 +86,10 @@ static tf_eager *grad(tf_runtime *rt, tf_eager *y, tf_eager *x)
 static void test_second_derivative_cube(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const double pts[] = {-2, -0.5, 0, 1, 3};
     for (size_t i = 0; i < 5; i++) {
-        tf_eager *x = f64(f.rt, 1, 0, NULL, &pts[i], 1);
+        tf_eager *x = tft_f64(f.rt, 1, 0, NULL, &pts[i], 1);
         tf_eager *x2 = op2(tf_session_mul, f.s, x, x), *y = op2(tf_session_mul, f.s, x2, x);
         tf_eager *g = grad(f.rt, y, x);
         expect(g, (double[]){3 * pts[i] * pts[i]}, 1, 1e-15);
@@ -155,7 +107,7 @@ static void test_second_derivative_cube(void **state)
     }
     /* the same at every point of a vector at once */
     const int64_t s5[] = {5};
-    tf_eager *x = f64(f.rt, 1, 1, s5, pts, 5);
+    tf_eager *x = tft_f64(f.rt, 1, 1, s5, pts, 5);
     tf_eager *x2 = op2(tf_session_mul, f.s, x, x), *y = op2(tf_session_mul, f.s, x2, x);
     tf_eager *l = sum_all(f.s, y), *g = grad(f.rt, l, x), *gl = sum_all(f.s, g);
     tf_eager *h = grad(f.rt, gl, x);
@@ -170,7 +122,7 @@ static void test_second_derivative_cube(void **state)
     tf_eager_release(y);
     tf_eager_release(x2);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ---- a small MLP-like loss: sum(tanh(X W + b)^2) ---- */
@@ -208,8 +160,8 @@ static tf_status mlp_loss(tf_session *s, tf_eager *W, tf_eager *b, tf_eager **ou
 /* dL/dW at W (host values), in a fresh runtime. */
 static void mlp_grad_at(const double *w, double *g)
 {
-    fixture f = fx_begin();
-    tf_eager *W = f64(f.rt, 1, 2, kW, w, 6), *b = f64(f.rt, 0, 1, kB, kBv, 2), *l = NULL;
+    tft_env f = tft_env_begin();
+    tf_eager *W = tft_f64(f.rt, 1, 2, kW, w, 6), *b = tft_f64(f.rt, 0, 1, kB, kBv, 2), *l = NULL;
     TF_ASSERT_OK(mlp_loss(f.s, W, b, &l));
     tf_eager *gw = grad(f.rt, l, W);
     read_tensor(tf_eager_value(gw), g, 6);
@@ -217,7 +169,7 @@ static void mlp_grad_at(const double *w, double *g)
     tf_eager_release(l);
     tf_eager_release(b);
     tf_eager_release(W);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /*
@@ -227,10 +179,10 @@ static void mlp_grad_at(const double *w, double *g)
 static void test_hessian_vector_product(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *W = f64(f.rt, 1, 2, kW, kWv, 6), *b = f64(f.rt, 1, 1, kB, kBv, 2), *l = NULL;
+    tft_env f = tft_env_begin();
+    tf_eager *W = tft_f64(f.rt, 1, 2, kW, kWv, 6), *b = tft_f64(f.rt, 1, 1, kB, kBv, 2), *l = NULL;
     TF_ASSERT_OK(mlp_loss(f.s, W, b, &l));
-    tf_eager *gw = grad(f.rt, l, W), *v = f64(f.rt, 0, 2, kW, kVv, 6);
+    tf_eager *gw = grad(f.rt, l, W), *v = tft_f64(f.rt, 0, 2, kW, kVv, 6);
     tf_eager *gv = op2(tf_session_mul, f.s, gw, v), *dot = sum_all(f.s, gv);
     tf_eager *hv_rr = grad(f.rt, dot, W), *hv_fr = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, gw, W, v, &hv_fr));
@@ -266,7 +218,7 @@ static void test_hessian_vector_product(void **state)
     tf_eager_release(l);
     tf_eager_release(b);
     tf_eager_release(W);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* The whole Hessian of the loss in (W, b), checked as the derivative of
@@ -310,10 +262,10 @@ static void test_hessian_gradcheck(void **state)
 static void test_backward_accumulates(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s3[] = {3};
-    tf_eager *x = f64(f.rt, 1, 1, s3, (double[]){1, 2, 3}, 3);
-    tf_eager *y = f64(f.rt, 1, 0, NULL, (double[]){4}, 1);
+    tf_eager *x = tft_f64(f.rt, 1, 1, s3, (double[]){1, 2, 3}, 3);
+    tf_eager *y = tft_f64(f.rt, 1, 0, NULL, (double[]){4}, 1);
     tf_eager *xy = op2(tf_session_mul, f.s, x, y), *l = sum_all(f.s, xy);
     expect_slot(x, NULL, 0);
     TF_ASSERT_OK(tf_eager_backward(l, g_cpu));
@@ -345,7 +297,7 @@ static void test_backward_accumulates(void **state)
     /* clear_grads of one runtime leaves another's slots alone */
     tf_runtime *rt2;
     TF_ASSERT_OK(tf_runtime_create(&rt2));
-    tf_eager *z = f64(rt2, 1, 0, NULL, (double[]){2}, 1);
+    tf_eager *z = tft_f64(rt2, 1, 0, NULL, (double[]){2}, 1);
     tf_session *s2;
     TF_ASSERT_OK(tf_session_begin(rt2, g_cpu, &s2));
     tf_eager *zz = op2(tf_session_mul, s2, z, z);
@@ -362,20 +314,20 @@ static void test_backward_accumulates(void **state)
     tf_eager_release(xy);
     tf_eager_release(x);
     tf_eager_release(y);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* backward reaches every variable the output depends on, and no other. */
 static void test_backward_reachability(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *a = f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
-    tf_eager *b = f64(f.rt, 1, 0, NULL, (double[]){3}, 1);
-    tf_eager *c = f64(f.rt, 1, 0, NULL, (double[]){5}, 1); /* unreachable */
-    tf_eager *d = f64(f.rt, 1, 0, NULL, (double[]){7}, 1); /* used only under no-grad */
-    tf_eager *k = f64(f.rt, 0, 0, NULL, (double[]){10}, 1);
-    tf_eager *e = f64(f.rt, 1, 0, NULL, (double[]){-4}, 1); /* reached through sign only */
+    tft_env f = tft_env_begin();
+    tf_eager *a = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
+    tf_eager *b = tft_f64(f.rt, 1, 0, NULL, (double[]){3}, 1);
+    tf_eager *c = tft_f64(f.rt, 1, 0, NULL, (double[]){5}, 1); /* unreachable */
+    tf_eager *d = tft_f64(f.rt, 1, 0, NULL, (double[]){7}, 1); /* used only under no-grad */
+    tf_eager *k = tft_f64(f.rt, 0, 0, NULL, (double[]){10}, 1);
+    tf_eager *e = tft_f64(f.rt, 1, 0, NULL, (double[]){-4}, 1); /* reached through sign only */
     tf_eager *cc = op2(tf_session_mul, f.s, c, c);          /* another graph on c */
     tf_scope ng;
     TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
@@ -412,21 +364,21 @@ static void test_backward_reachability(void **state)
     tf_eager_release(b);
     tf_eager_release(c);
     tf_eager_release(d);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* The functional forms return derivatives and never touch a slot. */
 static void test_functional_grad_leaves_slots(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s2[] = {2};
-    tf_eager *x = f64(f.rt, 1, 1, s2, (double[]){1, -2}, 2);
+    tf_eager *x = tft_f64(f.rt, 1, 1, s2, (double[]){1, -2}, 2);
     tf_eager *xx = op2(tf_session_mul, f.s, x, x), *l = sum_all(f.s, xx);
     tf_eager *g = grad(f.rt, l, x);
     expect(g, (double[]){2, -4}, 2, 0);
     expect_slot(x, NULL, 0);
-    tf_eager *one = f64(f.rt, 0, 1, s2, (double[]){1, 1}, 2), *r = NULL;
+    tf_eager *one = tft_f64(f.rt, 0, 1, s2, (double[]){1, 1}, 2), *r = NULL;
     TF_ASSERT_OK(tf_runtime_vjp(f.rt, g_cpu, xx, x, one, &r));
     tf_eager_release(r);
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, xx, x, one, &r));
@@ -447,7 +399,7 @@ static void test_functional_grad_leaves_slots(void **state)
     tf_eager_release(l);
     tf_eager_release(xx);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -457,9 +409,9 @@ static void test_functional_grad_leaves_slots(void **state)
 static void test_no_grad_records_nothing(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s2[] = {2};
-    tf_eager *x = f64(f.rt, 1, 1, s2, (double[]){3, 4}, 2);
+    tf_eager *x = tft_f64(f.rt, 1, 1, s2, (double[]){3, 4}, 2);
     tf_scope ng;
     TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
     tf_eager *y = op2(tf_session_mul, f.s, x, x), *ly = sum_all(f.s, y);
@@ -482,14 +434,14 @@ static void test_no_grad_records_nothing(void **state)
     tf_eager_release(ly);
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_nested_no_grad(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 1, 0, NULL, (double[]){2}, 1), *y;
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1), *y;
     tf_scope outer, inner;
     TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &outer));
     TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &inner));
@@ -505,7 +457,7 @@ static void test_nested_no_grad(void **state)
     assert_true(tf_eager_tracks_grad(y));
     tf_eager_release(y);
     /* capture inside no-grad records nothing; no-grad inside capture neither */
-    tf_eager *c = f64(f.rt, 0, 0, NULL, (double[]){5}, 1), *r = (tf_eager *)0x1;
+    tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){5}, 1), *r = (tf_eager *)0x1;
     tf_scope cap;
     TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &outer));
     TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
@@ -531,16 +483,16 @@ static void test_nested_no_grad(void **state)
     tf_eager_release(y);
     tf_eager_release(c);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* A no-grad scope applies to its runtime only. */
 static void test_no_grad_per_runtime(void **state)
 {
     (void)state;
-    fixture f = fx_begin(), h = fx_begin();
-    tf_eager *x = f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
-    tf_eager *z = f64(h.rt, 1, 0, NULL, (double[]){2}, 1);
+    tft_env f = tft_env_begin(), h = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
+    tf_eager *z = tft_f64(h.rt, 1, 0, NULL, (double[]){2}, 1);
     tf_scope ng;
     TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
     tf_eager *a = op2(tf_session_mul, f.s, x, x), *b = op2(tf_session_mul, h.s, z, z);
@@ -554,8 +506,8 @@ static void test_no_grad_per_runtime(void **state)
     tf_eager_release(b);
     tf_eager_release(x);
     tf_eager_release(z);
-    fx_end(&h);
-    fx_end(&f);
+    tft_env_end(&h);
+    tft_env_end(&f);
 }
 
 typedef struct thread_arg {
@@ -599,9 +551,9 @@ static void *other_thread(void *p)
 static void test_scopes_per_thread(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
-    tf_eager *c = f64(f.rt, 0, 0, NULL, (double[]){3}, 1);
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
+    tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){3}, 1);
     /* no-grad and capture here; the other thread records normally */
     tf_scope ng, cap;
     TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
@@ -627,17 +579,17 @@ static void test_scopes_per_thread(void **state)
     tf_eager_release(y);
     tf_eager_release(c);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Trace capture records ops on constants for the functional forms only. */
 static void test_trace_capture(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s3[] = {3};
-    tf_eager *c = f64(f.rt, 0, 1, s3, (double[]){1, 2, 3}, 3);
-    tf_eager *v = f64(f.rt, 1, 1, s3, (double[]){4, 5, 6}, 3);
+    tf_eager *c = tft_f64(f.rt, 0, 1, s3, (double[]){1, 2, 3}, 3);
+    tf_eager *v = tft_f64(f.rt, 1, 1, s3, (double[]){4, 5, 6}, 3);
     tf_scope cap;
     TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
     tf_eager *cc = op2(tf_session_mul, f.s, c, c), *l = sum_all(f.s, cc);
@@ -653,7 +605,7 @@ static void test_trace_capture(void **state)
     expect(g, (double[]){1, 1, 1}, 3, 0);
     tf_eager_release(g);
     /* jvp and vjp work on the captured trace too */
-    tf_eager *t = f64(f.rt, 0, 1, s3, (double[]){1, 0, -1}, 3), *j = NULL;
+    tf_eager *t = tft_f64(f.rt, 0, 1, s3, (double[]){1, 0, -1}, 3), *j = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, cc, c, t, &j));
     expect(j, (double[]){2, 0, -6}, 3, 0);
     tf_eager_release(j);
@@ -671,16 +623,16 @@ static void test_trace_capture(void **state)
     tf_eager_release(cc);
     tf_eager_release(v);
     tf_eager_release(c);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Gradients with respect to a tracked intermediate (no capture needed). */
 static void test_grad_wrt_intermediate(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s2[] = {2};
-    tf_eager *x = f64(f.rt, 1, 1, s2, (double[]){0.5, 2}, 2);
+    tf_eager *x = tft_f64(f.rt, 1, 1, s2, (double[]){0.5, 2}, 2);
     tf_eager *y = op2(tf_session_mul, f.s, x, x), *sy = NULL;
     TF_ASSERT_OK(tf_session_sin(f.s, y, &sy));
     tf_eager *l = sum_all(f.s, sy), *g = grad(f.rt, l, y);
@@ -692,7 +644,7 @@ static void test_grad_wrt_intermediate(void **state)
     /* a grad wrt the intermediate stops there: x's own slot is untouched */
     expect_slot(x, NULL, 0);
     /* vjp wrt the intermediate */
-    tf_eager *w = f64(f.rt, 0, 1, s2, (double[]){2, 3}, 2), *r = NULL;
+    tf_eager *w = tft_f64(f.rt, 0, 1, s2, (double[]){2, 3}, 2), *r = NULL;
     TF_ASSERT_OK(tf_runtime_vjp(f.rt, g_cpu, sy, y, w, &r));
     expect(r, (double[]){2 * cos(0.25), 3 * cos(4.0)}, 2, 1e-15);
     tf_eager_release(r);
@@ -705,24 +657,24 @@ static void test_grad_wrt_intermediate(void **state)
     tf_eager_release(sy);
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_backward_with_seed(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s23[] = {2, 3};
-    tf_eager *x = f64(f.rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
+    tf_eager *x = tft_f64(f.rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
     tf_eager *y = op2(tf_session_mul, f.s, x, x);
-    tf_eager *seed = f64(f.rt, 0, 2, s23, (double[]){1, 0, -1, 0.5, 2, 0}, 6);
+    tf_eager *seed = tft_f64(f.rt, 0, 2, s23, (double[]){1, 0, -1, 0.5, 2, 0}, 6);
     TF_ASSERT_OK(tf_eager_backward_with_seed(y, seed, g_cpu));
     expect_slot(x, (double[]){2, 0, -6, 4, 20, 0}, 6);
     TF_ASSERT_OK(tf_eager_backward_with_seed(y, seed, g_cpu));
     expect_slot(x, (double[]){4, 0, -12, 8, 40, 0}, 6);
     /* a scalar output with seed 3 is three times backward() */
     TF_ASSERT_OK(tf_eager_clear_grad(x));
-    tf_eager *l = sum_all(f.s, y), *three = f64(f.rt, 0, 0, NULL, (double[]){3}, 1);
+    tf_eager *l = sum_all(f.s, y), *three = tft_f64(f.rt, 0, 0, NULL, (double[]){3}, 1);
     TF_ASSERT_OK(tf_eager_backward_with_seed(l, three, g_cpu));
     expect_slot(x, (double[]){6, 12, 18, 24, 30, 36}, 6);
     tf_eager_release(three);
@@ -730,7 +682,7 @@ static void test_backward_with_seed(void **state)
     tf_eager_release(seed);
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -740,9 +692,9 @@ static void test_backward_with_seed(void **state)
 static void test_detach(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t k2[] = {2};
-    tf_eager *x = f64(f.rt, 1, 1, k2, (double[]){3, -1}, 2), *d = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, k2, (double[]){3, -1}, 2), *d = NULL;
     TF_ASSERT_OK(tf_eager_detach(x, &d));
     assert_false(tf_eager_tracks_grad(d));
     assert_true(tf_eager_same_context(d, x));
@@ -775,7 +727,7 @@ static void test_detach(void **state)
     expect(m, (double[]){3, -1}, 2, 0);
     tf_session *s2;
     TF_ASSERT_OK(tf_session_begin(rt2, g_cpu, &s2));
-    tf_eager *z = f64(rt2, 1, 1, k2, (double[]){2, 5}, 2);
+    tf_eager *z = tft_f64(rt2, 1, 1, k2, (double[]){2, 5}, 2);
     tf_eager *mz = op2(tf_session_mul, s2, m, z), *l2 = sum_all(s2, mz);
     TF_ASSERT_OK(tf_eager_backward(l2, g_cpu));
     expect_slot(z, (double[]){3, -1}, 2);
@@ -791,7 +743,7 @@ static void test_detach(void **state)
     tf_eager_release(dx);
     tf_eager_release(d);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -805,9 +757,9 @@ static void test_detach(void **state)
 static void test_long_chain(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 1, 0, NULL, (double[]){1.5}, 1);
-    tf_eager *one = f64(f.rt, 0, 0, NULL, (double[]){1}, 1);
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 1, 0, NULL, (double[]){1.5}, 1);
+    tf_eager *one = tft_f64(f.rt, 0, 0, NULL, (double[]){1}, 1);
     tf_eager *y = x;
     tf_eager_retain(y);
     for (int i = 0; i < CHAIN; i++) {
@@ -825,7 +777,7 @@ static void test_long_chain(void **state)
     tf_eager_release(y); /* frees the whole chain */
     expect_slot(x, (double[]){1}, 1);
     /* a chain whose root variable the caller no longer holds */
-    tf_eager *z = f64(f.rt, 1, 0, NULL, (double[]){0}, 1);
+    tf_eager *z = tft_f64(f.rt, 1, 0, NULL, (double[]){0}, 1);
     for (int i = 0; i < CHAIN; i++) {
         tf_eager *next = op2(tf_session_add, f.s, z, one);
         tf_eager_release(z);
@@ -834,7 +786,7 @@ static void test_long_chain(void **state)
     tf_eager_release(z);
     tf_eager_release(one);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Derivatives come back dense (readable as one slice) even where a rule
@@ -902,5 +854,5 @@ int main(void)
         cmocka_unit_test(test_long_chain),
         cmocka_unit_test(test_derivatives_are_dense),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -7,36 +7,7 @@
  */
 #include <tenferro/ops.h>
 
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
-
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
-                     size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
+#include "tf_eager_test.h"
 
 static tf_cache_stats prepared(tf_runtime *rt)
 {
@@ -60,22 +31,11 @@ static void expect_stats(tf_runtime *rt, uint64_t hits, uint64_t misses, size_t 
         assert_int_equal(c.retained_bytes, 0);
 }
 
-static void expect_values(const tf_tensor *t, const double *want, size_t n)
-{
-    double got[16];
-    assert_non_null(t);
-    assert_int_equal(tf_tensor_numel(t), n);
-    TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, got, n));
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i])
-            fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
-}
-
 static void expect_slot(tf_eager *x, const double *want, size_t n)
 {
     tf_tensor *g = NULL;
     TF_ASSERT_OK(tf_eager_grad(x, &g));
-    expect_values(g, want, n);
+    tft_expect_values(g, want, n);
     tf_tensor_release(g);
 }
 
@@ -88,8 +48,8 @@ static cube cube_new(tf_runtime *rt, tf_session *s, size_t n, const double *xv)
 {
     cube g;
     const int64_t shape[] = {(int64_t)n};
-    g.x = f64(rt, 1, 1, shape, xv, n);
-    g.c = f64(rt, 0, 0, NULL, (double[]){3}, 1);
+    g.x = tft_f64(rt, 1, 1, shape, xv, n);
+    g.c = tft_f64(rt, 0, 0, NULL, (double[]){3}, 1);
     TF_ASSERT_OK(tf_session_mul(s, g.x, g.x, &g.xx));
     TF_ASSERT_OK(tf_session_mul(s, g.xx, g.c, &g.xxc));
     TF_ASSERT_OK(tf_session_reduce_sum(s, g.xxc, NULL, 0, &g.l));
@@ -105,30 +65,18 @@ static void cube_free(cube *g)
     tf_eager_release(g->x);
 }
 
-typedef struct fixture {
-    tf_runtime *rt;
-    tf_session *s;
-} fixture;
-
-static fixture fx_begin(void)
+/* A runtime and session whose prepared-derivative cache starts empty. */
+static tft_env fx_begin(void)
 {
-    fixture f;
-    TF_ASSERT_OK(tf_runtime_create(&f.rt));
-    TF_ASSERT_OK(tf_session_begin(f.rt, g_cpu, &f.s));
+    tft_env f = tft_env_begin();
     expect_stats(f.rt, 0, 0, 0);
     return f;
-}
-
-static void fx_end(fixture *f)
-{
-    tf_session_end(f->s);
-    tf_runtime_release(f->rt);
 }
 
 static void test_repeat_is_a_hit(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = fx_begin();
     cube a = cube_new(f.rt, f.s, 3, (double[]){1, 2, 3});
     TF_ASSERT_OK(tf_eager_backward(a.l, g_cpu));
     expect_stats(f.rt, 0, 1, 1);
@@ -151,16 +99,16 @@ static void test_repeat_is_a_hit(void **state)
     tf_eager *g = NULL;
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, a.l, a.x, &g));
     expect_stats(f.rt, 2, 3, 3);
-    expect_values(tf_eager_value(g), (double[]){6, 12, 18}, 3);
+    tft_expect_values(tf_eager_value(g), (double[]){6, 12, 18}, 3);
     tf_eager_release(g);
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, b.l, b.x, &g));
     expect_stats(f.rt, 3, 3, 3);
-    expect_values(tf_eager_value(g), (double[]){-6, 3, 24}, 3);
+    tft_expect_values(tf_eager_value(g), (double[]){-6, 3, 24}, 3);
     tf_eager_release(g);
     cube_free(&a);
     cube_free(&b);
     cube_free(&c);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* l = sum(x1 * x2 + x3 * x4 + x5): five variables, one entry for backward;
@@ -168,11 +116,11 @@ static void test_repeat_is_a_hit(void **state)
 static void test_one_entry_per_graph(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = fx_begin();
     const int64_t k2[] = {2};
     tf_eager *x[5];
     for (int i = 0; i < 5; i++)
-        x[i] = f64(f.rt, 1, 1, k2, (double[]){i + 1, 2 * (i + 1)}, 2);
+        x[i] = tft_f64(f.rt, 1, 1, k2, (double[]){i + 1, 2 * (i + 1)}, 2);
     tf_eager *p = NULL, *q = NULL, *pq = NULL, *r = NULL, *l = NULL;
     TF_ASSERT_OK(tf_session_mul(f.s, x[0], x[1], &p));
     TF_ASSERT_OK(tf_session_mul(f.s, x[2], x[3], &q));
@@ -203,7 +151,7 @@ static void test_one_entry_per_graph(void **state)
     tf_eager *all[] = {p, q, pq, r, l, x[0], x[1], x[2], x[3], x[4]};
     for (size_t i = 0; i < 10; i++)
         tf_eager_release(all[i]);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Graphs that differ only in which tensor feeds which op, or in whether an
@@ -212,11 +160,11 @@ static void test_one_entry_per_graph(void **state)
 static void test_structure_is_the_key(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = fx_begin();
     const int64_t k2[] = {2};
-    tf_eager *x = f64(f.rt, 1, 1, k2, (double[]){2, 3}, 2);
-    tf_eager *z = f64(f.rt, 1, 1, k2, (double[]){5, 7}, 2);
-    tf_eager *c = f64(f.rt, 0, 1, k2, (double[]){5, 7}, 2);
+    tf_eager *x = tft_f64(f.rt, 1, 1, k2, (double[]){2, 3}, 2);
+    tf_eager *z = tft_f64(f.rt, 1, 1, k2, (double[]){5, 7}, 2);
+    tf_eager *c = tft_f64(f.rt, 0, 1, k2, (double[]){5, 7}, 2);
     tf_eager *xx = NULL, *xz = NULL, *xc = NULL, *l1 = NULL, *l2 = NULL, *l3 = NULL;
     TF_ASSERT_OK(tf_session_mul(f.s, x, x, &xx));
     TF_ASSERT_OK(tf_session_mul(f.s, x, z, &xz));
@@ -226,13 +174,13 @@ static void test_structure_is_the_key(void **state)
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, xc, NULL, 0, &l3));
     tf_eager *g = NULL;
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, l1, x, &g));
-    expect_values(tf_eager_value(g), (double[]){4, 6}, 2);
+    tft_expect_values(tf_eager_value(g), (double[]){4, 6}, 2);
     tf_eager_release(g);
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, l2, x, &g));
-    expect_values(tf_eager_value(g), (double[]){5, 7}, 2);
+    tft_expect_values(tf_eager_value(g), (double[]){5, 7}, 2);
     tf_eager_release(g);
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, l3, x, &g));
-    expect_values(tf_eager_value(g), (double[]){5, 7}, 2);
+    tft_expect_values(tf_eager_value(g), (double[]){5, 7}, 2);
     tf_eager_release(g);
     expect_stats(f.rt, 0, 3, 3);
     /* backward into z through l2 (z's slot) and not through l3 (c has none) */
@@ -244,13 +192,13 @@ static void test_structure_is_the_key(void **state)
     tf_eager *all[] = {xx, xz, xc, l1, l2, l3, x, z, c};
     for (size_t i = 0; i < 9; i++)
         tf_eager_release(all[i]);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_shrinking_limits_evict(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = fx_begin();
     tf_cache_limits defaults;
     TF_ASSERT_OK(tf_runtime_prepared_derivative_cache_limits(f.rt, &defaults));
     assert_true(defaults.max_entries >= 4);
@@ -318,13 +266,13 @@ static void test_shrinking_limits_evict(void **state)
     assert_int_equal(prepared(f.rt).entries, 1);
     for (int i = 0; i < 4; i++)
         cube_free(&g[i]);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_clears(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = fx_begin();
     cube a = cube_new(f.rt, f.s, 3, (double[]){1, 2, 3});
     TF_ASSERT_OK(tf_eager_backward(a.l, g_cpu));
     tf_eager *g = NULL;
@@ -365,10 +313,10 @@ static void test_clears(void **state)
 
     /* still correct after every clear */
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, a.l, a.x, &g));
-    expect_values(tf_eager_value(g), (double[]){6, 12, 18}, 3);
+    tft_expect_values(tf_eager_value(g), (double[]){6, 12, 18}, 3);
     tf_eager_release(g);
     cube_free(&a);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Runtimes have caches of their own; those sharing an AD context share
@@ -416,5 +364,5 @@ int main(void)
         cmocka_unit_test(test_clears),
         cmocka_unit_test(test_caches_per_runtime),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

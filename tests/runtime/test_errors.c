@@ -9,9 +9,7 @@
 
 #include <tenferro/ops.h>
 
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
+#include "tf_eager_test.h"
 
 /* Never dereferenced: marks an out-parameter that must stay unwritten. */
 #define UNWRITTEN ((tf_eager *)(uintptr_t)0x5a5a5a5a)
@@ -45,39 +43,14 @@ typedef struct fx {
 
 static const int64_t k3[] = {3};
 
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
-                     size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
-static tf_eager *typed(tf_runtime *rt, tf_dtype dtype, size_t rank, const int64_t *shape,
-                       const void *data, size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(dtype, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     if (!f || tf_runtime_create(&f->rt) || tf_runtime_create(&f->rt2) ||
         tf_session_begin(f->rt, g_cpu, &f->s) || tf_session_begin(f->rt2, g_cpu, &f->s2))
         return -1;
-    f->x = f64(f->rt, 1, 1, k3, (double[]){1, 2, 3}, 3);
-    f->x2 = f64(f->rt2, 1, 1, k3, (double[]){4, 5, 6}, 3);
+    f->x = tft_f64(f->rt, 1, 1, k3, (double[]){1, 2, 3}, 3);
+    f->x2 = tft_f64(f->rt2, 1, 1, k3, (double[]){4, 5, 6}, 3);
     tf_eager *y2 = NULL;
     if (tf_session_mul(f->s, f->x, f->x, &f->y) ||
         tf_session_reduce_sum(f->s, f->y, NULL, 0, &f->l) ||
@@ -107,29 +80,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
-
-static void expect_values(const tf_tensor *t, const double *want, size_t n)
-{
-    double got[16];
-    assert_int_equal(tf_tensor_numel(t), n);
-    TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, got, n));
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i])
-            fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
-}
-
 /* The slot of x still holds the very tensor of the first backward, and x2's
    slot (never backpropagated) is still empty. */
 static void expect_state_unchanged(fx *f)
@@ -137,7 +87,7 @@ static void expect_state_unchanged(fx *f)
     tf_tensor *g = NULL;
     TF_ASSERT_OK(tf_eager_grad(f->x, &g));
     assert_ptr_equal(g, f->g0);
-    expect_values(g, (double[]){2, 4, 6}, 3);
+    tft_expect_values(g, (double[]){2, 4, 6}, 3);
     tf_tensor_release(g);
     g = (tf_tensor *)0x1;
     TF_ASSERT_OK(tf_eager_grad(f->x2, &g));
@@ -162,7 +112,7 @@ static void test_non_scalar_grad(void **state)
     /* retry with a scalar output: the functional form works, the slot is untouched */
     tf_eager *g = NULL;
     TF_ASSERT_OK(tf_runtime_grad(f->rt, g_cpu, f->l, f->x, &g));
-    expect_values(tf_eager_value(g), (double[]){2, 4, 6}, 3);
+    tft_expect_values(tf_eager_value(g), (double[]){2, 4, 6}, 3);
     tf_eager_release(g);
     expect_state_unchanged(f);
     /* a one-element non-rank-0 output is a scalar for backward */
@@ -170,12 +120,12 @@ static void test_non_scalar_grad(void **state)
     tf_eager *r = NULL;
     TF_ASSERT_OK(tf_session_reshape(f->s, f->l, 2, s11, &r));
     TF_ASSERT_OK(tf_runtime_grad(f->rt, g_cpu, r, f->x, &g));
-    expect_values(tf_eager_value(g), (double[]){2, 4, 6}, 3);
+    tft_expect_values(tf_eager_value(g), (double[]){2, 4, 6}, 3);
     tf_eager_release(g);
     TF_ASSERT_OK(tf_eager_backward(r, g_cpu)); /* accumulates onto the old gradient */
     tf_tensor *slot = NULL;
     TF_ASSERT_OK(tf_eager_grad(f->x, &slot));
-    expect_values(slot, (double[]){4, 8, 12}, 3);
+    tft_expect_values(slot, (double[]){4, 8, 12}, 3);
     tf_tensor_release(slot);
     tf_eager_release(r);
 }
@@ -210,7 +160,7 @@ static void test_context_mismatch_ops(void **state)
     tf_eager *m = NULL;
     TF_ASSERT_OK(tf_eager_detach_into(f->x2, f->rt, &m));
     TF_ASSERT_OK(tf_session_add(f->s, f->x, m, &out));
-    expect_values(tf_eager_value(out), (double[]){5, 7, 9}, 3);
+    tft_expect_values(tf_eager_value(out), (double[]){5, 7, 9}, 3);
     tf_eager_release(out);
     tf_eager_release(m);
     tf_eager_release(p);
@@ -229,7 +179,7 @@ static void test_context_mismatch_autodiff(void **state)
     expect_detach_hint();
     EXPECT_ERROR(out, tf_runtime_grad_optional(f->rt2, g_cpu, f->l, f->x, &out),
                  TF_ERR_CONTEXT_MISMATCH, "output");
-    tf_eager *cot2 = f64(f->rt2, 0, 1, k3, (double[]){1, 1, 1}, 3);
+    tf_eager *cot2 = tft_f64(f->rt2, 0, 1, k3, (double[]){1, 1, 1}, 3);
     EXPECT_ERROR(out, tf_runtime_vjp(f->rt, g_cpu, f->y, f->x, cot2, &out), TF_ERR_CONTEXT_MISMATCH,
                  "cotangent");
     expect_detach_hint();
@@ -248,7 +198,7 @@ static void test_context_mismatch_autodiff(void **state)
     tf_eager *cot = NULL;
     TF_ASSERT_OK(tf_eager_detach_into(cot2, f->rt, &cot));
     TF_ASSERT_OK(tf_runtime_vjp(f->rt, g_cpu, f->y, f->x, cot, &out));
-    expect_values(tf_eager_value(out), (double[]){2, 4, 6}, 3);
+    tft_expect_values(tf_eager_value(out), (double[]){2, 4, 6}, 3);
     tf_eager_release(out);
     tf_eager_release(cot);
     tf_eager_release(cot2);
@@ -257,8 +207,8 @@ static void test_context_mismatch_autodiff(void **state)
 static void test_inactive_wrt(void **state)
 {
     fx *f = *state;
-    tf_eager *z = f64(f->rt, 1, 1, k3, (double[]){0, 0, 0}, 3); /* unrelated variable */
-    tf_eager *c = f64(f->rt, 0, 1, k3, (double[]){1, 1, 1}, 3); /* unrelated constant */
+    tf_eager *z = tft_f64(f->rt, 1, 1, k3, (double[]){0, 0, 0}, 3); /* unrelated variable */
+    tf_eager *c = tft_f64(f->rt, 0, 1, k3, (double[]){1, 1, 1}, 3); /* unrelated constant */
     tf_eager *out;
     EXPECT_ERROR(out, tf_runtime_grad(f->rt, g_cpu, f->l, z, &out), TF_ERR_VALIDATION, "wrt");
     EXPECT_ERROR(out, tf_runtime_grad(f->rt, g_cpu, f->l, c, &out), TF_ERR_VALIDATION, "wrt");
@@ -276,10 +226,10 @@ static void test_inactive_wrt(void **state)
     assert_null(out);
     /* a constant output depends on no variable; with respect to itself it
        is the identity (wrt == output is always active) */
-    tf_eager *k = f64(f->rt, 0, 0, NULL, (double[]){1}, 1);
+    tf_eager *k = tft_f64(f->rt, 0, 0, NULL, (double[]){1}, 1);
     EXPECT_ERROR(out, tf_runtime_grad(f->rt, g_cpu, k, f->x, &out), TF_ERR_VALIDATION, "wrt");
     TF_ASSERT_OK(tf_runtime_grad(f->rt, g_cpu, k, k, &out));
-    expect_values(tf_eager_value(out), (double[]){1}, 1);
+    tft_expect_values(tf_eager_value(out), (double[]){1}, 1);
     tf_eager_release(out);
     expect_state_unchanged(f);
     /* backward of the scalar constant: nothing to accumulate, no error */
@@ -294,10 +244,10 @@ static void test_seed_mismatch(void **state)
 {
     fx *f = *state;
     float sf[] = {1, 1, 1};
-    tf_eager *seed32 = typed(f->rt, TF_F32, 1, k3, sf, 3);
+    tf_eager *seed32 = tft_constant(f->rt, TF_F32, 1, k3, sf, 3);
     const int64_t k2[] = {2}, k31[] = {3, 1};
-    tf_eager *seed2 = f64(f->rt, 0, 1, k2, (double[]){1, 1}, 2);
-    tf_eager *seed31 = f64(f->rt, 0, 2, k31, (double[]){1, 1, 1}, 3);
+    tf_eager *seed2 = tft_f64(f->rt, 0, 1, k2, (double[]){1, 1}, 2);
+    tf_eager *seed31 = tft_f64(f->rt, 0, 2, k31, (double[]){1, 1, 1}, 3);
     TF_ASSERT_STATUS(tf_eager_backward_with_seed(f->y, seed32, g_cpu), TF_ERR_DTYPE_MISMATCH);
     assert_string_equal(tf_error_argument(), "seed");
     TF_ASSERT_STATUS(tf_eager_backward_with_seed(f->y, seed2, g_cpu), TF_ERR_SHAPE_MISMATCH);
@@ -311,11 +261,11 @@ static void test_seed_mismatch(void **state)
     TF_ASSERT_STATUS(tf_eager_backward_with_seed(NULL, seed2, g_cpu), TF_ERR_VALIDATION);
     expect_state_unchanged(f);
     /* retry with the right seed: accumulates 2 x seed on top */
-    tf_eager *seed = f64(f->rt, 0, 1, k3, (double[]){1, 0, -1}, 3);
+    tf_eager *seed = tft_f64(f->rt, 0, 1, k3, (double[]){1, 0, -1}, 3);
     TF_ASSERT_OK(tf_eager_backward_with_seed(f->y, seed, g_cpu));
     tf_tensor *g = NULL;
     TF_ASSERT_OK(tf_eager_grad(f->x, &g));
-    expect_values(g, (double[]){4, 4, 0}, 3);
+    tft_expect_values(g, (double[]){4, 4, 0}, 3);
     tf_tensor_release(g);
     /* put the fixture's slot back for the tests that follow */
     TF_ASSERT_OK(tf_eager_clear_grad(f->x));
@@ -334,9 +284,9 @@ static void test_cotangent_tangent_mismatch(void **state)
     fx *f = *state;
     float vf[] = {1, 1, 1};
     const int64_t k2[] = {2}, k13[] = {1, 3};
-    tf_eager *c32 = typed(f->rt, TF_F32, 1, k3, vf, 3);
-    tf_eager *c2 = f64(f->rt, 0, 1, k2, (double[]){1, 1}, 2);
-    tf_eager *c13 = f64(f->rt, 0, 2, k13, (double[]){1, 1, 1}, 3);
+    tf_eager *c32 = tft_constant(f->rt, TF_F32, 1, k3, vf, 3);
+    tf_eager *c2 = tft_f64(f->rt, 0, 1, k2, (double[]){1, 1}, 2);
+    tf_eager *c13 = tft_f64(f->rt, 0, 2, k13, (double[]){1, 1, 1}, 3);
     tf_eager *out;
     EXPECT_ERROR(out, tf_runtime_vjp(f->rt, g_cpu, f->y, f->x, c32, &out), TF_ERR_VALIDATION,
                  "cotangent");
@@ -359,17 +309,17 @@ static void test_cotangent_tangent_mismatch(void **state)
     EXPECT_ERROR(out, tf_runtime_jvp_optional(f->rt, g_cpu, f->l, f->x, c13, &out),
                  TF_ERR_VALIDATION, "tangent");
     /* the tangent has wrt's shape, not the output's */
-    tf_eager *one = f64(f->rt, 0, 0, NULL, (double[]){1}, 1);
+    tf_eager *one = tft_f64(f->rt, 0, 0, NULL, (double[]){1}, 1);
     EXPECT_ERROR(out, tf_runtime_jvp(f->rt, g_cpu, f->l, f->x, one, &out), TF_ERR_VALIDATION,
                  "tangent");
     expect_state_unchanged(f);
     /* retries with the right shapes */
-    tf_eager *t = f64(f->rt, 0, 1, k3, (double[]){1, 1, 1}, 3);
+    tf_eager *t = tft_f64(f->rt, 0, 1, k3, (double[]){1, 1, 1}, 3);
     TF_ASSERT_OK(tf_runtime_jvp(f->rt, g_cpu, f->l, f->x, t, &out));
-    expect_values(tf_eager_value(out), (double[]){12}, 1);
+    tft_expect_values(tf_eager_value(out), (double[]){12}, 1);
     tf_eager_release(out);
     TF_ASSERT_OK(tf_runtime_vjp(f->rt, g_cpu, f->l, f->x, one, &out));
-    expect_values(tf_eager_value(out), (double[]){2, 4, 6}, 3);
+    tft_expect_values(tf_eager_value(out), (double[]){2, 4, 6}, 3);
     tf_eager_release(out);
     expect_state_unchanged(f);
     tf_eager_release(t);
@@ -387,8 +337,8 @@ static void test_axis_errors(void **state)
 {
     fx *f = *state;
     const int64_t s23[] = {2, 3};
-    tf_eager *m = f64(f->rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6), *out;
-    tf_eager *sc = f64(f->rt, 1, 0, NULL, (double[]){1}, 1);
+    tf_eager *m = tft_f64(f->rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6), *out;
+    tf_eager *sc = tft_f64(f->rt, 1, 0, NULL, (double[]){1}, 1);
     static const int a2[] = {2}, am3[] = {-3}, dup[] = {1, -1}, a0[] = {0};
     typedef tf_status (*red_fn)(tf_session *, tf_eager *, const int *, size_t, tf_eager **);
     red_fn reds[] = {tf_session_reduce_sum, tf_session_reduce_mean, tf_session_reduce_sum_squares};
@@ -411,7 +361,7 @@ static void test_axis_errors(void **state)
     /* broadcast_in_dim: a dim past the target rank */
     const int64_t s4[] = {4, 3};
     static const int d5[] = {5};
-    tf_eager *v = f64(f->rt, 1, 1, k3, (double[]){1, 2, 3}, 3);
+    tf_eager *v = tft_f64(f->rt, 1, 1, k3, (double[]){1, 2, 3}, 3);
     EXPECT_ERROR(out, tf_session_broadcast_in_dim(f->s, v, 2, s4, d5, &out),
                  TF_ERR_AXIS_OUT_OF_BOUNDS, NULL);
     /* nothing was recorded: the variables have no gradient from any of it */
@@ -422,7 +372,7 @@ static void test_axis_errors(void **state)
     /* retries */
     static const int a1[] = {1}, p10[] = {1, 0};
     TF_ASSERT_OK(tf_session_reduce_sum(f->s, m, a1, 1, &out));
-    expect_values(tf_eager_value(out), (double[]){9, 12}, 2);
+    tft_expect_values(tf_eager_value(out), (double[]){9, 12}, 2);
     tf_eager_release(out);
     TF_ASSERT_OK(tf_session_transpose(f->s, m, p10, &out));
     tf_eager_release(out);
@@ -435,9 +385,9 @@ static void test_shape_errors(void **state)
 {
     fx *f = *state;
     const int64_t s23[] = {2, 3}, s32[] = {3, 2}, s2[] = {2}, s5[] = {5}, s24[] = {2, 4};
-    tf_eager *a = f64(f->rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
-    tf_eager *b = f64(f->rt, 0, 2, s32, (double[]){1, 2, 3, 4, 5, 6}, 6);
-    tf_eager *v2 = f64(f->rt, 0, 1, s2, (double[]){1, 2}, 2), *out;
+    tf_eager *a = tft_f64(f->rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
+    tf_eager *b = tft_f64(f->rt, 0, 2, s32, (double[]){1, 2, 3, 4, 5, 6}, 6);
+    tf_eager *v2 = tft_f64(f->rt, 0, 1, s2, (double[]){1, 2}, 2), *out;
     /* NumPy alignment: [2,3] and [2] do not broadcast (the 2 meets the 3) */
     EXPECT_ERROR(out, tf_session_add(f->s, a, v2, &out), TF_ERR_SHAPE_MISMATCH, NULL);
     EXPECT_ERROR(out, tf_session_mul(f->s, a, b, &out), TF_ERR_SHAPE_MISMATCH, NULL);
@@ -451,7 +401,7 @@ static void test_shape_errors(void **state)
     EXPECT_ERROR(out, tf_session_reshape(f->s, a, 1, s5, &out), TF_ERR_SHAPE_MISMATCH, "shape");
     EXPECT_ERROR(out, tf_session_reshape(f->s, a, 1, NULL, &out), TF_ERR_VALIDATION, "shape");
     static const int d1[] = {1}, d01[] = {0, 1};
-    tf_eager *v3 = f64(f->rt, 0, 1, k3, (double[]){1, 2, 3}, 3);
+    tf_eager *v3 = tft_f64(f->rt, 0, 1, k3, (double[]){1, 2, 3}, 3);
     EXPECT_ERROR(out, tf_session_broadcast_in_dim(f->s, v3, 2, s24, d1, &out),
                  TF_ERR_SHAPE_MISMATCH, NULL);
     EXPECT_ERROR(out, tf_session_broadcast_in_dim(f->s, a, 2, s24, d01, &out),
@@ -469,7 +419,7 @@ static void test_shape_errors(void **state)
     tf_eager *c = NULL;
     TF_ASSERT_OK(tf_session_reshape(f->s, v2, 2, s21, &c));
     TF_ASSERT_OK(tf_session_add(f->s, a, c, &out));
-    expect_values(tf_eager_value(out), (double[]){2, 4, 4, 6, 6, 8}, 6);
+    tft_expect_values(tf_eager_value(out), (double[]){2, 4, 4, 6, 6, 8}, 6);
     tf_eager_release(out);
     tf_eager_release(c);
     tf_eager_release(v3);
@@ -484,7 +434,8 @@ static void test_dtype_errors(void **state)
     fx *f = *state;
     float xf[] = {1, 2, 3};
     int32_t xi[] = {1, 2, 3};
-    tf_eager *a32 = typed(f->rt, TF_F32, 1, k3, xf, 3), *i32 = typed(f->rt, TF_I32, 1, k3, xi, 3);
+    tf_eager *a32 = tft_constant(f->rt, TF_F32, 1, k3, xf, 3),
+             *i32 = tft_constant(f->rt, TF_I32, 1, k3, xi, 3);
     tf_eager *out;
     EXPECT_ERROR(out, tf_session_add(f->s, f->x, a32, &out), TF_ERR_DTYPE_MISMATCH, "y");
     EXPECT_ERROR(out, tf_session_pow(f->s, a32, f->x, &out), TF_ERR_DTYPE_MISMATCH, "y");
@@ -509,14 +460,14 @@ static void test_dtype_errors(void **state)
                  "dtype");
     EXPECT_ERROR(out, tf_session_cast(f->s, f->x, (tf_dtype)-1, &out), TF_ERR_VALIDATION, "dtype");
     /* a checked conversion that would change a value */
-    tf_eager *h = f64(f->rt, 0, 1, k3, (double[]){0.5, 1, 2}, 3);
+    tf_eager *h = tft_f64(f->rt, 0, 1, k3, (double[]){0.5, 1, 2}, 3);
     EXPECT_ERROR(out, tf_session_convert(f->s, h, TF_I32, &out), TF_ERR_OUT_OF_RANGE, NULL);
     expect_state_unchanged(f);
     /* retries */
     TF_ASSERT_OK(tf_session_convert(f->s, a32, TF_F64, &out));
     tf_eager *sum = NULL;
     TF_ASSERT_OK(tf_session_add(f->s, f->x, out, &sum));
-    expect_values(tf_eager_value(sum), (double[]){2, 4, 6}, 3);
+    tft_expect_values(tf_eager_value(sum), (double[]){2, 4, 6}, 3);
     tf_eager_release(sum);
     tf_eager_release(out);
     tf_eager_release(h);
@@ -681,5 +632,5 @@ int main(void)
         T(test_cache_limit_errors),
     };
 #undef T
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -17,68 +17,12 @@
 
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
 /* ===================================================================== */
-
-typedef struct fixture {
-    tf_runtime *rt;
-    tf_session *s;
-} fixture;
-
-static fixture fx_begin(void)
-{
-    fixture f;
-    TF_ASSERT_OK(tf_runtime_create(&f.rt));
-    TF_ASSERT_OK(tf_session_begin(f.rt, g_cpu, &f.s));
-    return f;
-}
-
-static void fx_end(fixture *f)
-{
-    tf_session_end(f->s);
-    tf_runtime_release(f->rt);
-}
-
-static tf_eager *make(tf_runtime *rt, tf_dtype dtype, int var, size_t rank, const int64_t *shape,
-                      const void *data, size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(dtype, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
-static void expect_shape(const tf_eager *x, size_t rank, const int64_t *shape)
-{
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_rank(t), rank);
-    for (size_t i = 0; i < rank; i++)
-        assert_int_equal(tf_tensor_shape(t)[i], shape[i]);
-}
 
 static void expect_near(const double *got, const double *want, size_t n, double rel)
 {
@@ -202,60 +146,13 @@ static size_t ref_dot(const operand *l, const operand *r, const tf_dot_dims *d, 
 
 /* ---- input shapes ---- */
 
-enum {
-    PLAIN,
-    TRANSPOSED,
-    REVERSED,
-    SLICED
-};
-
-typedef struct spec {
-    size_t rank;
-    int64_t shape[4];
-    int view;
-} spec;
-
-/* A random host f64 tensor of the spec's shape; views are not contiguous. */
-static tf_tensor *make_input(const spec *sp, unsigned *state)
-{
-    size_t r = sp->rank;
-    int64_t base[4];
-    for (size_t i = 0; i < r; i++)
-        base[i] = sp->shape[i];
-    if (sp->view == TRANSPOSED) {
-        base[r - 2] = sp->shape[r - 1];
-        base[r - 1] = sp->shape[r - 2];
-    } else if (sp->view == SLICED) {
-        base[0] = 2 * sp->shape[0];
-    }
-    tf_tensor *b = gc_random(r, base, -1, 1, state), *t = NULL;
-    int axes[4] = {0, 1, 2, 3};
-    switch (sp->view) {
-    case PLAIN: return b;
-    case TRANSPOSED:
-        axes[r - 2] = (int)r - 1;
-        axes[r - 1] = (int)r - 2;
-        TF_ASSERT_OK(tf_tensor_transpose(b, axes, &t));
-        break;
-    case REVERSED: TF_ASSERT_OK(tf_tensor_reverse(b, r, axes, &t)); break;
-    case SLICED: {
-        int64_t start[4] = {1, 0, 0, 0}, stride[4] = {2, 1, 1, 1};
-        TF_ASSERT_OK(tf_tensor_slice(b, start, base, stride, &t));
-        break;
-    }
-    }
-    tf_tensor_release(b);
-    assert_false(tf_tensor_numel(t) > 1 && tf_tensor_is_contiguous(t));
-    return t;
-}
-
 /* ===================================================================== */
 /* Cases                                                                  */
 /* ===================================================================== */
 
 typedef struct dot_case {
     const char *name;
-    spec lhs, rhs;
+    gc_spec lhs, rhs;
     int same; /* rhs is the lhs tensor itself */
     size_t nc, nb;
     int lc[4], rc[4], lb[4], rb[4];
@@ -264,10 +161,21 @@ typedef struct dot_case {
 } dot_case;
 
 static const dot_case k_cases[] = {
-    {"matmul", {2, {3, 4}, PLAIN}, {2, {4, 5}, PLAIN}, 0, 1, 0, {1}, {0}, {0}, {0}, 2, {3, 5}},
+    {"matmul",
+     {2, {3, 4}, GC_PLAIN},
+     {2, {4, 5}, GC_PLAIN},
+     0,
+     1,
+     0,
+     {1},
+     {0},
+     {0},
+     {0},
+     2,
+     {3, 5}},
     {"two contracting axes paired out of order",
-     {3, {2, 3, 4}, PLAIN},
-     {3, {4, 3, 5}, PLAIN},
+     {3, {2, 3, 4}, GC_PLAIN},
+     {3, {4, 3, 5}, GC_PLAIN},
      0,
      2,
      0,
@@ -278,8 +186,8 @@ static const dot_case k_cases[] = {
      2,
      {2, 5}},
     {"unsorted batch",
-     {3, {2, 3, 4}, PLAIN},
-     {4, {4, 2, 5, 3}, PLAIN},
+     {3, {2, 3, 4}, GC_PLAIN},
+     {4, {4, 2, 5, 3}, GC_PLAIN},
      0,
      1,
      2,
@@ -290,8 +198,8 @@ static const dot_case k_cases[] = {
      3,
      {5, 4, 2}},
     {"OPS.md example",
-     {3, {2, 3, 2}, PLAIN},
-     {3, {2, 3, 1}, PLAIN},
+     {3, {2, 3, 2}, GC_PLAIN},
+     {3, {2, 3, 1}, GC_PLAIN},
      0,
      1,
      1,
@@ -301,12 +209,34 @@ static const dot_case k_cases[] = {
      {0},
      3,
      {2, 1, 2}},
-    {"outer", {1, {3}, PLAIN}, {2, {2, 2}, PLAIN}, 0, 0, 0, {0}, {0}, {0}, {0}, 3, {3, 2, 2}},
-    {"rank 0 times vector", {0, {0}, PLAIN}, {1, {3}, PLAIN}, 0, 0, 0, {0}, {0}, {0}, {0}, 1, {3}},
-    {"rank 0 times rank 0", {0, {0}, PLAIN}, {0, {0}, PLAIN}, 0, 0, 0, {0}, {0}, {0}, {0}, 0, {0}},
+    {"outer", {1, {3}, GC_PLAIN}, {2, {2, 2}, GC_PLAIN}, 0, 0, 0, {0}, {0}, {0}, {0}, 3, {3, 2, 2}},
+    {"rank 0 times vector",
+     {0, {0}, GC_PLAIN},
+     {1, {3}, GC_PLAIN},
+     0,
+     0,
+     0,
+     {0},
+     {0},
+     {0},
+     {0},
+     1,
+     {3}},
+    {"rank 0 times rank 0",
+     {0, {0}, GC_PLAIN},
+     {0, {0}, GC_PLAIN},
+     0,
+     0,
+     0,
+     {0},
+     {0},
+     {0},
+     {0},
+     0,
+     {0}},
     {"negative axes",
-     {2, {4, 3}, PLAIN},
-     {2, {3, 2}, PLAIN},
+     {2, {4, 3}, GC_PLAIN},
+     {2, {3, 2}, GC_PLAIN},
      0,
      1,
      0,
@@ -317,8 +247,8 @@ static const dot_case k_cases[] = {
      2,
      {4, 2}},
     {"batch only",
-     {2, {3, 2}, PLAIN},
-     {2, {2, 3}, PLAIN},
+     {2, {3, 2}, GC_PLAIN},
+     {2, {2, 3}, GC_PLAIN},
      0,
      0,
      2,
@@ -329,8 +259,8 @@ static const dot_case k_cases[] = {
      2,
      {3, 2}},
     {"full contraction",
-     {2, {2, 3}, PLAIN},
-     {2, {3, 2}, PLAIN},
+     {2, {2, 3}, GC_PLAIN},
+     {2, {3, 2}, GC_PLAIN},
      0,
      2,
      0,
@@ -341,8 +271,8 @@ static const dot_case k_cases[] = {
      0,
      {0}},
     {"batch leading, contracting trailing",
-     {3, {3, 2, 4}, PLAIN},
-     {3, {3, 4, 2}, PLAIN},
+     {3, {3, 2, 4}, GC_PLAIN},
+     {3, {3, 4, 2}, GC_PLAIN},
      0,
      1,
      1,
@@ -353,8 +283,8 @@ static const dot_case k_cases[] = {
      3,
      {2, 2, 3}},
     {"transposed and reversed",
-     {2, {3, 4}, TRANSPOSED},
-     {2, {4, 2}, REVERSED},
+     {2, {3, 4}, GC_TRANSPOSED},
+     {2, {4, 2}, GC_REVERSED},
      0,
      1,
      0,
@@ -365,8 +295,8 @@ static const dot_case k_cases[] = {
      2,
      {3, 2}},
     {"sliced, batch",
-     {3, {2, 3, 2}, SLICED},
-     {3, {2, 3, 2}, TRANSPOSED},
+     {3, {2, 3, 2}, GC_SLICED},
+     {3, {2, 3, 2}, GC_TRANSPOSED},
      0,
      1,
      1,
@@ -377,8 +307,8 @@ static const dot_case k_cases[] = {
      3,
      {2, 2, 2}},
     {"zero-size contraction",
-     {2, {2, 0}, PLAIN},
-     {2, {0, 3}, PLAIN},
+     {2, {2, 0}, GC_PLAIN},
+     {2, {0, 3}, GC_PLAIN},
      0,
      1,
      0,
@@ -389,8 +319,8 @@ static const dot_case k_cases[] = {
      2,
      {2, 3}},
     {"zero-size free axis",
-     {2, {0, 3}, PLAIN},
-     {2, {3, 2}, PLAIN},
+     {2, {0, 3}, GC_PLAIN},
+     {2, {3, 2}, GC_PLAIN},
      0,
      1,
      0,
@@ -401,8 +331,8 @@ static const dot_case k_cases[] = {
      2,
      {0, 2}},
     {"same tensor: x @ x",
-     {2, {3, 3}, PLAIN},
-     {0, {0}, PLAIN},
+     {2, {3, 3}, GC_PLAIN},
+     {0, {0}, GC_PLAIN},
      1,
      1,
      0,
@@ -413,8 +343,8 @@ static const dot_case k_cases[] = {
      2,
      {3, 3}},
     {"same tensor: x^T-like pairing",
-     {2, {3, 3}, PLAIN},
-     {0, {0}, PLAIN},
+     {2, {3, 3}, GC_PLAIN},
+     {0, {0}, GC_PLAIN},
      1,
      1,
      0,
@@ -425,8 +355,8 @@ static const dot_case k_cases[] = {
      2,
      {3, 3}},
     {"same tensor: batch paired with another axis",
-     {3, {2, 3, 2}, PLAIN},
-     {0, {0}, PLAIN},
+     {3, {2, 3, 2}, GC_PLAIN},
+     {0, {0}, GC_PLAIN},
      1,
      1,
      1,
@@ -437,8 +367,8 @@ static const dot_case k_cases[] = {
      3,
      {2, 2, 2}},
     {"same tensor: outer",
-     {2, {2, 3}, PLAIN},
-     {0, {0}, PLAIN},
+     {2, {2, 3}, GC_PLAIN},
+     {0, {0}, GC_PLAIN},
      1,
      0,
      0,
@@ -449,8 +379,8 @@ static const dot_case k_cases[] = {
      4,
      {2, 3, 2, 3}},
     {"same tensor, transposed: full contraction",
-     {2, {3, 3}, TRANSPOSED},
-     {0, {0}, PLAIN},
+     {2, {3, 3}, GC_TRANSPOSED},
+     {0, {0}, GC_PLAIN},
      1,
      2,
      0,
@@ -490,17 +420,18 @@ static void test_values_against_reference(void **state)
 {
     (void)state;
     unsigned seed = 21;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     for (size_t k = 0; k < N_CASES; k++) {
         const dot_case *c = &k_cases[k];
-        tf_tensor *lt = make_input(&c->lhs, &seed);
-        tf_tensor *rt = c->same ? (tf_tensor_retain(lt), lt) : make_input(&c->rhs, &seed);
+        tf_tensor *lt = gc_random_view(&c->lhs, -1, 1, &seed);
+        tf_tensor *rt =
+            c->same ? (tf_tensor_retain(lt), lt) : gc_random_view(&c->rhs, -1, 1, &seed);
         tf_eager *l = NULL, *r = NULL, *y = NULL;
         TF_ASSERT_OK(tf_runtime_constant_from(f.rt, lt, &l));
         TF_ASSERT_OK(tf_runtime_constant_from(f.rt, rt, &r));
         tf_dot_dims d = case_dims(c);
         TF_ASSERT_OK(tf_session_dot_general(f.s, l, r, &d, &y));
-        expect_shape(y, c->out_rank, c->out_shape);
+        tft_expect_shape(y, c->out_rank, c->out_shape);
         operand lo = {tf_tensor_rank(lt), {0}, host_values(lt)};
         operand ro = {tf_tensor_rank(rt), {0}, host_values(rt)};
         memcpy(lo.shape, tf_tensor_shape(lt), lo.rank * sizeof lo.shape[0]);
@@ -521,7 +452,7 @@ static void test_values_against_reference(void **state)
         tf_tensor_release(lt);
         tf_tensor_release(rt);
     }
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_gradcheck(void **state)
@@ -530,9 +461,9 @@ static void test_gradcheck(void **state)
     unsigned seed = 22;
     for (size_t k = 0; k < N_CASES; k++) {
         const dot_case *c = &k_cases[k];
-        tf_tensor *in[2] = {make_input(&c->lhs, &seed), NULL};
+        tf_tensor *in[2] = {gc_random_view(&c->lhs, -1, 1, &seed), NULL};
         if (!c->same)
-            in[1] = make_input(&c->rhs, &seed);
+            in[1] = gc_random_view(&c->rhs, -1, 1, &seed);
         char what[96];
         snprintf(what, sizeof what, "dot_general, %s", c->name);
         gc_check(what, g_cpu, call_dot, (void *)c, in, c->same ? 1 : 2, NULL);
@@ -551,19 +482,19 @@ static tf_status call_matmul(tf_session *s, tf_eager *const *xs, size_t n, void 
 static void test_matmul_gradcheck(void **state)
 {
     (void)state;
-    static const spec pairs[][2] = {
-        {{2, {1, 1}, PLAIN}, {2, {1, 1}, PLAIN}},
-        {{2, {2, 3}, PLAIN}, {2, {3, 1}, PLAIN}},
-        {{2, {4, 3}, TRANSPOSED}, {2, {3, 2}, SLICED}},
-        {{2, {3, 2}, REVERSED}, {2, {2, 4}, TRANSPOSED}},
-        {{2, {3, 3}, PLAIN}, {0, {0}, PLAIN}}, /* x @ x */
+    static const gc_spec pairs[][2] = {
+        {{2, {1, 1}, GC_PLAIN}, {2, {1, 1}, GC_PLAIN}},
+        {{2, {2, 3}, GC_PLAIN}, {2, {3, 1}, GC_PLAIN}},
+        {{2, {4, 3}, GC_TRANSPOSED}, {2, {3, 2}, GC_SLICED}},
+        {{2, {3, 2}, GC_REVERSED}, {2, {2, 4}, GC_TRANSPOSED}},
+        {{2, {3, 3}, GC_PLAIN}, {0, {0}, GC_PLAIN}}, /* x @ x */
     };
     unsigned seed = 23;
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
         int same = pairs[k][1].rank == 0;
-        tf_tensor *in[2] = {make_input(&pairs[k][0], &seed), NULL};
+        tf_tensor *in[2] = {gc_random_view(&pairs[k][0], -1, 1, &seed), NULL};
         if (!same)
-            in[1] = make_input(&pairs[k][1], &seed);
+            in[1] = gc_random_view(&pairs[k][1], -1, 1, &seed);
         char what[64];
         snprintf(what, sizeof what, "matmul, pair %zu", k);
         gc_check(what, g_cpu, call_matmul, NULL, in, same ? 1 : 2, NULL);
@@ -625,9 +556,9 @@ static void test_second_order(void **state)
     gc_options o = {1e-5, 1e-5, 5, 0, 0};
     for (size_t k = 0; k < sizeof picks / sizeof picks[0]; k++) {
         const dot_case *c = &k_cases[picks[k]];
-        tf_tensor *in[2] = {make_input(&c->lhs, &seed), NULL};
+        tf_tensor *in[2] = {gc_random_view(&c->lhs, -1, 1, &seed), NULL};
         if (!c->same)
-            in[1] = make_input(&c->rhs, &seed);
+            in[1] = gc_random_view(&c->rhs, -1, 1, &seed);
         char what[96];
         snprintf(what, sizeof what, "grad of dot_general, %s", c->name);
         gc_check(what, g_cpu, call_dot_grad, (void *)c, in, c->same ? 1 : 2, &o);
@@ -644,11 +575,12 @@ static void test_second_order(void **state)
 static void test_matmul_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t sh[2] = {2, 2};
     static const double x[4] = {1, 3, 2, 4}, y[4] = {5, 7, 6, 8};
     static const double want[4] = {19, 43, 22, 50};
-    tf_eager *xe = make(f.rt, TF_F64, 1, 2, sh, x, 4), *ye = make(f.rt, TF_F64, 0, 2, sh, y, 4);
+    tf_eager *xe = tft_eager(f.rt, TF_F64, 1, 2, sh, x, 4),
+             *ye = tft_eager(f.rt, TF_F64, 0, 2, sh, y, 4);
     tf_eager *z = NULL, *l = NULL, *g = NULL;
     TF_ASSERT_OK(tf_session_matmul(f.s, xe, ye, &z));
     double got[4];
@@ -663,19 +595,20 @@ static void test_matmul_values(void **state)
     tf_eager *all[] = {xe, ye, z, l, g};
     for (size_t i = 0; i < 5; i++)
         tf_eager_release(all[i]);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Integer and f32 contractions. */
 static void test_other_dtypes(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t sh[2] = {2, 2};
     static const int32_t xi[4] = {1, 3, 2, 4}, yi[4] = {5, 7, 6, 8};
     static const int64_t xl[4] = {1, 3, 2, 4}, yl[4] = {5, 7, 6, 8};
     static const float xf[4] = {1, 3, 2, 4}, yf[4] = {5, 7, 6, 8};
-    tf_eager *a = make(f.rt, TF_I32, 0, 2, sh, xi, 4), *b = make(f.rt, TF_I32, 0, 2, sh, yi, 4);
+    tf_eager *a = tft_eager(f.rt, TF_I32, 0, 2, sh, xi, 4),
+             *b = tft_eager(f.rt, TF_I32, 0, 2, sh, yi, 4);
     tf_eager *z = NULL;
     TF_ASSERT_OK(tf_session_matmul(f.s, a, b, &z));
     int32_t gi[4];
@@ -684,8 +617,8 @@ static void test_other_dtypes(void **state)
     tf_eager_release(z);
     tf_eager_release(a);
     tf_eager_release(b);
-    a = make(f.rt, TF_I64, 0, 2, sh, xl, 4);
-    b = make(f.rt, TF_I64, 0, 2, sh, yl, 4);
+    a = tft_eager(f.rt, TF_I64, 0, 2, sh, xl, 4);
+    b = tft_eager(f.rt, TF_I64, 0, 2, sh, yl, 4);
     static const int lc[1] = {0}, rc[1] = {0};
     tf_dot_dims d = dims_of(1, lc, rc, 0, NULL, NULL); /* x^T y */
     TF_ASSERT_OK(tf_session_dot_general(f.s, a, b, &d, &z));
@@ -695,8 +628,8 @@ static void test_other_dtypes(void **state)
     tf_eager_release(z);
     tf_eager_release(a);
     tf_eager_release(b);
-    a = make(f.rt, TF_F32, 1, 2, sh, xf, 4);
-    b = make(f.rt, TF_F32, 1, 2, sh, yf, 4);
+    a = tft_eager(f.rt, TF_F32, 1, 2, sh, xf, 4);
+    b = tft_eager(f.rt, TF_F32, 1, 2, sh, yf, 4);
     TF_ASSERT_OK(tf_session_matmul(f.s, a, b, &z));
     float gf[4];
     TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(z), TF_F32, gf, 4));
@@ -704,28 +637,17 @@ static void test_other_dtypes(void **state)
     tf_eager_release(z);
     tf_eager_release(a);
     tf_eager_release(b);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
 /* Errors                                                                 */
 /* ===================================================================== */
 
-static void expect_error(tf_status st, tf_status want, const char *arg, tf_eager *out,
-                         tf_eager *sentinel)
-{
-    if (st != want)
-        fail_msg("got %s, want %s (%s)", tf_status_name(st), tf_status_name(want),
-                 tf_error_message());
-    if (arg)
-        assert_string_equal(tf_error_argument(), arg);
-    assert_ptr_equal(out, sentinel);
-}
-
 static void test_errors(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     tf_runtime *other;
     TF_ASSERT_OK(tf_runtime_create(&other));
     static const int64_t s23[2] = {2, 3}, s34[2] = {3, 4}, s3[1] = {3}, s5[5] = {1, 1, 1, 1, 1};
@@ -733,75 +655,80 @@ static void test_errors(void **state)
     static const double d[12] = {0};
     static const int32_t di[12] = {0};
     static const uint8_t db[12] = {0};
-    tf_eager *a = make(f.rt, TF_F64, 1, 2, s23, d, 6), *b = make(f.rt, TF_F64, 1, 2, s34, d, 12);
-    tf_eager *v = make(f.rt, TF_F64, 0, 1, s3, d, 3), *ai = make(f.rt, TF_I32, 0, 2, s23, di, 6);
-    tf_eager *ab = make(f.rt, TF_BOOL, 0, 2, s23, db, 6);
-    tf_eager *bb = make(f.rt, TF_BOOL, 0, 2, s34, db, 12);
-    tf_eager *bo = make(other, TF_F64, 1, 2, s34, d, 12);
-    tf_eager *r5 = make(f.rt, TF_F64, 0, 5, s5, d, 1), *r4 = make(f.rt, TF_F64, 0, 4, s4, d, 1);
+    tf_eager *a = tft_eager(f.rt, TF_F64, 1, 2, s23, d, 6),
+             *b = tft_eager(f.rt, TF_F64, 1, 2, s34, d, 12);
+    tf_eager *v = tft_eager(f.rt, TF_F64, 0, 1, s3, d, 3),
+             *ai = tft_eager(f.rt, TF_I32, 0, 2, s23, di, 6);
+    tf_eager *ab = tft_eager(f.rt, TF_BOOL, 0, 2, s23, db, 6);
+    tf_eager *bb = tft_eager(f.rt, TF_BOOL, 0, 2, s34, db, 12);
+    tf_eager *bo = tft_eager(other, TF_F64, 1, 2, s34, d, 12);
+    tf_eager *r5 = tft_eager(f.rt, TF_F64, 0, 5, s5, d, 1),
+             *r4 = tft_eager(f.rt, TF_F64, 0, 4, s4, d, 1);
     static char sentinel_storage;
     tf_eager *sentinel = (tf_eager *)&sentinel_storage, *out = sentinel;
     static const int one[1] = {1}, zero[1] = {0}, two[1] = {2}, m3[1] = {-3};
     tf_dot_dims ok = dims_of(1, one, zero, 0, NULL, NULL);
-    expect_error(tf_session_dot_general(NULL, a, b, &ok, &out), TF_ERR_VALIDATION, "session", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, NULL, b, &ok, &out), TF_ERR_VALIDATION, "lhs", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, a, NULL, &ok, &out), TF_ERR_VALIDATION, "rhs", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, a, b, NULL, &out), TF_ERR_VALIDATION, "dims", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, a, b, &ok, NULL), TF_ERR_VALIDATION, "out", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, a, bo, &ok, &out), TF_ERR_CONTEXT_MISMATCH, "rhs", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, ai, b, &ok, &out), TF_ERR_DTYPE_MISMATCH, "rhs", out,
-                 sentinel);
-    expect_error(tf_session_dot_general(f.s, ab, bb, &ok, &out), TF_ERR_DTYPE_MISMATCH, "lhs", out,
-                 sentinel);
+    tft_expect_error(tf_session_dot_general(NULL, a, b, &ok, &out), TF_ERR_VALIDATION, "session",
+                     out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, NULL, b, &ok, &out), TF_ERR_VALIDATION, "lhs", out,
+                     sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, NULL, &ok, &out), TF_ERR_VALIDATION, "rhs", out,
+                     sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, NULL, &out), TF_ERR_VALIDATION, "dims", out,
+                     sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, &ok, NULL), TF_ERR_VALIDATION, "out", out,
+                     sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, bo, &ok, &out), TF_ERR_CONTEXT_MISMATCH, "rhs",
+                     out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, ai, b, &ok, &out), TF_ERR_DTYPE_MISMATCH, "rhs",
+                     out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, ab, bb, &ok, &out), TF_ERR_DTYPE_MISMATCH, "lhs",
+                     out, sentinel);
     /* more axes than the operand has */
     static const int c3[3] = {0, 1, 0};
     tf_dot_dims too_many = dims_of(1, one, zero, 2, c3 + 1, c3);
-    expect_error(tf_session_dot_general(f.s, v, b, &too_many, &out), TF_ERR_VALIDATION, "dims", out,
-                 sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, v, b, &too_many, &out), TF_ERR_VALIDATION, "dims",
+                     out, sentinel);
     tf_dot_dims oob = dims_of(1, two, zero, 0, NULL, NULL);
-    expect_error(tf_session_dot_general(f.s, a, b, &oob, &out), TF_ERR_AXIS_OUT_OF_BOUNDS,
-                 "lhs_contracting", out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, &oob, &out), TF_ERR_AXIS_OUT_OF_BOUNDS,
+                     "lhs_contracting", out, sentinel);
     tf_dot_dims oob_neg = dims_of(1, one, m3, 0, NULL, NULL);
-    expect_error(tf_session_dot_general(f.s, a, b, &oob_neg, &out), TF_ERR_AXIS_OUT_OF_BOUNDS,
-                 "rhs_contracting", out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, &oob_neg, &out), TF_ERR_AXIS_OUT_OF_BOUNDS,
+                     "rhs_contracting", out, sentinel);
     /* lhs axis 1 both contracted and batched; rhs axis 0 listed twice via -2 */
     static const int m2[1] = {-2};
     tf_dot_dims twice_l = dims_of(1, one, zero, 1, one, one);
-    expect_error(tf_session_dot_general(f.s, a, b, &twice_l, &out), TF_ERR_VALIDATION, "lhs_batch",
-                 out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, &twice_l, &out), TF_ERR_VALIDATION,
+                     "lhs_batch", out, sentinel);
     tf_dot_dims twice_r = dims_of(1, zero, zero, 1, one, m2);
-    expect_error(tf_session_dot_general(f.s, b, b, &twice_r, &out), TF_ERR_VALIDATION, "rhs_batch",
-                 out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, b, b, &twice_r, &out), TF_ERR_VALIDATION,
+                     "rhs_batch", out, sentinel);
     /* extents differ: lhs axis 0 (2) with rhs axis 0 (3); batch 2 vs 4 */
     tf_dot_dims bad_c = dims_of(1, zero, zero, 0, NULL, NULL);
-    expect_error(tf_session_dot_general(f.s, a, b, &bad_c, &out), TF_ERR_SHAPE_MISMATCH, "dims",
-                 out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, &bad_c, &out), TF_ERR_SHAPE_MISMATCH, "dims",
+                     out, sentinel);
     tf_dot_dims bad_b = dims_of(1, one, zero, 1, zero, one);
-    expect_error(tf_session_dot_general(f.s, a, b, &bad_b, &out), TF_ERR_SHAPE_MISMATCH, "dims",
-                 out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, a, b, &bad_b, &out), TF_ERR_SHAPE_MISMATCH, "dims",
+                     out, sentinel);
     /* an outer product of rank 5 and rank 4 would have rank 9 */
     tf_dot_dims outer = dims_of(0, NULL, NULL, 0, NULL, NULL);
-    expect_error(tf_session_dot_general(f.s, r5, r4, &outer, &out), TF_ERR_RANK_TOO_LARGE, "dims",
-                 out, sentinel);
+    tft_expect_error(tf_session_dot_general(f.s, r5, r4, &outer, &out), TF_ERR_RANK_TOO_LARGE,
+                     "dims", out, sentinel);
     /* matmul */
-    expect_error(tf_session_matmul(f.s, v, b, &out), TF_ERR_SHAPE_MISMATCH, "x", out, sentinel);
-    expect_error(tf_session_matmul(f.s, a, v, &out), TF_ERR_SHAPE_MISMATCH, "y", out, sentinel);
-    expect_error(tf_session_matmul(f.s, b, a, &out), TF_ERR_SHAPE_MISMATCH, "y", out, sentinel);
-    expect_error(tf_session_matmul(f.s, ai, b, &out), TF_ERR_DTYPE_MISMATCH, "y", out, sentinel);
-    expect_error(tf_session_matmul(f.s, a, bo, &out), TF_ERR_CONTEXT_MISMATCH, "y", out, sentinel);
-    expect_error(tf_session_matmul(f.s, NULL, b, &out), TF_ERR_VALIDATION, "x", out, sentinel);
-    expect_error(tf_session_matmul(f.s, a, b, NULL), TF_ERR_VALIDATION, "out", out, sentinel);
+    tft_expect_error(tf_session_matmul(f.s, v, b, &out), TF_ERR_SHAPE_MISMATCH, "x", out, sentinel);
+    tft_expect_error(tf_session_matmul(f.s, a, v, &out), TF_ERR_SHAPE_MISMATCH, "y", out, sentinel);
+    tft_expect_error(tf_session_matmul(f.s, b, a, &out), TF_ERR_SHAPE_MISMATCH, "y", out, sentinel);
+    tft_expect_error(tf_session_matmul(f.s, ai, b, &out), TF_ERR_DTYPE_MISMATCH, "y", out,
+                     sentinel);
+    tft_expect_error(tf_session_matmul(f.s, a, bo, &out), TF_ERR_CONTEXT_MISMATCH, "y", out,
+                     sentinel);
+    tft_expect_error(tf_session_matmul(f.s, NULL, b, &out), TF_ERR_VALIDATION, "x", out, sentinel);
+    tft_expect_error(tf_session_matmul(f.s, a, b, NULL), TF_ERR_VALIDATION, "out", out, sentinel);
     tf_eager *all[] = {a, b, v, ai, ab, bb, bo, r5, r4};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         tf_eager_release(all[i]);
     tf_runtime_release(other);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 int main(void)
@@ -815,5 +742,5 @@ int main(void)
         cmocka_unit_test(test_other_dtypes),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -15,23 +15,8 @@
 
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
@@ -95,54 +80,6 @@ static void expect_exact(const tf_eager *x, tf_dtype dtype, const double *want, 
             fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
 }
 
-static void expect_shape(const tf_eager *x, size_t rank, const int64_t *shape)
-{
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_rank(t), rank);
-    for (size_t i = 0; i < rank; i++)
-        assert_int_equal(tf_tensor_shape(t)[i], shape[i]);
-}
-
-static tf_tensor *host(tf_dtype dtype, size_t rank, const int64_t *shape, const void *data,
-                       size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(dtype, rank, shape, data, n, &t));
-    return t;
-}
-
-/* An eager f64 tensor: a variable when `var`, else an untracked constant. */
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
-                     size_t n)
-{
-    tf_tensor *t = host(TF_F64, rank, shape, data, n);
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
-static tf_eager *typed(tf_runtime *rt, tf_dtype dtype, size_t rank, const int64_t *shape,
-                       const void *data, size_t n)
-{
-    tf_tensor *t = host(dtype, rank, shape, data, n);
-    tf_eager *x = NULL;
-    TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
-/* The gradient of the scalar y wrt x (functional form). */
-static tf_eager *grad_of(tf_runtime *rt, tf_eager *y, tf_eager *x)
-{
-    tf_eager *g = NULL;
-    TF_ASSERT_OK(tf_runtime_grad(rt, g_cpu, y, x, &g));
-    return g;
-}
-
 static tf_eager *sum_all(tf_session *s, tf_eager *x)
 {
     tf_eager *r = NULL;
@@ -150,105 +87,33 @@ static tf_eager *sum_all(tf_session *s, tf_eager *x)
     return r;
 }
 
-typedef struct fixture {
-    tf_runtime *rt;
-    tf_session *s;
-} fixture;
-
-static fixture fx_begin(void)
-{
-    fixture f;
-    TF_ASSERT_OK(tf_runtime_create(&f.rt));
-    TF_ASSERT_OK(tf_session_begin(f.rt, g_cpu, &f.s));
-    return f;
-}
-
-static void fx_end(fixture *f)
-{
-    tf_session_end(f->s);
-    tf_runtime_release(f->rt);
-}
-
 /* ---- input shapes for gradient checks ---- */
 
-enum {
-    PLAIN,
-    TRANSPOSED,
-    REVERSED,
-    SLICED
-};
-
-typedef struct spec {
-    size_t rank;
-    int64_t shape[4];
-    int view;
-} spec;
-
-/*
- * A random host f64 tensor of the spec's shape in [lo, hi). Views are made
- * from a larger or permuted base tensor so that the input is not
- * contiguous: TRANSPOSED swaps the last two axes of a base of the swapped
- * shape, REVERSED flips every axis, SLICED takes every second element along
- * axis 0 of a base twice as long.
- */
-static tf_tensor *make_input(const spec *sp, double lo, double hi, unsigned *state)
-{
-    size_t r = sp->rank;
-    int64_t base[4];
-    for (size_t i = 0; i < r; i++)
-        base[i] = sp->shape[i];
-    if (sp->view == TRANSPOSED) {
-        assert_true(r >= 2);
-        base[r - 2] = sp->shape[r - 1];
-        base[r - 1] = sp->shape[r - 2];
-    } else if (sp->view == SLICED) {
-        base[0] = 2 * sp->shape[0];
-    }
-    tf_tensor *b = gc_random(r, base, lo, hi, state), *t = NULL;
-    switch (sp->view) {
-    case PLAIN: return b;
-    case TRANSPOSED: {
-        int perm[4] = {0, 1, 2, 3};
-        perm[r - 2] = (int)r - 1;
-        perm[r - 1] = (int)r - 2;
-        TF_ASSERT_OK(tf_tensor_transpose(b, perm, &t));
-        break;
-    }
-    case REVERSED: {
-        int axes[4] = {0, 1, 2, 3};
-        TF_ASSERT_OK(tf_tensor_reverse(b, r, axes, &t));
-        break;
-    }
-    case SLICED: {
-        int64_t start[4] = {1, 0, 0, 0}, limit[4], stride[4] = {2, 1, 1, 1};
-        for (size_t i = 0; i < r; i++)
-            limit[i] = base[i];
-        TF_ASSERT_OK(tf_tensor_slice(b, start, limit, stride, &t));
-        break;
-    }
-    }
-    tf_tensor_release(b);
-    assert_false(r > 0 && tf_tensor_numel(t) > 1 && tf_tensor_is_contiguous(t));
-    return t;
-}
-
-static const spec k_unary_specs[] = {
-    {0, {0}, PLAIN},         {1, {5}, PLAIN},       {2, {2, 3}, PLAIN},  {3, {2, 3, 2}, PLAIN},
-    {2, {2, 3}, TRANSPOSED}, {2, {2, 3}, REVERSED}, {2, {2, 2}, SLICED}, {3, {2, 2, 3}, TRANSPOSED},
-    {2, {0, 3}, PLAIN},
+static const gc_spec k_unary_specs[] = {
+    {0, {0}, GC_PLAIN},         {1, {5}, GC_PLAIN},
+    {2, {2, 3}, GC_PLAIN},      {3, {2, 3, 2}, GC_PLAIN},
+    {2, {2, 3}, GC_TRANSPOSED}, {2, {2, 3}, GC_REVERSED},
+    {2, {2, 2}, GC_SLICED},     {3, {2, 2, 3}, GC_TRANSPOSED},
+    {2, {0, 3}, GC_PLAIN},
 };
 #define N_UNARY_SPECS (sizeof k_unary_specs / sizeof k_unary_specs[0])
 
 /* Operand pairs: equal shapes, [2,3]+[3], [2,3]+[2,1], rank 0 on either side,
    both stretched, views, zero-size. */
-static const spec k_binary_specs[][2] = {
-    {{2, {2, 3}, PLAIN}, {2, {2, 3}, PLAIN}},     {{2, {2, 3}, PLAIN}, {1, {3}, PLAIN}},
-    {{2, {2, 3}, PLAIN}, {2, {2, 1}, PLAIN}},     {{0, {0}, PLAIN}, {2, {2, 3}, PLAIN}},
-    {{3, {2, 3, 2}, PLAIN}, {0, {0}, PLAIN}},     {{0, {0}, PLAIN}, {0, {0}, PLAIN}},
-    {{2, {2, 1}, PLAIN}, {2, {1, 3}, PLAIN}},     {{1, {3}, PLAIN}, {2, {2, 1}, PLAIN}},
-    {{3, {2, 3, 2}, PLAIN}, {2, {3, 1}, PLAIN}},  {{2, {2, 3}, TRANSPOSED}, {1, {3}, REVERSED}},
-    {{2, {2, 3}, SLICED}, {2, {2, 3}, REVERSED}}, {{1, {4}, PLAIN}, {2, {3, 4}, TRANSPOSED}},
-    {{2, {0, 3}, PLAIN}, {1, {3}, PLAIN}},
+static const gc_spec k_binary_specs[][2] = {
+    {{2, {2, 3}, GC_PLAIN}, {2, {2, 3}, GC_PLAIN}},
+    {{2, {2, 3}, GC_PLAIN}, {1, {3}, GC_PLAIN}},
+    {{2, {2, 3}, GC_PLAIN}, {2, {2, 1}, GC_PLAIN}},
+    {{0, {0}, GC_PLAIN}, {2, {2, 3}, GC_PLAIN}},
+    {{3, {2, 3, 2}, GC_PLAIN}, {0, {0}, GC_PLAIN}},
+    {{0, {0}, GC_PLAIN}, {0, {0}, GC_PLAIN}},
+    {{2, {2, 1}, GC_PLAIN}, {2, {1, 3}, GC_PLAIN}},
+    {{1, {3}, GC_PLAIN}, {2, {2, 1}, GC_PLAIN}},
+    {{3, {2, 3, 2}, GC_PLAIN}, {2, {3, 1}, GC_PLAIN}},
+    {{2, {2, 3}, GC_TRANSPOSED}, {1, {3}, GC_REVERSED}},
+    {{2, {2, 3}, GC_SLICED}, {2, {2, 3}, GC_REVERSED}},
+    {{1, {4}, GC_PLAIN}, {2, {3, 4}, GC_TRANSPOSED}},
+    {{2, {0, 3}, GC_PLAIN}, {1, {3}, GC_PLAIN}},
 };
 #define N_BINARY_SPECS (sizeof k_binary_specs / sizeof k_binary_specs[0])
 
@@ -318,7 +183,7 @@ static void test_unary_gradcheck(void **state)
     for (size_t k = 0; k < N_UNARY; k++) {
         const unary_case *c = &k_unary[k];
         for (size_t i = 0; i < N_UNARY_SPECS; i++) {
-            tf_tensor *x = make_input(&k_unary_specs[i], c->lo, c->hi, &seed);
+            tf_tensor *x = gc_random_view(&k_unary_specs[i], c->lo, c->hi, &seed);
             char what[64];
             snprintf(what, sizeof what, "%s, shape case %zu", c->name, i);
             gc_check(what, g_cpu, call_unary, (void *)c, &x, 1, NULL);
@@ -353,11 +218,11 @@ static void test_unary_second_order(void **state)
 {
     (void)state;
     unsigned seed = 5;
-    static const spec sp = {2, {2, 2}, PLAIN};
+    static const gc_spec sp = {2, {2, 2}, GC_PLAIN};
     gc_options o = {1e-5, 1e-5, 3, 0, 0};
     for (size_t k = 0; k < N_UNARY; k++) {
         const unary_case *c = &k_unary[k];
-        tf_tensor *x = make_input(&sp, c->lo, c->hi, &seed);
+        tf_tensor *x = gc_random_view(&sp, c->lo, c->hi, &seed);
         char what[64];
         snprintf(what, sizeof what, "grad of %s", c->name);
         gc_check(what, g_cpu, call_unary_grad, (void *)c, &x, 1, &o);
@@ -394,7 +259,7 @@ static void test_unary_values(void **state)
     enum {
         NP = sizeof pts / sizeof pts[0]
     };
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     for (size_t k = 0; k < N_UNARY; k++) {
         const unary_case *c = &k_unary[k];
         double xs[NP];
@@ -404,7 +269,7 @@ static void test_unary_values(void **state)
                 xs[n++] = pts[i];
         const int64_t shape[] = {(int64_t)n};
         /* f64: within a few ulp */
-        tf_eager *x = f64(f.rt, 0, 1, shape, xs, n), *y = NULL;
+        tf_eager *x = tft_f64(f.rt, 0, 1, shape, xs, n), *y = NULL;
         TF_ASSERT_OK(c->fn(f.s, x, &y));
         double got[NP];
         read_values(tf_eager_value(y), got, n);
@@ -418,7 +283,7 @@ static void test_unary_values(void **state)
         float xf[NP];
         for (size_t i = 0; i < n; i++)
             xf[i] = (float)xs[i];
-        x = typed(f.rt, TF_F32, 1, shape, xf, n);
+        x = tft_constant(f.rt, TF_F32, 1, shape, xf, n);
         TF_ASSERT_OK(c->fn(f.s, x, &y));
         read_values(tf_eager_value(y), got, n);
         for (size_t i = 0; i < n; i++) {
@@ -433,7 +298,7 @@ static void test_unary_values(void **state)
         tf_eager_release(y);
         tf_eager_release(x);
     }
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Small arguments where the naive formulas lose everything, large ones where
@@ -441,9 +306,9 @@ static void test_unary_values(void **state)
 static void test_unary_accuracy_edges(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {4};
-    tf_eager *x = f64(f.rt, 0, 1, sh, (double[]){1e-12, -1e-12, 1e-5, -1e-5}, 4), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 0, 1, sh, (double[]){1e-12, -1e-12, 1e-5, -1e-5}, 4), *y = NULL;
     TF_ASSERT_OK(tf_session_expm1(f.s, x, &y));
     double got[4];
     read_values(tf_eager_value(y), got, 4);
@@ -464,7 +329,7 @@ static void test_unary_accuracy_edges(void **state)
     /* sigmoid stays finite and accurate far out; so does its gradient */
     const int64_t s6[] = {6};
     static const double big[] = {-745, -700, -40, 40, 700, 745};
-    x = f64(f.rt, 1, 1, s6, big, 6);
+    x = tft_f64(f.rt, 1, 1, s6, big, 6);
     TF_ASSERT_OK(tf_session_sigmoid(f.s, x, &y));
     double sv[6];
     read_values(tf_eager_value(y), sv, 6);
@@ -476,7 +341,7 @@ static void test_unary_accuracy_edges(void **state)
         else
             assert_true(sv[i] >= 0 && sv[i] < 1e-300);
     }
-    tf_eager *l = sum_all(f.s, y), *g = grad_of(f.rt, l, x);
+    tf_eager *l = sum_all(f.s, y), *g = tft_grad(f.rt, l, x);
     read_values(tf_eager_value(g), sv, 6);
     for (int i = 0; i < 6; i++) {
         double s = ref_sigmoid(big[i]), want = s * (1 - s);
@@ -490,24 +355,24 @@ static void test_unary_accuracy_edges(void **state)
     tf_eager_release(x);
 
     /* erf saturates exactly and is odd */
-    x = f64(f.rt, 0, 1, sh, (double[]){-10, 10, 0.3, -0.3}, 4);
+    x = tft_f64(f.rt, 0, 1, sh, (double[]){-10, 10, 0.3, -0.3}, 4);
     TF_ASSERT_OK(tf_session_erf(f.s, x, &y));
     read_values(tf_eager_value(y), got, 4);
     assert_true(got[0] == -1 && got[1] == 1 && got[2] == -got[3]);
     assert_true(fabs(got[2] - erf(0.3)) <= 4e-16);
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* neg, abs and sign also take integers (wrapping at the minimum). */
 static void test_unary_integers(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {4};
     int32_t v[] = {-3, 0, 5, INT32_MIN};
-    tf_eager *x = typed(f.rt, TF_I32, 1, sh, v, 4), *y = NULL;
+    tf_eager *x = tft_constant(f.rt, TF_I32, 1, sh, v, 4), *y = NULL;
     TF_ASSERT_OK(tf_session_neg(f.s, x, &y));
     expect_exact(y, TF_I32, (double[]){3, 0, -5, INT32_MIN}, 4);
     tf_eager_release(y);
@@ -519,19 +384,19 @@ static void test_unary_integers(void **state)
     assert_false(tf_eager_tracks_grad(y));
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* abs and sign at hand-picked points, including 0 and -0. */
 static void test_abs_sign_derivatives(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {5};
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){-2, -0.0, 0, 0.5, 3}, 5), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){-2, -0.0, 0, 0.5, 3}, 5), *y = NULL;
     TF_ASSERT_OK(tf_session_abs(f.s, x, &y));
     expect_exact(y, TF_F64, (double[]){2, 0, 0, 0.5, 3}, 5);
-    tf_eager *l = sum_all(f.s, y), *g = grad_of(f.rt, l, x);
+    tf_eager *l = sum_all(f.s, y), *g = tft_grad(f.rt, l, x);
     /* d|x|/dx = sign(x), taken as 0 at 0 */
     expect_exact(g, TF_F64, (double[]){-1, 0, 0, 1, 1}, 5);
     tf_eager_release(g);
@@ -543,10 +408,10 @@ static void test_abs_sign_derivatives(void **state)
     /* sign is recorded (its result depends on a variable) with a zero derivative */
     assert_true(tf_eager_tracks_grad(y));
     l = sum_all(f.s, y);
-    g = grad_of(f.rt, l, x);
+    g = tft_grad(f.rt, l, x);
     expect_exact(g, TF_F64, (double[]){0, 0, 0, 0, 0}, 5);
     tf_eager_release(g);
-    tf_eager *t = f64(f.rt, 0, 1, sh, (double[]){1, 2, 3, 4, 5}, 5), *jt = NULL;
+    tf_eager *t = tft_f64(f.rt, 0, 1, sh, (double[]){1, 2, 3, 4, 5}, 5), *jt = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, y, x, t, &jt));
     expect_exact(jt, TF_F64, (double[]){0, 0, 0, 0, 0}, 5);
     tf_eager_release(jt);
@@ -564,7 +429,7 @@ static void test_abs_sign_derivatives(void **state)
     tf_eager_release(l);
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -601,8 +466,8 @@ static void test_binary_gradcheck(void **state)
     for (size_t k = 0; k < N_BINARY; k++) {
         const binary_case *c = &k_binary[k];
         for (size_t i = 0; i < N_BINARY_SPECS; i++) {
-            tf_tensor *in[2] = {make_input(&k_binary_specs[i][0], c->xlo, c->xhi, &seed),
-                                make_input(&k_binary_specs[i][1], c->ylo, c->yhi, &seed)};
+            tf_tensor *in[2] = {gc_random_view(&k_binary_specs[i][0], c->xlo, c->xhi, &seed),
+                                gc_random_view(&k_binary_specs[i][1], c->ylo, c->yhi, &seed)};
             char what[64];
             snprintf(what, sizeof what, "%s, shape pair %zu", c->name, i);
             gc_check(what, g_cpu, call_binary, (void *)c, in, 2, NULL);
@@ -624,12 +489,12 @@ static void test_binary_shared_operand(void **state)
 {
     (void)state;
     unsigned seed = 3;
-    static const spec sp = {2, {3, 2}, PLAIN};
+    static const gc_spec sp = {2, {3, 2}, GC_PLAIN};
     for (size_t k = 0; k < N_BINARY; k++) {
         const binary_case *c = &k_binary[k];
         if (!strcmp(c->name, "maximum") || !strcmp(c->name, "minimum") || !strcmp(c->name, "rem"))
             continue; /* ties or kinks everywhere: checked by hand below */
-        tf_tensor *x = make_input(&sp, 0.5, 2, &seed);
+        tf_tensor *x = gc_random_view(&sp, 0.5, 2, &seed);
         gc_check(c->name, g_cpu, call_binary_self, (void *)c, &x, 1, NULL);
         tf_tensor_release(x);
     }
@@ -674,12 +539,12 @@ static void test_binary_second_order(void **state)
 {
     (void)state;
     unsigned seed = 9;
-    static const spec sx = {2, {2, 3}, PLAIN}, sy = {1, {3}, PLAIN};
+    static const gc_spec sx = {2, {2, 3}, GC_PLAIN}, sy = {1, {3}, GC_PLAIN};
     gc_options o = {1e-5, 1e-5, 2, 0, 0};
     for (size_t k = 0; k < N_BINARY; k++) {
         const binary_case *c = &k_binary[k];
-        tf_tensor *in[2] = {make_input(&sx, c->xlo, c->xhi, &seed),
-                            make_input(&sy, c->ylo, c->yhi, &seed)};
+        tf_tensor *in[2] = {gc_random_view(&sx, c->xlo, c->xhi, &seed),
+                            gc_random_view(&sy, c->ylo, c->yhi, &seed)};
         char what[64];
         snprintf(what, sizeof what, "second order of %s", c->name);
         gc_check(what, g_cpu, call_binary_grad, (void *)c, in, 2, &o);
@@ -691,29 +556,29 @@ static void test_binary_second_order(void **state)
 static void test_binary_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s2[] = {2, 3}, s1[] = {3};
     /* [2,3] + [3]: the vector is added to every row (x is column-major) */
-    tf_eager *x = f64(f.rt, 0, 2, s2, (double[]){1, 2, 3, 4, 5, 6}, 6);
-    tf_eager *v = f64(f.rt, 0, 1, s1, (double[]){10, 20, 30}, 3), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 0, 2, s2, (double[]){1, 2, 3, 4, 5, 6}, 6);
+    tf_eager *v = tft_f64(f.rt, 0, 1, s1, (double[]){10, 20, 30}, 3), *y = NULL;
     TF_ASSERT_OK(tf_session_add(f.s, x, v, &y));
-    expect_shape(y, 2, s2);
+    tft_expect_shape(y, 2, s2);
     expect_exact(y, TF_F64, (double[]){11, 12, 23, 24, 35, 36}, 6);
     tf_eager_release(y);
     /* [2,1] * [1,3]: an outer product */
     const int64_t c21[] = {2, 1}, r13[] = {1, 3};
-    tf_eager *a = f64(f.rt, 0, 2, c21, (double[]){1, 2}, 2);
-    tf_eager *b = f64(f.rt, 0, 2, r13, (double[]){3, 4, 5}, 3);
+    tf_eager *a = tft_f64(f.rt, 0, 2, c21, (double[]){1, 2}, 2);
+    tf_eager *b = tft_f64(f.rt, 0, 2, r13, (double[]){3, 4, 5}, 3);
     TF_ASSERT_OK(tf_session_mul(f.s, a, b, &y));
-    expect_shape(y, 2, s2);
+    tft_expect_shape(y, 2, s2);
     expect_exact(y, TF_F64, (double[]){3, 6, 4, 8, 5, 10}, 6);
     tf_eager_release(y);
     tf_eager_release(a);
     tf_eager_release(b);
 
     const int64_t s6[] = {6};
-    a = f64(f.rt, 0, 1, s6, (double[]){7, -7, 7, -7, 5.5, 1}, 6);
-    b = f64(f.rt, 0, 1, s6, (double[]){3, 3, -3, -3, 2, 0}, 6);
+    a = tft_f64(f.rt, 0, 1, s6, (double[]){7, -7, 7, -7, 5.5, 1}, 6);
+    b = tft_f64(f.rt, 0, 1, s6, (double[]){3, 3, -3, -3, 2, 0}, 6);
     TF_ASSERT_OK(tf_session_rem(f.s, a, b, &y)); /* fmod: the dividend's sign */
     expect_exact(y, TF_F64, (double[]){1, -1, 1, -1, 1.5, fmod(1, 0)}, 6);
     tf_eager_release(y);
@@ -732,8 +597,8 @@ static void test_binary_values(void **state)
 
     /* maximum/minimum propagate NaN */
     const int64_t s3[] = {3};
-    a = f64(f.rt, 0, 1, s3, (double[]){NAN, 1, -2}, 3);
-    b = f64(f.rt, 0, 1, s3, (double[]){0, NAN, 5}, 3);
+    a = tft_f64(f.rt, 0, 1, s3, (double[]){NAN, 1, -2}, 3);
+    b = tft_f64(f.rt, 0, 1, s3, (double[]){0, NAN, 5}, 3);
     TF_ASSERT_OK(tf_session_maximum(f.s, a, b, &y));
     expect_exact(y, TF_F64, (double[]){NAN, NAN, 5}, 3);
     tf_eager_release(y);
@@ -744,24 +609,24 @@ static void test_binary_values(void **state)
     tf_eager_release(b);
     tf_eager_release(v);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* maximum/minimum split the gradient evenly on ties, in both modes. */
 static void test_extremum_ties(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {4};
     binary_fn fns[2] = {tf_session_maximum, tf_session_minimum};
     /* x wins max at index 1, y wins max at index 3, ties at 0 and 2 */
     static const double gx_max[] = {0.5, 1, 0.5, 0}, gx_min[] = {0.5, 0, 0.5, 1};
     for (int k = 0; k < 2; k++) {
-        tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){1, 2, 3, -1}, 4);
-        tf_eager *y = f64(f.rt, 1, 1, sh, (double[]){1, 0, 3, 4}, 4), *z = NULL;
+        tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){1, 2, 3, -1}, 4);
+        tf_eager *y = tft_f64(f.rt, 1, 1, sh, (double[]){1, 0, 3, 4}, 4), *z = NULL;
         TF_ASSERT_OK(fns[k](f.s, x, y, &z));
         tf_eager *l = sum_all(f.s, z);
-        tf_eager *gx = grad_of(f.rt, l, x), *gy = grad_of(f.rt, l, y);
+        tf_eager *gx = tft_grad(f.rt, l, x), *gy = tft_grad(f.rt, l, y);
         const double *wx = k ? gx_min : gx_max;
         double wy[4];
         for (int i = 0; i < 4; i++)
@@ -769,7 +634,7 @@ static void test_extremum_ties(void **state)
         expect_exact(gx, TF_F64, wx, 4);
         expect_exact(gy, TF_F64, wy, 4);
         /* forward mode: d z = m dx + (1 - m) dy */
-        tf_eager *tx = f64(f.rt, 0, 1, sh, (double[]){2, 4, 6, 8}, 4), *jx = NULL, *jy = NULL;
+        tf_eager *tx = tft_f64(f.rt, 0, 1, sh, (double[]){2, 4, 6, 8}, 4), *jx = NULL, *jy = NULL;
         TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, x, tx, &jx));
         TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, y, tx, &jy));
         double want_x[4], want_y[4];
@@ -802,48 +667,48 @@ static void test_extremum_ties(void **state)
         tf_eager_release(y);
     }
     /* maximum(x, x): each side gets half; the total is exactly one */
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){1, -2, 0, 5}, 4), *z = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){1, -2, 0, 5}, 4), *z = NULL;
     TF_ASSERT_OK(tf_session_maximum(f.s, x, x, &z));
-    tf_eager *l = sum_all(f.s, z), *g = grad_of(f.rt, l, x);
+    tf_eager *l = sum_all(f.s, z), *g = tft_grad(f.rt, l, x);
     expect_exact(g, TF_F64, (double[]){1, 1, 1, 1}, 4);
     tf_eager_release(g);
     tf_eager_release(l);
     tf_eager_release(z);
     /* a broadcast scalar tied with two elements collects both halves */
-    tf_eager *c = f64(f.rt, 1, 0, NULL, (double[]){1}, 1);
+    tf_eager *c = tft_f64(f.rt, 1, 0, NULL, (double[]){1}, 1);
     TF_ASSERT_OK(tf_session_minimum(f.s, x, c, &z)); /* ties at x = 1 only */
     l = sum_all(f.s, z);
-    g = grad_of(f.rt, l, c);
+    g = tft_grad(f.rt, l, c);
     expect_exact(g, TF_F64, (double[]){0.5 + 1}, 1); /* half the tie at x = 1, all of x = 5 */
     tf_eager_release(g);
-    g = grad_of(f.rt, l, x);
+    g = tft_grad(f.rt, l, x);
     expect_exact(g, TF_F64, (double[]){0.5, 1, 1, 0}, 4);
     tf_eager_release(g);
     tf_eager_release(l);
     tf_eager_release(z);
     tf_eager_release(c);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* pow's derivatives where the textbook formulas give NaN. */
 static void test_pow_special_points(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {6};
     /* (x, y): (0,2) (0,0) (2,0) (0,1) (0,3) (3,2) */
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){0, 0, 2, 0, 0, 3}, 6);
-    tf_eager *y = f64(f.rt, 1, 1, sh, (double[]){2, 0, 0, 1, 3, 2}, 6), *z = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){0, 0, 2, 0, 0, 3}, 6);
+    tf_eager *y = tft_f64(f.rt, 1, 1, sh, (double[]){2, 0, 0, 1, 3, 2}, 6), *z = NULL;
     TF_ASSERT_OK(tf_session_pow(f.s, x, y, &z));
     expect_exact(z, TF_F64, (double[]){0, 1, 1, 0, 0, 9}, 6);
-    tf_eager *l = sum_all(f.s, z), *gx = grad_of(f.rt, l, x), *gy = grad_of(f.rt, l, y);
+    tf_eager *l = sum_all(f.s, z), *gx = tft_grad(f.rt, l, x), *gy = tft_grad(f.rt, l, y);
     /* d/dx = y x^(y-1), taken as 0 where y == 0 */
     expect_exact(gx, TF_F64, (double[]){0, 0, 0, 1, 0, 6}, 6);
     /* d/dy = x^y log x, taken as 0 where x == 0 */
     expect_exact(gy, TF_F64, (double[]){0, 0, log(2.0), 0, 0, 9 * log(3.0)}, 6);
     /* the forward rule agrees */
-    tf_eager *t = f64(f.rt, 0, 1, sh, (double[]){1, 1, 1, 1, 1, 1}, 6), *jx = NULL, *jy = NULL;
+    tf_eager *t = tft_f64(f.rt, 0, 1, sh, (double[]){1, 1, 1, 1, 1, 1}, 6), *jx = NULL, *jy = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, x, t, &jx));
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, y, t, &jy));
     expect_exact(jx, TF_F64, (double[]){0, 0, 0, 1, 0, 6}, 6);
@@ -857,7 +722,7 @@ static void test_pow_special_points(void **state)
     tf_eager_release(z);
     tf_eager_release(x);
     tf_eager_release(y);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -867,10 +732,10 @@ static void test_pow_special_points(void **state)
 static void test_compare_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s2[] = {2, 2};
-    tf_eager *x = f64(f.rt, 0, 2, s2, (double[]){1, 2, 3, NAN}, 4);
-    tf_eager *c = f64(f.rt, 0, 0, NULL, (double[]){2}, 1), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 0, 2, s2, (double[]){1, 2, 3, NAN}, 4);
+    tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){2}, 1), *y = NULL;
     static const double want[TF_COMPARE_COUNT_][4] = {
         {0, 1, 0, 0}, /* eq */
         {1, 0, 1, 1}, /* ne: NaN is unequal to everything */
@@ -881,23 +746,23 @@ static void test_compare_values(void **state)
     };
     for (int d = 0; d < TF_COMPARE_COUNT_; d++) {
         TF_ASSERT_OK(tf_session_compare(f.s, x, c, (tf_compare_op)d, &y));
-        expect_shape(y, 2, s2);
+        tft_expect_shape(y, 2, s2);
         expect_exact(y, TF_BOOL, want[d], 4);
         tf_eager_release(y);
     }
     /* broadcasting both ways and integers */
     const int64_t c21[] = {2, 1}, r13[] = {1, 3}, s23[] = {2, 3};
-    tf_eager *a = typed(f.rt, TF_I32, 2, c21, (int32_t[]){1, 3}, 2);
-    tf_eager *b = typed(f.rt, TF_I32, 2, r13, (int32_t[]){0, 1, 2}, 3);
+    tf_eager *a = tft_constant(f.rt, TF_I32, 2, c21, (int32_t[]){1, 3}, 2);
+    tf_eager *b = tft_constant(f.rt, TF_I32, 2, r13, (int32_t[]){0, 1, 2}, 3);
     TF_ASSERT_OK(tf_session_compare(f.s, a, b, TF_COMPARE_GT, &y));
-    expect_shape(y, 2, s23);
+    tft_expect_shape(y, 2, s23);
     expect_exact(y, TF_BOOL, (double[]){1, 1, 0, 1, 0, 1}, 6);
     tf_eager_release(y);
     tf_eager_release(a);
     tf_eager_release(b);
     tf_eager_release(c);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /*
@@ -908,16 +773,16 @@ static void test_compare_values(void **state)
 static void test_compare_zero_derivative(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {3};
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){-1, 0.5, 2}, 3);
-    tf_eager *c = f64(f.rt, 0, 0, NULL, (double[]){0}, 1), *m = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){-1, 0.5, 2}, 3);
+    tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){0}, 1), *m = NULL;
     TF_ASSERT_OK(tf_session_compare(f.s, x, c, TF_COMPARE_GT, &m));
     assert_true(tf_eager_tracks_grad(m));
     tf_eager *cot = NULL, *r = NULL;
     TF_ASSERT_OK(tf_session_full(f.s, TF_BOOL, 1, sh, 1, &cot));
     TF_ASSERT_OK(tf_runtime_vjp_optional(f.rt, g_cpu, m, x, cot, &r));
-    expect_shape(r, 1, sh);
+    tft_expect_shape(r, 1, sh);
     expect_exact(r, TF_F64, (double[]){0, 0, 0}, 3);
     tf_eager_release(r);
     r = NULL;
@@ -925,17 +790,17 @@ static void test_compare_zero_derivative(void **state)
     expect_exact(r, TF_F64, (double[]){0, 0, 0}, 3);
     tf_eager_release(r);
     /* forward mode: a zero tangent of the output's dtype and shape */
-    tf_eager *t = f64(f.rt, 0, 1, sh, (double[]){1, 1, 1}, 3);
+    tf_eager *t = tft_f64(f.rt, 0, 1, sh, (double[]){1, 1, 1}, 3);
     r = NULL;
     TF_ASSERT_OK(tf_runtime_jvp_optional(f.rt, g_cpu, m, x, t, &r));
-    expect_shape(r, 1, sh);
+    tft_expect_shape(r, 1, sh);
     expect_exact(r, TF_BOOL, (double[]){0, 0, 0}, 3);
     tf_eager_release(r);
     /* relu-like x * (x > 0): the mask is a constant for differentiation */
     tf_eager *mf = NULL, *y = NULL;
     TF_ASSERT_OK(tf_session_cast(f.s, m, TF_F64, &mf));
     TF_ASSERT_OK(tf_session_mul(f.s, x, mf, &y));
-    tf_eager *l = sum_all(f.s, y), *g = grad_of(f.rt, l, x);
+    tf_eager *l = sum_all(f.s, y), *g = tft_grad(f.rt, l, x);
     expect_exact(g, TF_F64, (double[]){0, 1, 1}, 3);
     tf_eager_release(g);
     tf_eager_release(l);
@@ -946,7 +811,7 @@ static void test_compare_zero_derivative(void **state)
     tf_eager_release(m);
     tf_eager_release(c);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* x * (x > y) + y * (x <= y): a piecewise function made with compare. */
@@ -980,8 +845,8 @@ static void test_compare_gradcheck(void **state)
     (void)state;
     unsigned seed = 21;
     for (size_t i = 0; i < N_BINARY_SPECS; i++) {
-        tf_tensor *in[2] = {make_input(&k_binary_specs[i][0], -2, 2, &seed),
-                            make_input(&k_binary_specs[i][1], -2, 2, &seed)};
+        tf_tensor *in[2] = {gc_random_view(&k_binary_specs[i][0], -2, 2, &seed),
+                            gc_random_view(&k_binary_specs[i][1], -2, 2, &seed)};
         char what[64];
         snprintf(what, sizeof what, "compare mask, shape pair %zu", i);
         gc_check(what, g_cpu, call_compare_mask, NULL, in, 2, NULL);
@@ -1008,22 +873,22 @@ static void test_select_gradcheck(void **state)
     (void)state;
     unsigned seed = 4;
     const int64_t s23[] = {2, 3}, s3[] = {3}, s21[] = {2, 1};
-    tf_tensor *p23 = host(TF_BOOL, 2, s23, (uint8_t[]){1, 0, 0, 1, 1, 0}, 6);
-    tf_tensor *p3 = host(TF_BOOL, 1, s3, (uint8_t[]){0, 1, 1}, 3);
-    tf_tensor *p21 = host(TF_BOOL, 2, s21, (uint8_t[]){1, 0}, 2);
+    tf_tensor *p23 = tft_host(TF_BOOL, 2, s23, (uint8_t[]){1, 0, 0, 1, 1, 0}, 6);
+    tf_tensor *p3 = tft_host(TF_BOOL, 1, s3, (uint8_t[]){0, 1, 1}, 3);
+    tf_tensor *p21 = tft_host(TF_BOOL, 2, s21, (uint8_t[]){1, 0}, 2);
     struct {
         tf_tensor *pred;
-        spec a, b;
+        gc_spec a, b;
     } cases[] = {
-        {p23, {2, {2, 3}, PLAIN}, {2, {2, 3}, PLAIN}},
-        {p23, {1, {3}, PLAIN}, {0, {0}, PLAIN}},
-        {p3, {2, {2, 1}, PLAIN}, {2, {2, 3}, TRANSPOSED}},
-        {p21, {2, {1, 3}, PLAIN}, {1, {3}, REVERSED}},
-        {p23, {2, {2, 3}, SLICED}, {2, {2, 1}, PLAIN}},
+        {p23, {2, {2, 3}, GC_PLAIN}, {2, {2, 3}, GC_PLAIN}},
+        {p23, {1, {3}, GC_PLAIN}, {0, {0}, GC_PLAIN}},
+        {p3, {2, {2, 1}, GC_PLAIN}, {2, {2, 3}, GC_TRANSPOSED}},
+        {p21, {2, {1, 3}, GC_PLAIN}, {1, {3}, GC_REVERSED}},
+        {p23, {2, {2, 3}, GC_SLICED}, {2, {2, 1}, GC_PLAIN}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tf_tensor *in[2] = {make_input(&cases[i].a, -2, 2, &seed),
-                            make_input(&cases[i].b, -2, 2, &seed)};
+        tf_tensor *in[2] = {gc_random_view(&cases[i].a, -2, 2, &seed),
+                            gc_random_view(&cases[i].b, -2, 2, &seed)};
         char what[64];
         snprintf(what, sizeof what, "select, case %zu", i);
         gc_check(what, g_cpu, call_select, cases[i].pred, in, 2, NULL);
@@ -1039,29 +904,29 @@ static void test_select_gradcheck(void **state)
 static void test_select_routing(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s23[] = {2, 3};
-    tf_eager *p = typed(f.rt, TF_BOOL, 2, s23, (uint8_t[]){1, 0, 0, 1, 1, 1}, 6);
-    tf_eager *a = f64(f.rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
-    tf_eager *b = f64(f.rt, 1, 0, NULL, (double[]){-1}, 1), *z = NULL;
+    tf_eager *p = tft_constant(f.rt, TF_BOOL, 2, s23, (uint8_t[]){1, 0, 0, 1, 1, 1}, 6);
+    tf_eager *a = tft_f64(f.rt, 1, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
+    tf_eager *b = tft_f64(f.rt, 1, 0, NULL, (double[]){-1}, 1), *z = NULL;
     TF_ASSERT_OK(tf_session_select(f.s, p, a, b, &z));
     expect_exact(z, TF_F64, (double[]){1, -1, -1, 4, 5, 6}, 6);
-    tf_eager *w = f64(f.rt, 0, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6), *zw = NULL;
+    tf_eager *w = tft_f64(f.rt, 0, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6), *zw = NULL;
     TF_ASSERT_OK(tf_session_mul(f.s, z, w, &zw));
-    tf_eager *l = sum_all(f.s, zw), *ga = grad_of(f.rt, l, a), *gb = grad_of(f.rt, l, b);
+    tf_eager *l = sum_all(f.s, zw), *ga = tft_grad(f.rt, l, a), *gb = tft_grad(f.rt, l, b);
     expect_exact(ga, TF_F64, (double[]){1, 0, 0, 4, 5, 6}, 6);
     expect_exact(gb, TF_F64, (double[]){2 + 3}, 1);
     /* forward: a tangent on b moves only the unselected places */
-    tf_eager *tb = f64(f.rt, 0, 0, NULL, (double[]){10}, 1), *j = NULL;
+    tf_eager *tb = tft_f64(f.rt, 0, 0, NULL, (double[]){10}, 1), *j = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, b, tb, &j));
-    expect_shape(j, 2, s23);
+    tft_expect_shape(j, 2, s23);
     expect_exact(j, TF_F64, (double[]){0, 10, 10, 0, 0, 0}, 6);
     tf_eager_release(j);
     /* the predicate feeds a recorded op, so (runtime.h) it is an active wrt
        with a zero derivative, like compare's operands */
     tf_eager *r = NULL;
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, l, p, &r));
-    expect_shape(r, 2, s23);
+    tft_expect_shape(r, 2, s23);
     expect_exact(r, TF_BOOL, (double[]){0, 0, 0, 0, 0, 0}, 6);
     tf_eager_release(r);
     tf_eager_release(tb);
@@ -1074,7 +939,7 @@ static void test_select_routing(void **state)
     tf_eager_release(a);
     tf_eager_release(b);
     tf_eager_release(p);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static tf_status call_clamp(tf_session *s, tf_eager *const *xs, size_t n, void *user,
@@ -1089,17 +954,17 @@ static void test_clamp_gradcheck(void **state)
 {
     (void)state;
     unsigned seed = 8;
-    static const spec cases[][3] = {
-        {{2, {2, 3}, PLAIN}, {0, {0}, PLAIN}, {0, {0}, PLAIN}},
-        {{2, {2, 3}, PLAIN}, {1, {3}, PLAIN}, {2, {2, 1}, PLAIN}},
-        {{0, {0}, PLAIN}, {1, {4}, PLAIN}, {0, {0}, PLAIN}},
-        {{2, {2, 3}, TRANSPOSED}, {2, {2, 3}, REVERSED}, {1, {3}, PLAIN}},
-        {{3, {2, 2, 3}, SLICED}, {1, {3}, PLAIN}, {0, {0}, PLAIN}},
+    static const gc_spec cases[][3] = {
+        {{2, {2, 3}, GC_PLAIN}, {0, {0}, GC_PLAIN}, {0, {0}, GC_PLAIN}},
+        {{2, {2, 3}, GC_PLAIN}, {1, {3}, GC_PLAIN}, {2, {2, 1}, GC_PLAIN}},
+        {{0, {0}, GC_PLAIN}, {1, {4}, GC_PLAIN}, {0, {0}, GC_PLAIN}},
+        {{2, {2, 3}, GC_TRANSPOSED}, {2, {2, 3}, GC_REVERSED}, {1, {3}, GC_PLAIN}},
+        {{3, {2, 2, 3}, GC_SLICED}, {1, {3}, GC_PLAIN}, {0, {0}, GC_PLAIN}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tf_tensor *in[3] = {make_input(&cases[i][0], -2, 2, &seed),
-                            make_input(&cases[i][1], -1, -0.3, &seed),
-                            make_input(&cases[i][2], 0.3, 1, &seed)};
+        tf_tensor *in[3] = {gc_random_view(&cases[i][0], -2, 2, &seed),
+                            gc_random_view(&cases[i][1], -1, -0.3, &seed),
+                            gc_random_view(&cases[i][2], 0.3, 1, &seed)};
         char what[64];
         snprintf(what, sizeof what, "clamp, case %zu", i);
         gc_check(what, g_cpu, call_clamp, NULL, in, 3, NULL);
@@ -1112,19 +977,19 @@ static void test_clamp_gradcheck(void **state)
 static void test_clamp_routing(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {5};
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){-3, -1, 0, 1, 3}, 5);
-    tf_eager *lo = f64(f.rt, 1, 0, NULL, (double[]){-1}, 1);
-    tf_eager *hi = f64(f.rt, 1, 0, NULL, (double[]){1}, 1), *z = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){-3, -1, 0, 1, 3}, 5);
+    tf_eager *lo = tft_f64(f.rt, 1, 0, NULL, (double[]){-1}, 1);
+    tf_eager *hi = tft_f64(f.rt, 1, 0, NULL, (double[]){1}, 1), *z = NULL;
     TF_ASSERT_OK(tf_session_clamp(f.s, x, lo, hi, &z));
     expect_exact(z, TF_F64, (double[]){-1, -1, 0, 1, 1}, 5);
     tf_eager *l = sum_all(f.s, z);
-    tf_eager *gx = grad_of(f.rt, l, x), *gl = grad_of(f.rt, l, lo), *gh = grad_of(f.rt, l, hi);
+    tf_eager *gx = tft_grad(f.rt, l, x), *gl = tft_grad(f.rt, l, lo), *gh = tft_grad(f.rt, l, hi);
     expect_exact(gx, TF_F64, (double[]){0, 1, 1, 1, 0}, 5); /* x = lo and x = hi are ties */
     expect_exact(gl, TF_F64, (double[]){1}, 1);
     expect_exact(gh, TF_F64, (double[]){1}, 1);
-    tf_eager *t = f64(f.rt, 0, 1, sh, (double[]){1, 2, 3, 4, 5}, 5), *j = NULL;
+    tf_eager *t = tft_f64(f.rt, 0, 1, sh, (double[]){1, 2, 3, 4, 5}, 5), *j = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, x, t, &j));
     expect_exact(j, TF_F64, (double[]){0, 2, 3, 4, 0}, 5);
     tf_eager_release(j);
@@ -1137,7 +1002,7 @@ static void test_clamp_routing(void **state)
     tf_eager_release(x);
     tf_eager_release(lo);
     tf_eager_release(hi);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -1172,10 +1037,11 @@ static void test_convert_gradcheck(void **state)
 {
     (void)state;
     unsigned seed = 13;
-    static const spec sp[] = {{0, {0}, PLAIN}, {2, {2, 3}, TRANSPOSED}, {1, {5}, PLAIN}};
+    static const gc_spec sp[] = {
+        {0, {0}, GC_PLAIN}, {2, {2, 3}, GC_TRANSPOSED}, {1, {5}, GC_PLAIN}};
     for (int checked = 0; checked < 2; checked++) {
         for (size_t i = 0; i < 3; i++) {
-            tf_tensor *x = make_input(&sp[i], -2, 2, &seed);
+            tf_tensor *x = gc_random_view(&sp[i], -2, 2, &seed);
             conv_case same = {checked, TF_F64}, narrow = {checked, TF_F32};
             gc_check(checked ? "convert f64" : "cast f64", g_cpu, call_convert, &same, &x, 1, NULL);
             /* through f32: rounding of ~1e-7 limits what differences can see */
@@ -1190,15 +1056,15 @@ static void test_convert_gradcheck(void **state)
 static void test_convert_derivatives(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {3};
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){1.5, -2, 0.25}, 3), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){1.5, -2, 0.25}, 3), *y = NULL;
     TF_ASSERT_OK(tf_session_convert(f.s, x, TF_F32, &y));
     expect_exact(y, TF_F32, (double[]){1.5, -2, 0.25}, 3);
     assert_true(tf_eager_tracks_grad(y));
     tf_eager *y2 = NULL;
     TF_ASSERT_OK(tf_session_mul(f.s, y, y, &y2));
-    tf_eager *l = sum_all(f.s, y2), *g = grad_of(f.rt, l, x);
+    tf_eager *l = sum_all(f.s, y2), *g = tft_grad(f.rt, l, x);
     /* the cotangent comes back in the input's dtype */
     expect_exact(g, TF_F64, (double[]){3, -4, 0.5}, 3);
     tf_eager_release(g);
@@ -1212,7 +1078,7 @@ static void test_convert_derivatives(void **state)
     assert_true(v[0] == 3 && v[1] == -4 && v[2] == 0.5);
     tf_tensor_release(slot);
     /* forward mode: an f64 tangent becomes an f32 one */
-    tf_eager *t = f64(f.rt, 0, 1, sh, (double[]){1, 2, 3}, 3), *j = NULL;
+    tf_eager *t = tft_f64(f.rt, 0, 1, sh, (double[]){1, 2, 3}, 3), *j = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, y, x, t, &j));
     expect_exact(j, TF_F32, (double[]){1, 2, 3}, 3);
     tf_eager_release(j);
@@ -1235,22 +1101,22 @@ static void test_convert_derivatives(void **state)
     tf_eager_release(back);
     tf_eager_release(i);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Integer data converted to float carries no derivative and tracks nothing. */
 static void test_int_to_float_untracked(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t sh[] = {3};
-    tf_eager *i = typed(f.rt, TF_I32, 1, sh, (int32_t[]){1, -2, 7}, 3), *c = NULL;
+    tf_eager *i = tft_constant(f.rt, TF_I32, 1, sh, (int32_t[]){1, -2, 7}, 3), *c = NULL;
     TF_ASSERT_OK(tf_session_convert(f.s, i, TF_F64, &c));
     expect_exact(c, TF_F64, (double[]){1, -2, 7}, 3);
     assert_false(tf_eager_tracks_grad(c));
-    tf_eager *x = f64(f.rt, 1, 1, sh, (double[]){2, 3, 4}, 3), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){2, 3, 4}, 3), *y = NULL;
     TF_ASSERT_OK(tf_session_mul(f.s, x, c, &y));
-    tf_eager *l = sum_all(f.s, y), *g = grad_of(f.rt, l, x);
+    tf_eager *l = sum_all(f.s, y), *g = tft_grad(f.rt, l, x);
     expect_exact(g, TF_F64, (double[]){1, -2, 7}, 3);
     tf_eager_release(g);
     /* the integer input was never recorded: it is not a differentiation target */
@@ -1259,7 +1125,7 @@ static void test_int_to_float_untracked(void **state)
     assert_null(g);
     /* lossy casts: truncation toward zero, saturation; checked convert refuses */
     const int64_t s4[] = {4};
-    tf_eager *big = f64(f.rt, 0, 1, s4, (double[]){2.9, -2.9, 1e20, NAN}, 4), *r = NULL;
+    tf_eager *big = tft_f64(f.rt, 0, 1, s4, (double[]){2.9, -2.9, 1e20, NAN}, 4), *r = NULL;
     TF_ASSERT_OK(tf_session_cast(f.s, big, TF_I32, &r));
     expect_exact(r, TF_I32, (double[]){2, -2, INT32_MAX, 0}, 4);
     tf_eager_release(r);
@@ -1272,7 +1138,7 @@ static void test_int_to_float_untracked(void **state)
     tf_eager_release(x);
     tf_eager_release(c);
     tf_eager_release(i);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 int main(void)
@@ -1290,5 +1156,5 @@ int main(void)
         cmocka_unit_test(test_clamp_routing),       cmocka_unit_test(test_convert_gradcheck),
         cmocka_unit_test(test_convert_derivatives), cmocka_unit_test(test_int_to_float_untracked),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -17,49 +17,12 @@
 
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
 /* ===================================================================== */
-
-/* What an error must leave in *out. */
-static int g_sentinel_storage;
-#define SENTINEL ((tf_eager *)(void *)&g_sentinel_storage)
-
-static tf_tensor *host(tf_dtype dtype, size_t rank, const int64_t *shape, const void *data,
-                       size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(dtype, rank, shape, data, n, &t));
-    return t;
-}
-
-static tf_eager *constant(tf_runtime *rt, tf_dtype dtype, size_t rank, const int64_t *shape,
-                          const void *data, size_t n)
-{
-    tf_tensor *t = host(dtype, rank, shape, data, n);
-    tf_eager *x = NULL;
-    TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
 
 /* x(i0, i1, ...) = its column-major position, as f64. */
 static tf_eager *counting(tf_runtime *rt, size_t rank, const int64_t *shape)
@@ -70,7 +33,7 @@ static tf_eager *counting(tf_runtime *rt, size_t rank, const int64_t *shape)
     double *v = malloc((n ? n : 1) * sizeof *v);
     for (size_t i = 0; i < n; i++)
         v[i] = (double)i;
-    tf_eager *x = constant(rt, TF_F64, rank, shape, v, n);
+    tf_eager *x = tft_constant(rt, TF_F64, rank, shape, v, n);
     free(v);
     return x;
 }
@@ -78,62 +41,8 @@ static tf_eager *counting(tf_runtime *rt, size_t rank, const int64_t *shape)
 static tf_eager *i64_vec(tf_runtime *rt, size_t n, const int64_t *v)
 {
     int64_t shape[1] = {(int64_t)n};
-    return constant(rt, TF_I64, 1, shape, v, n);
+    return tft_constant(rt, TF_I64, 1, shape, v, n);
 }
-
-/* Asserts x's shape and (f64 or i32) values exactly. */
-static void expect(const tf_eager *x, size_t rank, const int64_t *shape, const double *want,
-                   size_t n)
-{
-    assert_non_null(x);
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_rank(t), rank);
-    for (size_t d = 0; d < rank; d++)
-        assert_int_equal(tf_tensor_shape(t)[d], shape[d]);
-    assert_int_equal(tf_tensor_numel(t), n);
-    double got[128];
-    assert_true(n <= 128);
-    if (tf_tensor_dtype(t) == TF_I32) {
-        int32_t b[128];
-        TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_I32, b, n));
-        for (size_t i = 0; i < n; i++)
-            got[i] = b[i];
-    } else if (n) {
-        TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, got, n));
-    }
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i])
-            fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
-}
-
-typedef struct env {
-    tf_runtime *rt;
-    tf_session *s;
-} env;
-
-static env env_begin(void)
-{
-    env e;
-    TF_ASSERT_OK(tf_runtime_create(&e.rt));
-    TF_ASSERT_OK(tf_session_begin(e.rt, g_cpu, &e.s));
-    return e;
-}
-
-static void env_end(env *e)
-{
-    tf_session_end(e->s);
-    tf_runtime_release(e->rt);
-}
-
-/* Asserts a failed call: its status, the argument named, *out untouched. */
-#define EXPECT_FAIL(call, status, arg, out)                                \
-    do {                                                                   \
-        (out) = SENTINEL;                                                  \
-        TF_ASSERT_STATUS(call, status);                                    \
-        assert_ptr_equal((out), SENTINEL);                                 \
-        if ((arg) != NULL)                                                 \
-            assert_string_equal(tf_error_argument(), (const char *)(arg)); \
-    } while (0)
 
 /* Host inputs for gc_check. */
 static tf_tensor *rnd(size_t rank, const int64_t *shape, unsigned *seed)
@@ -171,40 +80,10 @@ static void check(const char *what, gc_fn fn, void *user, tf_tensor **xs, size_t
 
 /* ---- second derivatives ---- */
 
-typedef struct order2 {
-    gc_fn inner;
-    void *user;
-} order2;
-
-/*
- * The gradient of sum(sin(inner(xs))) with respect to xs[0], taken inside
- * the checked function (under trace capture, so that it also works on the
- * untracked constants of the finite-difference side). Checking it
- * differentiates the inner op's rules.
- */
-static tf_status second_order(tf_session *s, tf_eager *const *xs, size_t n, void *user,
-                              tf_eager **out)
-{
-    const order2 *o = user;
-    tf_runtime *rt = tf_session_runtime(s);
-    tf_scope scope;
-    TF_ASSERT_OK(tf_runtime_capture_trace(rt, &scope));
-    tf_eager *y = NULL, *sy = NULL, *loss = NULL;
-    TF_ASSERT_OK(o->inner(s, xs, n, o->user, &y));
-    TF_ASSERT_OK(tf_session_sin(s, y, &sy));
-    TF_ASSERT_OK(tf_session_reduce_sum(s, sy, NULL, 0, &loss));
-    tf_status st = tf_runtime_grad(rt, tf_session_engine(s), loss, xs[0], out);
-    tf_scope_end(&scope);
-    tf_eager_release(y);
-    tf_eager_release(sy);
-    tf_eager_release(loss);
-    return st;
-}
-
 static void check2(const char *what, gc_fn fn, void *user, tf_tensor **xs, size_t n)
 {
-    order2 o = {fn, user};
-    check(what, second_order, &o, xs, n);
+    gc_order2 o = {fn, user};
+    check(what, gc_second_order, &o, xs, n);
 }
 
 /* An index tensor of the session's runtime from a host tensor. */
@@ -222,7 +101,7 @@ static tf_eager *index_in(tf_session *s, tf_tensor *host_index)
 static void slice_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t shape[2] = {3, 4};
     tf_eager *x = counting(e.rt, 2, shape), *y = NULL;
     int64_t start[2] = {1, 0}, limit[2] = {3, 4}, stride[2] = {1, 2};
@@ -230,7 +109,7 @@ static void slice_values(void **state)
     /* rows 1..2, columns 0 and 2 of x(i, j) = i + 3j */
     int64_t want_shape[2] = {2, 2};
     double want[4] = {1, 2, 7, 8};
-    expect(y, 2, want_shape, want, 4);
+    tft_expect_shaped(y, 2, want_shape, want, 4);
     assert_true(tf_tensor_shares_storage(tf_eager_value(x), tf_eager_value(y)));
     tf_eager_release(y);
 
@@ -238,18 +117,18 @@ static void slice_values(void **state)
     int64_t s2[2] = {0, 2}, l2[2] = {3, 2}, st2[2] = {2, 3};
     TF_ASSERT_OK(tf_session_slice(e.s, x, s2, l2, st2, &y));
     int64_t empty_shape[2] = {2, 0};
-    expect(y, 2, empty_shape, NULL, 0);
+    tft_expect_shaped(y, 2, empty_shape, NULL, 0);
     tf_eager_release(y);
 
     /* rank 0: the identity */
     double one = 5;
-    tf_eager *sc = constant(e.rt, TF_F64, 0, NULL, &one, 1);
+    tf_eager *sc = tft_constant(e.rt, TF_F64, 0, NULL, &one, 1);
     TF_ASSERT_OK(tf_session_slice(e.s, sc, NULL, NULL, NULL, &y));
-    expect(y, 0, NULL, &one, 1);
+    tft_expect_shaped(y, 0, NULL, &one, 1);
     tf_eager_release(y);
     tf_eager_release(sc);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct slice_args {
@@ -288,37 +167,41 @@ static void slice_grad(void **state)
 static void slice_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t shape[2] = {3, 4};
     tf_eager *x = counting(e.rt, 2, shape), *y;
     int64_t start[2] = {0, 0}, limit[2] = {3, 4}, stride[2] = {1, 1};
     int64_t bad_stride[2] = {1, 0}, big_limit[2] = {3, 5}, neg_start[2] = {-1, 0};
     int64_t crossed[2] = {2, 0}, crossed_limit[2] = {1, 4};
-    EXPECT_FAIL(tf_session_slice(e.s, x, NULL, limit, stride, &y), TF_ERR_VALIDATION, "start", y);
-    EXPECT_FAIL(tf_session_slice(e.s, x, start, NULL, stride, &y), TF_ERR_VALIDATION, "limit", y);
-    EXPECT_FAIL(tf_session_slice(e.s, x, start, limit, NULL, &y), TF_ERR_VALIDATION, "stride", y);
-    EXPECT_FAIL(tf_session_slice(e.s, x, start, limit, bad_stride, &y), TF_ERR_VALIDATION, "stride",
-                y);
-    EXPECT_FAIL(tf_session_slice(e.s, x, start, big_limit, stride, &y), TF_ERR_OUT_OF_RANGE,
-                "limit", y);
-    EXPECT_FAIL(tf_session_slice(e.s, x, neg_start, limit, stride, &y), TF_ERR_OUT_OF_RANGE,
-                "start", y);
-    EXPECT_FAIL(tf_session_slice(e.s, x, crossed, crossed_limit, stride, &y), TF_ERR_OUT_OF_RANGE,
-                "start", y);
-    EXPECT_FAIL(tf_session_slice(e.s, NULL, start, limit, stride, &y), TF_ERR_VALIDATION, "x", y);
-    EXPECT_FAIL(tf_session_slice(NULL, x, start, limit, stride, &y), TF_ERR_VALIDATION, "session",
-                y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, NULL, limit, stride, &y), TF_ERR_VALIDATION, "start",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, start, NULL, stride, &y), TF_ERR_VALIDATION, "limit",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, start, limit, NULL, &y), TF_ERR_VALIDATION, "stride",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, start, limit, bad_stride, &y), TF_ERR_VALIDATION,
+                    "stride", y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, start, big_limit, stride, &y), TF_ERR_OUT_OF_RANGE,
+                    "limit", y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, neg_start, limit, stride, &y), TF_ERR_OUT_OF_RANGE,
+                    "start", y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, x, crossed, crossed_limit, stride, &y),
+                    TF_ERR_OUT_OF_RANGE, "start", y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, NULL, start, limit, stride, &y), TF_ERR_VALIDATION, "x",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_slice(NULL, x, start, limit, stride, &y), TF_ERR_VALIDATION,
+                    "session", y);
     TF_ASSERT_STATUS(tf_session_slice(e.s, x, start, limit, stride, NULL), TF_ERR_VALIDATION);
     /* a tensor of another runtime */
     tf_runtime *other;
     TF_ASSERT_OK(tf_runtime_create(&other));
     tf_eager *z = counting(other, 2, shape);
-    EXPECT_FAIL(tf_session_slice(e.s, z, start, limit, stride, &y), TF_ERR_CONTEXT_MISMATCH, "x",
-                y);
+    TFT_EXPECT_FAIL(tf_session_slice(e.s, z, start, limit, stride, &y), TF_ERR_CONTEXT_MISMATCH,
+                    "x", y);
     tf_eager_release(z);
     tf_runtime_release(other);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -328,10 +211,11 @@ static void slice_errors(void **state)
 static void pad_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     double v3[3] = {1, 2, 3}, v5[5] = {1, 2, 3, 4, 5};
     int64_t s3[1] = {3}, s5[1] = {5};
-    tf_eager *x3 = constant(e.rt, TF_F64, 1, s3, v3, 3), *x5 = constant(e.rt, TF_F64, 1, s5, v5, 5);
+    tf_eager *x3 = tft_constant(e.rt, TF_F64, 1, s3, v3, 3),
+             *x5 = tft_constant(e.rt, TF_F64, 1, s5, v5, 5);
     tf_eager *y = NULL;
 
     /* OPS.md: [1,2,3], low 1, high 2, interior 1 -> [0,1,0,2,0,3,0,0] */
@@ -339,7 +223,7 @@ static void pad_values(void **state)
     TF_ASSERT_OK(tf_session_pad(e.s, x3, lo, hi, in, 0.0, &y));
     int64_t ws8[1] = {8};
     double w8[8] = {0, 1, 0, 2, 0, 3, 0, 0};
-    expect(y, 1, ws8, w8, 8);
+    tft_expect_shaped(y, 1, ws8, w8, 8);
     tf_eager_release(y);
 
     /* negative low/high crop */
@@ -347,7 +231,7 @@ static void pad_values(void **state)
     TF_ASSERT_OK(tf_session_pad(e.s, x5, nlo, nhi, zero, 0.0, &y));
     int64_t ws2[1] = {2};
     double w2[2] = {2, 3};
-    expect(y, 1, ws2, w2, 2);
+    tft_expect_shaped(y, 1, ws2, w2, 2);
     tf_eager_release(y);
 
     /* cropping into the interior: [1,0,2,0,3] without its ends */
@@ -355,36 +239,36 @@ static void pad_values(void **state)
     TF_ASSERT_OK(tf_session_pad(e.s, x3, m1, m1, in, 0.0, &y));
     int64_t ws3[1] = {3};
     double w3[3] = {0, 2, 0};
-    expect(y, 1, ws3, w3, 3);
+    tft_expect_shaped(y, 1, ws3, w3, 3);
     tf_eager_release(y);
 
     /* a fill value; 2-D with different pads per axis */
     int64_t s22[2] = {2, 2};
     double v22[4] = {1, 2, 3, 4};
-    tf_eager *x22 = constant(e.rt, TF_F64, 2, s22, v22, 4);
+    tf_eager *x22 = tft_constant(e.rt, TF_F64, 2, s22, v22, 4);
     int64_t lo2[2] = {1, 0}, hi2[2] = {0, 1}, in2[2] = {0, 0};
     TF_ASSERT_OK(tf_session_pad(e.s, x22, lo2, hi2, in2, 7.5, &y));
     int64_t ws33[2] = {3, 3};
     double w33[9] = {7.5, 1, 2, 7.5, 3, 4, 7.5, 7.5, 7.5};
-    expect(y, 2, ws33, w33, 9);
+    tft_expect_shaped(y, 2, ws33, w33, 9);
     tf_eager_release(y);
 
     /* an integer dtype takes the integer value */
     int32_t iv[2] = {1, 2};
     int64_t s2[1] = {2};
-    tf_eager *xi = constant(e.rt, TF_I32, 1, s2, iv, 2);
+    tf_eager *xi = tft_constant(e.rt, TF_I32, 1, s2, iv, 2);
     TF_ASSERT_OK(tf_session_pad(e.s, xi, lo, zero, zero, -3.0, &y));
     assert_int_equal(tf_tensor_dtype(tf_eager_value(y)), TF_I32);
     double wi[3] = {-3, 1, 2};
-    expect(y, 1, ws3, wi, 3);
+    tft_expect_shaped(y, 1, ws3, wi, 3);
     tf_eager_release(y);
 
     /* an empty axis: only the padding */
     int64_t s0[1] = {0};
-    tf_eager *x0 = constant(e.rt, TF_F64, 1, s0, NULL, 0);
+    tf_eager *x0 = tft_constant(e.rt, TF_F64, 1, s0, NULL, 0);
     TF_ASSERT_OK(tf_session_pad(e.s, x0, hi, lo, in, 4.0, &y));
     double w4[3] = {4, 4, 4};
-    expect(y, 1, ws3, w4, 3);
+    tft_expect_shaped(y, 1, ws3, w4, 3);
     tf_eager_release(y);
 
     tf_eager_release(x0);
@@ -392,7 +276,7 @@ static void pad_values(void **state)
     tf_eager_release(x22);
     tf_eager_release(x3);
     tf_eager_release(x5);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct pad_args {
@@ -434,28 +318,33 @@ static void pad_grad(void **state)
 static void pad_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s3[1] = {3};
     tf_eager *x = counting(e.rt, 1, s3), *y;
     int64_t zero[1] = {0}, neg[1] = {-1}, m4[1] = {-4}, m2[1] = {-2}, big[1] = {INT64_MAX};
     int64_t huge_in[1] = {INT64_MAX / 2};
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, zero, neg, 0.0, &y), TF_ERR_VALIDATION, "interior", y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, m4, zero, zero, 0.0, &y), TF_ERR_VALIDATION, "low", y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, m2, m2, zero, 0.0, &y), TF_ERR_VALIDATION, "low", y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, m4, zero, 0.0, &y), TF_ERR_VALIDATION, "high", y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, big, zero, 0.0, &y), TF_ERR_SHAPE_OVERFLOW, NULL, y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, zero, huge_in, 0.0, &y), TF_ERR_SHAPE_OVERFLOW, NULL,
-                y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, NULL, zero, zero, 0.0, &y), TF_ERR_VALIDATION, "low", y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, NULL, zero, 0.0, &y), TF_ERR_VALIDATION, "high", y);
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, zero, NULL, 0.0, &y), TF_ERR_VALIDATION, "interior",
-                y);
-    EXPECT_FAIL(tf_session_pad(e.s, NULL, zero, zero, zero, 0.0, &y), TF_ERR_VALIDATION, "x", y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, zero, neg, 0.0, &y), TF_ERR_VALIDATION, "interior",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, m4, zero, zero, 0.0, &y), TF_ERR_VALIDATION, "low", y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, m2, m2, zero, 0.0, &y), TF_ERR_VALIDATION, "low", y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, m4, zero, 0.0, &y), TF_ERR_VALIDATION, "high", y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, big, zero, 0.0, &y), TF_ERR_SHAPE_OVERFLOW, NULL,
+                    y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, zero, huge_in, 0.0, &y), TF_ERR_SHAPE_OVERFLOW,
+                    NULL, y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, NULL, zero, zero, 0.0, &y), TF_ERR_VALIDATION, "low", y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, NULL, zero, 0.0, &y), TF_ERR_VALIDATION, "high",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, zero, NULL, 0.0, &y), TF_ERR_VALIDATION,
+                    "interior", y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, NULL, zero, zero, zero, 0.0, &y), TF_ERR_VALIDATION, "x",
+                    y);
     /* the extent fits in int64 but its byte size does not */
     int64_t large[1] = {INT64_MAX - 10};
-    EXPECT_FAIL(tf_session_pad(e.s, x, zero, large, zero, 0.0, &y), TF_ERR_SHAPE_OVERFLOW, NULL, y);
+    TFT_EXPECT_FAIL(tf_session_pad(e.s, x, zero, large, zero, 0.0, &y), TF_ERR_SHAPE_OVERFLOW, NULL,
+                    y);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -465,35 +354,36 @@ static void pad_errors(void **state)
 static void concatenate_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s21[2] = {2, 1}, s22[2] = {2, 2}, s12[2] = {1, 2};
     double a[2] = {1, 2}, b[4] = {3, 4, 5, 6};
-    tf_eager *xa = constant(e.rt, TF_F64, 2, s21, a, 2), *xb = constant(e.rt, TF_F64, 2, s22, b, 4);
+    tf_eager *xa = tft_constant(e.rt, TF_F64, 2, s21, a, 2),
+             *xb = tft_constant(e.rt, TF_F64, 2, s22, b, 4);
     tf_eager *y = NULL;
     tf_eager *ab[2] = {xa, xb};
     TF_ASSERT_OK(tf_session_concatenate(e.s, ab, 2, -1, &y));
     int64_t w23[2] = {2, 3};
     double want1[6] = {1, 2, 3, 4, 5, 6};
-    expect(y, 2, w23, want1, 6);
+    tft_expect_shaped(y, 2, w23, want1, 6);
     tf_eager_release(y);
 
-    tf_eager *xc = constant(e.rt, TF_F64, 2, s12, a, 2);
+    tf_eager *xc = tft_constant(e.rt, TF_F64, 2, s12, a, 2);
     tf_eager *cb[2] = {xc, xb};
     TF_ASSERT_OK(tf_session_concatenate(e.s, cb, 2, 0, &y));
     int64_t w32[2] = {3, 2};
     double want2[6] = {1, 3, 4, 2, 5, 6};
-    expect(y, 2, w32, want2, 6);
+    tft_expect_shaped(y, 2, w32, want2, 6);
     tf_eager_release(y);
 
     /* one input; the same input twice */
     TF_ASSERT_OK(tf_session_concatenate(e.s, &xb, 1, 1, &y));
-    expect(y, 2, s22, b, 4);
+    tft_expect_shaped(y, 2, s22, b, 4);
     tf_eager_release(y);
     tf_eager *bb[2] = {xb, xb};
     TF_ASSERT_OK(tf_session_concatenate(e.s, bb, 2, 1, &y));
     int64_t w24[2] = {2, 4};
     double want3[8] = {3, 4, 5, 6, 3, 4, 5, 6};
-    expect(y, 2, w24, want3, 8);
+    tft_expect_shaped(y, 2, w24, want3, 8);
     tf_eager_release(y);
 
     /* more inputs than one engine call takes (joined in groups) */
@@ -505,11 +395,11 @@ static void concatenate_values(void **state)
     int64_t s1[1] = {1};
     for (int i = 0; i < N; i++) {
         vals[i] = i;
-        many[i] = constant(e.rt, TF_F64, 1, s1, &vals[i], 1);
+        many[i] = tft_constant(e.rt, TF_F64, 1, s1, &vals[i], 1);
     }
     TF_ASSERT_OK(tf_session_concatenate(e.s, many, N, 0, &y));
     int64_t wn[1] = {N};
-    expect(y, 1, wn, vals, N);
+    tft_expect_shaped(y, 1, wn, vals, N);
     tf_eager_release(y);
     for (int i = 0; i < N; i++)
         tf_eager_release(many[i]);
@@ -517,7 +407,7 @@ static void concatenate_values(void **state)
     tf_eager_release(xa);
     tf_eager_release(xb);
     tf_eager_release(xc);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct concat_args {
@@ -583,30 +473,31 @@ static void concatenate_grad(void **state)
 static void stack_values_and_grad(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s2[1] = {2};
     double a[2] = {1, 2}, b[2] = {3, 4};
-    tf_eager *xa = constant(e.rt, TF_F64, 1, s2, a, 2), *xb = constant(e.rt, TF_F64, 1, s2, b, 2);
+    tf_eager *xa = tft_constant(e.rt, TF_F64, 1, s2, a, 2),
+             *xb = tft_constant(e.rt, TF_F64, 1, s2, b, 2);
     tf_eager *ab[2] = {xa, xb}, *y = NULL;
     int64_t w22[2] = {2, 2};
     TF_ASSERT_OK(tf_session_stack(e.s, ab, 2, 0, &y));
     double want0[4] = {1, 3, 2, 4};
-    expect(y, 2, w22, want0, 4);
+    tft_expect_shaped(y, 2, w22, want0, 4);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_stack(e.s, ab, 2, -1, &y));
     double want1[4] = {1, 2, 3, 4};
-    expect(y, 2, w22, want1, 4);
+    tft_expect_shaped(y, 2, w22, want1, 4);
     tf_eager_release(y);
     double sc = 9;
-    tf_eager *x0 = constant(e.rt, TF_F64, 0, NULL, &sc, 1);
+    tf_eager *x0 = tft_constant(e.rt, TF_F64, 0, NULL, &sc, 1);
     TF_ASSERT_OK(tf_session_stack(e.s, &x0, 1, 0, &y));
     int64_t w1[1] = {1};
-    expect(y, 1, w1, &sc, 1);
+    tft_expect_shaped(y, 1, w1, &sc, 1);
     tf_eager_release(y);
     tf_eager_release(x0);
     tf_eager_release(xa);
     tf_eager_release(xb);
-    env_end(&e);
+    tft_env_end(&e);
 
     unsigned seed = 41;
     int64_t s23[2] = {2, 3};
@@ -621,36 +512,38 @@ static void stack_values_and_grad(void **state)
 static void concatenate_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s23[2] = {2, 3}, s33[2] = {3, 3}, s2[1] = {2};
     float f[6] = {0};
     tf_eager *a = counting(e.rt, 2, s23), *b = counting(e.rt, 2, s33), *c = counting(e.rt, 1, s2);
-    tf_eager *af = constant(e.rt, TF_F32, 2, s23, f, 6), *y;
+    tf_eager *af = tft_constant(e.rt, TF_F32, 2, s23, f, 6), *y;
     tf_eager *ab[2] = {a, b}, *ac[2] = {a, c}, *aaf[2] = {a, af}, *anull[2] = {a, NULL};
-    EXPECT_FAIL(tf_session_concatenate(e.s, ab, 0, 0, &y), TF_ERR_VALIDATION, "n", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, NULL, 2, 0, &y), TF_ERR_VALIDATION, "xs", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, anull, 2, 0, &y), TF_ERR_VALIDATION, "xs[1]", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, aaf, 2, 0, &y), TF_ERR_DTYPE_MISMATCH, "xs", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, ac, 2, 0, &y), TF_ERR_SHAPE_MISMATCH, "xs", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, ab, 2, 1, &y), TF_ERR_SHAPE_MISMATCH, "xs", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, ab, 2, 2, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
-    EXPECT_FAIL(tf_session_concatenate(e.s, ab, 2, -3, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, ab, 0, 0, &y), TF_ERR_VALIDATION, "n", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, NULL, 2, 0, &y), TF_ERR_VALIDATION, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, anull, 2, 0, &y), TF_ERR_VALIDATION, "xs[1]", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, aaf, 2, 0, &y), TF_ERR_DTYPE_MISMATCH, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, ac, 2, 0, &y), TF_ERR_SHAPE_MISMATCH, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, ab, 2, 1, &y), TF_ERR_SHAPE_MISMATCH, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, ab, 2, 2, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, ab, 2, -3, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis",
+                    y);
     tf_runtime *other;
     TF_ASSERT_OK(tf_runtime_create(&other));
     tf_eager *z = counting(other, 2, s23);
     tf_eager *az[2] = {a, z};
-    EXPECT_FAIL(tf_session_concatenate(e.s, az, 2, 0, &y), TF_ERR_CONTEXT_MISMATCH, "xs[1]", y);
-    EXPECT_FAIL(tf_session_stack(e.s, az, 2, 0, &y), TF_ERR_CONTEXT_MISMATCH, "xs[1]", y);
+    TFT_EXPECT_FAIL(tf_session_concatenate(e.s, az, 2, 0, &y), TF_ERR_CONTEXT_MISMATCH, "xs[1]", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, az, 2, 0, &y), TF_ERR_CONTEXT_MISMATCH, "xs[1]", y);
 
-    EXPECT_FAIL(tf_session_stack(e.s, ab, 2, 0, &y), TF_ERR_SHAPE_MISMATCH, "xs", y);
-    EXPECT_FAIL(tf_session_stack(e.s, aaf, 2, 0, &y), TF_ERR_DTYPE_MISMATCH, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, ab, 2, 0, &y), TF_ERR_SHAPE_MISMATCH, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, aaf, 2, 0, &y), TF_ERR_DTYPE_MISMATCH, "xs", y);
     tf_eager *aa[2] = {a, a};
-    EXPECT_FAIL(tf_session_stack(e.s, aa, 2, 3, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
-    EXPECT_FAIL(tf_session_stack(e.s, aa, 2, -4, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
-    EXPECT_FAIL(tf_session_stack(e.s, aa, 0, 0, &y), TF_ERR_VALIDATION, "n", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, aa, 2, 3, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, aa, 2, -4, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, aa, 0, 0, &y), TF_ERR_VALIDATION, "n", y);
     int64_t s8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     tf_eager *r8 = counting(e.rt, 8, s8), *r8s[1] = {r8};
-    EXPECT_FAIL(tf_session_stack(e.s, r8s, 1, 0, &y), TF_ERR_RANK_TOO_LARGE, "xs", y);
+    TFT_EXPECT_FAIL(tf_session_stack(e.s, r8s, 1, 0, &y), TF_ERR_RANK_TOO_LARGE, "xs", y);
     TF_ASSERT_STATUS(tf_session_concatenate(e.s, ab, 2, 0, NULL), TF_ERR_VALIDATION);
     tf_eager_release(r8);
     tf_eager_release(z);
@@ -659,7 +552,7 @@ static void concatenate_errors(void **state)
     tf_eager_release(b);
     tf_eager_release(c);
     tf_eager_release(af);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -669,7 +562,7 @@ static void concatenate_errors(void **state)
 static void gather_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s32[2] = {3, 2};
     tf_eager *x = counting(e.rt, 2, s32), *y = NULL; /* x(i, j) = i + 3j */
     int64_t idx[3] = {2, 0, 2};
@@ -677,39 +570,39 @@ static void gather_values(void **state)
     TF_ASSERT_OK(tf_session_index_select(e.s, x, 0, ix, &y));
     int64_t w32[2] = {3, 2};
     double want[6] = {2, 0, 2, 5, 3, 5};
-    expect(y, 2, w32, want, 6);
+    tft_expect_shaped(y, 2, w32, want, 6);
     tf_eager_release(y);
 
     /* i32 index, negative axis */
     int32_t idx32[2] = {1, 1};
     int64_t s2[1] = {2};
-    tf_eager *ix32 = constant(e.rt, TF_I32, 1, s2, idx32, 2);
+    tf_eager *ix32 = tft_constant(e.rt, TF_I32, 1, s2, idx32, 2);
     TF_ASSERT_OK(tf_session_index_select(e.s, x, -1, ix32, &y));
     double want2[6] = {3, 4, 5, 3, 4, 5};
-    expect(y, 2, w32, want2, 6);
+    tft_expect_shaped(y, 2, w32, want2, 6);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_gather(e.s, x, 1, ix32, TF_GATHER_INDEX_SELECT, &y));
-    expect(y, 2, w32, want2, 6);
+    tft_expect_shaped(y, 2, w32, want2, 6);
     tf_eager_release(y);
 
     /* take_along_axis on x(i, j) = i + 2j, [2,3] */
     int64_t s23[2] = {2, 3}, s22[2] = {2, 2};
     tf_eager *x23 = counting(e.rt, 2, s23);
     int64_t along[4] = {2, 0, 1, 1};
-    tf_eager *ia = constant(e.rt, TF_I64, 2, s22, along, 4);
+    tf_eager *ia = tft_constant(e.rt, TF_I64, 2, s22, along, 4);
     TF_ASSERT_OK(tf_session_take_along_axis(e.s, x23, 1, ia, &y));
     double want3[4] = {4, 1, 2, 3};
-    expect(y, 2, s22, want3, 4);
+    tft_expect_shaped(y, 2, s22, want3, 4);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_gather(e.s, x23, -1, ia, TF_GATHER_ALONG_AXIS, &y));
-    expect(y, 2, s22, want3, 4);
+    tft_expect_shaped(y, 2, s22, want3, 4);
     tf_eager_release(y);
 
     /* an empty index */
     tf_eager *none = i64_vec(e.rt, 0, NULL);
     TF_ASSERT_OK(tf_session_index_select(e.s, x, 0, none, &y));
     int64_t w02[2] = {0, 2};
-    expect(y, 2, w02, NULL, 0);
+    tft_expect_shaped(y, 2, w02, NULL, 0);
     tf_eager_release(y);
 
     tf_eager_release(none);
@@ -718,7 +611,7 @@ static void gather_values(void **state)
     tf_eager_release(ix32);
     tf_eager_release(ix);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct gather_args {
@@ -743,7 +636,7 @@ static tf_tensor *index_host(size_t rank, const int64_t *shape, const int64_t *v
     size_t n = 1;
     for (size_t d = 0; d < rank; d++)
         n *= (size_t)shape[d];
-    return host(TF_I64, rank, shape, v, n);
+    return tft_host(TF_I64, rank, shape, v, n);
 }
 
 static void gather_grad(void **state)
@@ -785,7 +678,7 @@ static void gather_grad(void **state)
 static void gather_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s32[2] = {3, 2}, s22[2] = {2, 2}, s42[2] = {4, 2};
     tf_eager *x = counting(e.rt, 2, s32), *y;
     int64_t good[2] = {0, 1}, high[2] = {0, 3}, neg[2] = {-1, 0};
@@ -793,32 +686,37 @@ static void gather_errors(void **state)
     int64_t s2[1] = {2};
     tf_eager *ig = i64_vec(e.rt, 2, good), *ih = i64_vec(e.rt, 2, high),
              *in = i64_vec(e.rt, 2, neg);
-    tf_eager *ifl = constant(e.rt, TF_F64, 1, s2, fidx, 2);
+    tf_eager *ifl = tft_constant(e.rt, TF_F64, 1, s2, fidx, 2);
     int64_t m4[4] = {0, 0, 0, 0}, m8[8] = {0};
-    tf_eager *i22 = constant(e.rt, TF_I64, 2, s22, m4, 4),
-             *i42 = constant(e.rt, TF_I64, 2, s42, m8, 8);
+    tf_eager *i22 = tft_constant(e.rt, TF_I64, 2, s22, m4, 4),
+             *i42 = tft_constant(e.rt, TF_I64, 2, s42, m8, 8);
 
-    EXPECT_FAIL(tf_session_index_select(e.s, x, 0, ifl, &y), TF_ERR_DTYPE_MISMATCH, "index", y);
-    EXPECT_FAIL(tf_session_index_select(e.s, x, 0, i22, &y), TF_ERR_SHAPE_MISMATCH, "index", y);
-    EXPECT_FAIL(tf_session_index_select(e.s, x, 2, ig, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
-    EXPECT_FAIL(tf_session_index_select(e.s, x, -3, ig, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
-    EXPECT_FAIL(tf_session_index_select(e.s, x, 0, NULL, &y), TF_ERR_VALIDATION, "index", y);
-    EXPECT_FAIL(tf_session_index_select(e.s, NULL, 0, ig, &y), TF_ERR_VALIDATION, "x", y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, 0, ifl, &y), TF_ERR_DTYPE_MISMATCH, "index", y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, 0, i22, &y), TF_ERR_SHAPE_MISMATCH, "index", y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, 2, ig, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, -3, ig, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, 0, NULL, &y), TF_ERR_VALIDATION, "index", y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, NULL, 0, ig, &y), TF_ERR_VALIDATION, "x", y);
     /* index values outside [0, extent): the engine's error */
-    EXPECT_FAIL(tf_session_index_select(e.s, x, 0, ih, &y), TF_ERR_OUT_OF_RANGE, NULL, y);
-    EXPECT_FAIL(tf_session_index_select(e.s, x, 1, in, &y), TF_ERR_OUT_OF_RANGE, NULL, y);
-    EXPECT_FAIL(tf_session_gather(e.s, x, 0, ig, (tf_gather_mode)7, &y), TF_ERR_VALIDATION, "mode",
-                y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, 0, ih, &y), TF_ERR_OUT_OF_RANGE, NULL, y);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, x, 1, in, &y), TF_ERR_OUT_OF_RANGE, NULL, y);
+    TFT_EXPECT_FAIL(tf_session_gather(e.s, x, 0, ig, (tf_gather_mode)7, &y), TF_ERR_VALIDATION,
+                    "mode", y);
     /* take_along_axis: rank and off-axis extents */
-    EXPECT_FAIL(tf_session_take_along_axis(e.s, x, 0, ig, &y), TF_ERR_SHAPE_MISMATCH, "index", y);
-    EXPECT_FAIL(tf_session_take_along_axis(e.s, x, 1, i42, &y), TF_ERR_SHAPE_MISMATCH, "index", y);
+    TFT_EXPECT_FAIL(tf_session_take_along_axis(e.s, x, 0, ig, &y), TF_ERR_SHAPE_MISMATCH, "index",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_take_along_axis(e.s, x, 1, i42, &y), TF_ERR_SHAPE_MISMATCH, "index",
+                    y);
     int64_t bad[4] = {0, 5, 0, 0};
-    tf_eager *ib = constant(e.rt, TF_I64, 2, s22, bad, 4);
-    EXPECT_FAIL(tf_session_take_along_axis(e.s, x, 1, ib, &y), TF_ERR_OUT_OF_RANGE, NULL, y);
+    tf_eager *ib = tft_constant(e.rt, TF_I64, 2, s22, bad, 4);
+    TFT_EXPECT_FAIL(tf_session_take_along_axis(e.s, x, 1, ib, &y), TF_ERR_OUT_OF_RANGE, NULL, y);
     /* a scalar has no axis */
     double one = 1;
-    tf_eager *sc = constant(e.rt, TF_F64, 0, NULL, &one, 1);
-    EXPECT_FAIL(tf_session_index_select(e.s, sc, 0, ig, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
+    tf_eager *sc = tft_constant(e.rt, TF_F64, 0, NULL, &one, 1);
+    TFT_EXPECT_FAIL(tf_session_index_select(e.s, sc, 0, ig, &y), TF_ERR_AXIS_OUT_OF_BOUNDS, "axis",
+                    y);
     tf_eager_release(sc);
     tf_eager_release(ib);
     tf_eager_release(i22);
@@ -828,7 +726,7 @@ static void gather_errors(void **state)
     tf_eager_release(ih);
     tf_eager_release(in);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -838,38 +736,38 @@ static void gather_errors(void **state)
 static void scatter_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s4[1] = {4}, s3[1] = {3};
     double base[4] = {1, 1, 1, 1}, upd[3] = {10, 20, 30};
     int64_t idx[3] = {0, 2, 0};
-    tf_eager *b = constant(e.rt, TF_F64, 1, s4, base, 4),
-             *u = constant(e.rt, TF_F64, 1, s3, upd, 3);
+    tf_eager *b = tft_constant(e.rt, TF_F64, 1, s4, base, 4),
+             *u = tft_constant(e.rt, TF_F64, 1, s3, upd, 3);
     tf_eager *ix = i64_vec(e.rt, 3, idx), *y = NULL;
     TF_ASSERT_OK(tf_session_scatter(e.s, b, 0, ix, u, TF_GATHER_INDEX_SELECT, TF_SCATTER_ADD, &y));
     double add[4] = {41, 1, 21, 1};
-    expect(y, 1, s4, add, 4);
+    tft_expect_shaped(y, 1, s4, add, 4);
     tf_eager_release(y);
     TF_ASSERT_OK(
         tf_session_scatter(e.s, b, 0, ix, u, TF_GATHER_INDEX_SELECT, TF_SCATTER_REPLACE, &y));
     double rep[4] = {30, 1, 20, 1}; /* the last duplicate wins */
-    expect(y, 1, s4, rep, 4);
+    tft_expect_shaped(y, 1, s4, rep, 4);
     tf_eager_release(y);
 
     /* along an axis: base [2,3], index/updates [2,2] on axis 1 */
     int64_t s23[2] = {2, 3}, s22[2] = {2, 2};
     double z6[6] = {0}, u4[4] = {1, 2, 3, 4};
     int64_t along[4] = {2, 1, 2, 0}; /* (0,0)->col 2, (1,0)->1, (0,1)->2, (1,1)->0 */
-    tf_eager *b2 = constant(e.rt, TF_F64, 2, s23, z6, 6),
-             *u2 = constant(e.rt, TF_F64, 2, s22, u4, 4);
-    tf_eager *ia = constant(e.rt, TF_I64, 2, s22, along, 4);
+    tf_eager *b2 = tft_constant(e.rt, TF_F64, 2, s23, z6, 6),
+             *u2 = tft_constant(e.rt, TF_F64, 2, s22, u4, 4);
+    tf_eager *ia = tft_constant(e.rt, TF_I64, 2, s22, along, 4);
     TF_ASSERT_OK(tf_session_scatter(e.s, b2, 1, ia, u2, TF_GATHER_ALONG_AXIS, TF_SCATTER_ADD, &y));
     double add2[6] = {0, 4, 0, 2, 4, 0};
-    expect(y, 2, s23, add2, 6);
+    tft_expect_shaped(y, 2, s23, add2, 6);
     tf_eager_release(y);
     TF_ASSERT_OK(
         tf_session_scatter(e.s, b2, 1, ia, u2, TF_GATHER_ALONG_AXIS, TF_SCATTER_REPLACE, &y));
     double rep2[6] = {0, 4, 0, 2, 3, 0};
-    expect(y, 2, s23, rep2, 6);
+    tft_expect_shaped(y, 2, s23, rep2, 6);
     tf_eager_release(y);
 
     tf_eager_release(ia);
@@ -878,7 +776,7 @@ static void scatter_values(void **state)
     tf_eager_release(ix);
     tf_eager_release(b);
     tf_eager_release(u);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct scatter_args {
@@ -898,7 +796,7 @@ static tf_status scatter_fn(tf_session *s, tf_eager *const *xs, size_t n, void *
     return st;
 }
 
-/* The same with the updates first, so that second_order differentiates them. */
+/* The same with the updates first, so that gc_second_order differentiates them. */
 static tf_status scatter_upd_fn(tf_session *s, tf_eager *const *xs, size_t n, void *user,
                                 tf_eager **out)
 {
@@ -958,11 +856,11 @@ static void scatter_grad(void **state)
 static void scatter_replace_winners(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s4[1] = {4}, s3[1] = {3};
     double base[4] = {1, 2, 3, 4}, upd[3] = {10, 20, 30};
     int64_t idx[3] = {0, 2, 0};
-    tf_tensor *bt = host(TF_F64, 1, s4, base, 4), *ut = host(TF_F64, 1, s3, upd, 3);
+    tf_tensor *bt = tft_host(TF_F64, 1, s4, base, 4), *ut = tft_host(TF_F64, 1, s3, upd, 3);
     tf_eager *b = NULL, *u = NULL, *y = NULL, *loss = NULL, *gb = NULL, *gu = NULL;
     TF_ASSERT_OK(tf_runtime_variable_from(e.rt, bt, &b));
     TF_ASSERT_OK(tf_runtime_variable_from(e.rt, ut, &u));
@@ -973,8 +871,8 @@ static void scatter_replace_winners(void **state)
     TF_ASSERT_OK(tf_runtime_grad(e.rt, g_cpu, loss, b, &gb));
     TF_ASSERT_OK(tf_runtime_grad(e.rt, g_cpu, loss, u, &gu));
     double want_b[4] = {0, 1, 0, 1}, want_u[3] = {0, 1, 1};
-    expect(gb, 1, s4, want_b, 4);
-    expect(gu, 1, s3, want_u, 3);
+    tft_expect_shaped(gb, 1, s4, want_b, 4);
+    tft_expect_shaped(gu, 1, s3, want_u, 3);
     tf_eager_release(gb);
     tf_eager_release(gu);
     tf_eager_release(loss);
@@ -984,44 +882,44 @@ static void scatter_replace_winners(void **state)
     tf_eager_release(u);
     tf_tensor_release(bt);
     tf_tensor_release(ut);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 static void scatter_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s4[1] = {4}, s3[1] = {3}, s2[1] = {2};
     double base[4] = {0}, upd[3] = {0};
     float fu[3] = {0};
     int64_t idx[3] = {0, 1, 2}, bad[3] = {0, 4, 1};
-    tf_eager *b = constant(e.rt, TF_F64, 1, s4, base, 4),
-             *u = constant(e.rt, TF_F64, 1, s3, upd, 3);
-    tf_eager *u2 = constant(e.rt, TF_F64, 1, s2, upd, 2),
-             *uf = constant(e.rt, TF_F32, 1, s3, fu, 3);
+    tf_eager *b = tft_constant(e.rt, TF_F64, 1, s4, base, 4),
+             *u = tft_constant(e.rt, TF_F64, 1, s3, upd, 3);
+    tf_eager *u2 = tft_constant(e.rt, TF_F64, 1, s2, upd, 2),
+             *uf = tft_constant(e.rt, TF_F32, 1, s3, fu, 3);
     tf_eager *ix = i64_vec(e.rt, 3, idx), *ibad = i64_vec(e.rt, 3, bad), *y;
     uint8_t bb[4] = {0}, bu[3] = {1, 1, 1};
-    tf_eager *bbase = constant(e.rt, TF_BOOL, 1, s4, bb, 4),
-             *bupd = constant(e.rt, TF_BOOL, 1, s3, bu, 3);
+    tf_eager *bbase = tft_constant(e.rt, TF_BOOL, 1, s4, bb, 4),
+             *bupd = tft_constant(e.rt, TF_BOOL, 1, s3, bu, 3);
     const tf_gather_mode sel = TF_GATHER_INDEX_SELECT;
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, uf, sel, TF_SCATTER_ADD, &y),
-                TF_ERR_DTYPE_MISMATCH, "updates", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, u2, sel, TF_SCATTER_ADD, &y),
-                TF_ERR_SHAPE_MISMATCH, "updates", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, u, sel, (tf_scatter_combine)5, &y),
-                TF_ERR_VALIDATION, "combine", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 1, ix, u, sel, TF_SCATTER_ADD, &y),
-                TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, u, (tf_gather_mode)3, TF_SCATTER_ADD, &y),
-                TF_ERR_VALIDATION, "mode", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, u, u, sel, TF_SCATTER_ADD, &y), TF_ERR_DTYPE_MISMATCH,
-                "index", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, NULL, sel, TF_SCATTER_ADD, &y), TF_ERR_VALIDATION,
-                "updates", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, bbase, 0, ix, bupd, sel, TF_SCATTER_ADD, &y),
-                TF_ERR_DTYPE_MISMATCH, "base", y);
-    EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ibad, u, sel, TF_SCATTER_REPLACE, &y),
-                TF_ERR_OUT_OF_RANGE, NULL, y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, uf, sel, TF_SCATTER_ADD, &y),
+                    TF_ERR_DTYPE_MISMATCH, "updates", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, u2, sel, TF_SCATTER_ADD, &y),
+                    TF_ERR_SHAPE_MISMATCH, "updates", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, u, sel, (tf_scatter_combine)5, &y),
+                    TF_ERR_VALIDATION, "combine", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 1, ix, u, sel, TF_SCATTER_ADD, &y),
+                    TF_ERR_AXIS_OUT_OF_BOUNDS, "axis", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, u, (tf_gather_mode)3, TF_SCATTER_ADD, &y),
+                    TF_ERR_VALIDATION, "mode", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, u, u, sel, TF_SCATTER_ADD, &y),
+                    TF_ERR_DTYPE_MISMATCH, "index", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ix, NULL, sel, TF_SCATTER_ADD, &y),
+                    TF_ERR_VALIDATION, "updates", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, bbase, 0, ix, bupd, sel, TF_SCATTER_ADD, &y),
+                    TF_ERR_DTYPE_MISMATCH, "base", y);
+    TFT_EXPECT_FAIL(tf_session_scatter(e.s, b, 0, ibad, u, sel, TF_SCATTER_REPLACE, &y),
+                    TF_ERR_OUT_OF_RANGE, NULL, y);
     /* bool REPLACE is fine */
     TF_ASSERT_OK(tf_session_scatter(e.s, bbase, 0, ix, bupd, sel, TF_SCATTER_REPLACE, &y));
     tf_eager_release(y);
@@ -1033,7 +931,7 @@ static void scatter_errors(void **state)
     tf_eager_release(u);
     tf_eager_release(u2);
     tf_eager_release(uf);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -1043,7 +941,7 @@ static void scatter_errors(void **state)
 static void dynamic_slice_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s5[1] = {5};
     tf_eager *x = counting(e.rt, 1, s5), *y = NULL;
     int64_t size3[1] = {3}, at3[1] = {3}, atneg[1] = {-2};
@@ -1051,19 +949,19 @@ static void dynamic_slice_values(void **state)
     double clamped_hi[3] = {2, 3, 4}, clamped_lo[3] = {0, 1, 2}, mid[3] = {1, 2, 3};
     tf_eager *st = i64_vec(e.rt, 1, at3);
     TF_ASSERT_OK(tf_session_dynamic_slice(e.s, x, st, size3, &y));
-    expect(y, 1, w3, clamped_hi, 3);
+    tft_expect_shaped(y, 1, w3, clamped_hi, 3);
     tf_eager_release(y);
     tf_eager_release(st);
     st = i64_vec(e.rt, 1, atneg);
     TF_ASSERT_OK(tf_session_dynamic_slice(e.s, x, st, size3, &y));
-    expect(y, 1, w3, clamped_lo, 3);
+    tft_expect_shaped(y, 1, w3, clamped_lo, 3);
     tf_eager_release(y);
     tf_eager_release(st);
     int32_t at1_32[1] = {1};
     int64_t s1[1] = {1};
-    st = constant(e.rt, TF_I32, 1, s1, at1_32, 1);
+    st = tft_constant(e.rt, TF_I32, 1, s1, at1_32, 1);
     TF_ASSERT_OK(tf_session_dynamic_slice(e.s, x, st, size3, &y));
-    expect(y, 1, w3, mid, 3);
+    tft_expect_shaped(y, 1, w3, mid, 3);
     tf_eager_release(y);
     tf_eager_release(st);
 
@@ -1073,12 +971,12 @@ static void dynamic_slice_values(void **state)
     st = i64_vec(e.rt, 2, at);
     TF_ASSERT_OK(tf_session_dynamic_slice(e.s, x2, st, sz, &y));
     double want[4] = {5, 6, 9, 10};
-    expect(y, 2, sz, want, 4);
+    tft_expect_shaped(y, 2, sz, want, 4);
     tf_eager_release(y);
     tf_eager_release(st);
     tf_eager_release(x2);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct dslice_args {
@@ -1123,26 +1021,29 @@ static void dynamic_slice_grad(void **state)
 static void dynamic_slice_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s43[2] = {4, 3}, s2[1] = {2};
     tf_eager *x = counting(e.rt, 2, s43), *y;
     int64_t at[2] = {0, 0}, at3[3] = {0, 0, 0};
     double fat[2] = {0, 0};
     tf_eager *st = i64_vec(e.rt, 2, at), *st3 = i64_vec(e.rt, 3, at3);
-    tf_eager *stf = constant(e.rt, TF_F64, 1, s2, fat, 2);
+    tf_eager *stf = tft_constant(e.rt, TF_F64, 1, s2, fat, 2);
     int64_t sz[2] = {2, 2}, big[2] = {5, 1}, neg[2] = {1, -1};
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, stf, sz, &y), TF_ERR_DTYPE_MISMATCH, "starts", y);
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st3, sz, &y), TF_ERR_SHAPE_MISMATCH, "starts", y);
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st, big, &y), TF_ERR_SHAPE_MISMATCH, "sizes", y);
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st, neg, &y), TF_ERR_VALIDATION, "sizes", y);
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st, NULL, &y), TF_ERR_VALIDATION, "sizes", y);
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, NULL, sz, &y), TF_ERR_VALIDATION, "starts", y);
-    EXPECT_FAIL(tf_session_dynamic_slice(e.s, NULL, st, sz, &y), TF_ERR_VALIDATION, "x", y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, stf, sz, &y), TF_ERR_DTYPE_MISMATCH, "starts",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st3, sz, &y), TF_ERR_SHAPE_MISMATCH, "starts",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st, big, &y), TF_ERR_SHAPE_MISMATCH, "sizes",
+                    y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st, neg, &y), TF_ERR_VALIDATION, "sizes", y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, st, NULL, &y), TF_ERR_VALIDATION, "sizes", y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, x, NULL, sz, &y), TF_ERR_VALIDATION, "starts", y);
+    TFT_EXPECT_FAIL(tf_session_dynamic_slice(e.s, NULL, st, sz, &y), TF_ERR_VALIDATION, "x", y);
     tf_eager_release(st);
     tf_eager_release(st3);
     tf_eager_release(stf);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -1153,10 +1054,10 @@ static void dynamic_slice_errors(void **state)
 static void backward_through_chain(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s3[1] = {3};
     double v[3] = {1, 2, 3};
-    tf_tensor *t = host(TF_F64, 1, s3, v, 3);
+    tf_tensor *t = tft_host(TF_F64, 1, s3, v, 3);
     tf_eager *x = NULL;
     TF_ASSERT_OK(tf_runtime_variable_from(e.rt, t, &x));
     /* y = sum(pad(concat(x, x[::2]))) with a repeated index_select in between */
@@ -1188,7 +1089,7 @@ static void backward_through_chain(void **state)
     tf_eager_release(ix);
     tf_eager_release(x);
     tf_tensor_release(t);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 int main(void)
@@ -1216,5 +1117,5 @@ int main(void)
         cmocka_unit_test(dynamic_slice_errors),
         cmocka_unit_test(backward_through_chain),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

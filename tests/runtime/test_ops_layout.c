@@ -13,23 +13,8 @@
 
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
@@ -61,94 +46,12 @@ static void expect_close(const tf_eager *x, const double *want, size_t n)
             fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
 }
 
-static void expect_shape(const tf_eager *x, size_t rank, const int64_t *shape)
+/* A random input of the spec's shape in [-2, 2); a view is never contiguous. */
+static tf_tensor *make_input(const gc_spec *sp, unsigned *state)
 {
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_rank(t), rank);
-    for (size_t i = 0; i < rank; i++)
-        assert_int_equal(tf_tensor_shape(t)[i], shape[i]);
-}
-
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
-                     size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
-typedef struct fixture {
-    tf_runtime *rt;
-    tf_session *s;
-} fixture;
-
-static fixture fx_begin(void)
-{
-    fixture f;
-    TF_ASSERT_OK(tf_runtime_create(&f.rt));
-    TF_ASSERT_OK(tf_session_begin(f.rt, g_cpu, &f.s));
-    return f;
-}
-
-static void fx_end(fixture *f)
-{
-    tf_session_end(f->s);
-    tf_runtime_release(f->rt);
-}
-
-enum {
-    PLAIN,
-    TRANSPOSED,
-    REVERSED,
-    SLICED
-};
-
-typedef struct spec {
-    size_t rank;
-    int64_t shape[4];
-    int view;
-} spec;
-
-/* A random host f64 tensor of the spec's shape; views as in
-   test_ops_elementwise.c (transposed last two axes, all axes reversed,
-   every second element of axis 0). */
-static tf_tensor *make_input(const spec *sp, unsigned *state)
-{
-    size_t r = sp->rank;
-    int64_t base[4];
-    for (size_t i = 0; i < r; i++)
-        base[i] = sp->shape[i];
-    if (sp->view == TRANSPOSED) {
-        base[r - 2] = sp->shape[r - 1];
-        base[r - 1] = sp->shape[r - 2];
-    } else if (sp->view == SLICED) {
-        base[0] = 2 * sp->shape[0];
-    }
-    tf_tensor *b = gc_random(r, base, -2, 2, state), *t = NULL;
-    if (sp->view == PLAIN)
-        return b;
-    if (sp->view == TRANSPOSED) {
-        int perm[4] = {0, 1, 2, 3};
-        perm[r - 2] = (int)r - 1;
-        perm[r - 1] = (int)r - 2;
-        TF_ASSERT_OK(tf_tensor_transpose(b, perm, &t));
-    } else if (sp->view == REVERSED) {
-        static const int axes[4] = {0, 1, 2, 3};
-        TF_ASSERT_OK(tf_tensor_reverse(b, r, axes, &t));
-    } else {
-        int64_t start[4] = {1, 0, 0, 0}, limit[4], stride[4] = {2, 1, 1, 1};
-        for (size_t i = 0; i < r; i++)
-            limit[i] = base[i];
-        TF_ASSERT_OK(tf_tensor_slice(b, start, limit, stride, &t));
-    }
-    tf_tensor_release(b);
-    assert_false(tf_tensor_is_contiguous(t));
+    tf_tensor *t = gc_random_view(sp, -2, 2, state);
+    if (sp->view != GC_PLAIN)
+        assert_false(tf_tensor_is_contiguous(t));
     return t;
 }
 
@@ -169,7 +72,7 @@ typedef enum op_kind {
 
 typedef struct op_case {
     op_kind kind;
-    spec in;
+    gc_spec in;
     size_t rank; /* reshape/broadcast target rank */
     int64_t shape[4];
     size_t n_ints;
@@ -228,70 +131,70 @@ static tf_status call_op_grad(tf_session *s, tf_eager *const *xs, size_t n, void
 
 static const op_case k_cases[] = {
     /* reshape (column-major), including views that must be materialised */
-    {RESHAPE, {2, {2, 3}, PLAIN}, 2, {3, 2}, 0, {0}, 0},
-    {RESHAPE, {2, {2, 3}, PLAIN}, 1, {6}, 0, {0}, 0},
-    {RESHAPE, {3, {2, 3, 2}, PLAIN}, 2, {4, 3}, 0, {0}, 0},
-    {RESHAPE, {1, {1}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {RESHAPE, {0, {0}, PLAIN}, 2, {1, 1}, 0, {0}, 0},
-    {RESHAPE, {2, {2, 3}, TRANSPOSED}, 1, {6}, 0, {0}, 0},
-    {RESHAPE, {2, {2, 3}, REVERSED}, 2, {3, 2}, 0, {0}, 0},
-    {RESHAPE, {2, {2, 2}, SLICED}, 1, {4}, 0, {0}, 0},
-    {RESHAPE, {2, {0, 3}, PLAIN}, 2, {3, 0}, 0, {0}, 0},
+    {RESHAPE, {2, {2, 3}, GC_PLAIN}, 2, {3, 2}, 0, {0}, 0},
+    {RESHAPE, {2, {2, 3}, GC_PLAIN}, 1, {6}, 0, {0}, 0},
+    {RESHAPE, {3, {2, 3, 2}, GC_PLAIN}, 2, {4, 3}, 0, {0}, 0},
+    {RESHAPE, {1, {1}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {RESHAPE, {0, {0}, GC_PLAIN}, 2, {1, 1}, 0, {0}, 0},
+    {RESHAPE, {2, {2, 3}, GC_TRANSPOSED}, 1, {6}, 0, {0}, 0},
+    {RESHAPE, {2, {2, 3}, GC_REVERSED}, 2, {3, 2}, 0, {0}, 0},
+    {RESHAPE, {2, {2, 2}, GC_SLICED}, 1, {4}, 0, {0}, 0},
+    {RESHAPE, {2, {0, 3}, GC_PLAIN}, 2, {3, 0}, 0, {0}, 0},
     /* transpose */
-    {TRANSPOSE, {2, {2, 3}, PLAIN}, 0, {0}, 2, {1, 0}, 0},
-    {TRANSPOSE, {3, {2, 3, 2}, PLAIN}, 0, {0}, 3, {2, 0, 1}, 0},
-    {TRANSPOSE, {3, {2, 3, 2}, PLAIN}, 0, {0}, 3, {-1, 0, 1}, 0},
-    {TRANSPOSE, {2, {2, 3}, PLAIN}, 0, {0}, 2, {0, 1}, 0},
-    {TRANSPOSE, {0, {0}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {TRANSPOSE, {2, {2, 3}, TRANSPOSED}, 0, {0}, 2, {1, 0}, 0},
-    {TRANSPOSE, {3, {2, 2, 3}, SLICED}, 0, {0}, 3, {1, 2, 0}, 0},
-    {TRANSPOSE, {2, {0, 3}, PLAIN}, 0, {0}, 2, {1, 0}, 0},
+    {TRANSPOSE, {2, {2, 3}, GC_PLAIN}, 0, {0}, 2, {1, 0}, 0},
+    {TRANSPOSE, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 3, {2, 0, 1}, 0},
+    {TRANSPOSE, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 3, {-1, 0, 1}, 0},
+    {TRANSPOSE, {2, {2, 3}, GC_PLAIN}, 0, {0}, 2, {0, 1}, 0},
+    {TRANSPOSE, {0, {0}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {TRANSPOSE, {2, {2, 3}, GC_TRANSPOSED}, 0, {0}, 2, {1, 0}, 0},
+    {TRANSPOSE, {3, {2, 2, 3}, GC_SLICED}, 0, {0}, 3, {1, 2, 0}, 0},
+    {TRANSPOSE, {2, {0, 3}, GC_PLAIN}, 0, {0}, 2, {1, 0}, 0},
     /* broadcast_in_dim: new axes, stretched axes, rank 0 */
-    {BROADCAST, {1, {3}, PLAIN}, 2, {2, 3}, 1, {1}, 0},
-    {BROADCAST, {2, {2, 1}, PLAIN}, 2, {2, 4}, 2, {0, 1}, 0},
-    {BROADCAST, {0, {0}, PLAIN}, 2, {2, 2}, 0, {0}, 0},
-    {BROADCAST, {1, {3}, PLAIN}, 3, {3, 2, 2}, 1, {0}, 0},
-    {BROADCAST, {1, {1}, PLAIN}, 1, {3}, 1, {0}, 0},
-    {BROADCAST, {2, {2, 3}, TRANSPOSED}, 3, {2, 4, 3}, 2, {0, 2}, 0},
-    {BROADCAST, {2, {2, 3}, REVERSED}, 2, {2, 3}, 2, {0, 1}, 0},
-    {BROADCAST, {1, {3}, PLAIN}, 2, {0, 3}, 1, {1}, 0},
+    {BROADCAST, {1, {3}, GC_PLAIN}, 2, {2, 3}, 1, {1}, 0},
+    {BROADCAST, {2, {2, 1}, GC_PLAIN}, 2, {2, 4}, 2, {0, 1}, 0},
+    {BROADCAST, {0, {0}, GC_PLAIN}, 2, {2, 2}, 0, {0}, 0},
+    {BROADCAST, {1, {3}, GC_PLAIN}, 3, {3, 2, 2}, 1, {0}, 0},
+    {BROADCAST, {1, {1}, GC_PLAIN}, 1, {3}, 1, {0}, 0},
+    {BROADCAST, {2, {2, 3}, GC_TRANSPOSED}, 3, {2, 4, 3}, 2, {0, 2}, 0},
+    {BROADCAST, {2, {2, 3}, GC_REVERSED}, 2, {2, 3}, 2, {0, 1}, 0},
+    {BROADCAST, {1, {3}, GC_PLAIN}, 2, {0, 3}, 1, {1}, 0},
     /* reverse */
-    {REVERSE, {1, {5}, PLAIN}, 0, {0}, 1, {0}, 0},
-    {REVERSE, {2, {2, 3}, PLAIN}, 0, {0}, 2, {0, 1}, 0},
-    {REVERSE, {3, {2, 3, 2}, PLAIN}, 0, {0}, 1, {-1}, 0},
-    {REVERSE, {2, {2, 3}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {REVERSE, {0, {0}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {REVERSE, {2, {2, 3}, TRANSPOSED}, 0, {0}, 1, {1}, 0},
-    {REVERSE, {2, {2, 3}, REVERSED}, 0, {0}, 1, {0}, 0},
+    {REVERSE, {1, {5}, GC_PLAIN}, 0, {0}, 1, {0}, 0},
+    {REVERSE, {2, {2, 3}, GC_PLAIN}, 0, {0}, 2, {0, 1}, 0},
+    {REVERSE, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 1, {-1}, 0},
+    {REVERSE, {2, {2, 3}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {REVERSE, {0, {0}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {REVERSE, {2, {2, 3}, GC_TRANSPOSED}, 0, {0}, 1, {1}, 0},
+    {REVERSE, {2, {2, 3}, GC_REVERSED}, 0, {0}, 1, {0}, 0},
     /* reduce_sum */
-    {SUM, {0, {0}, PLAIN}, 0, {0}, 0, {0}, 1},
-    {SUM, {1, {5}, PLAIN}, 0, {0}, 0, {0}, 1},
-    {SUM, {2, {2, 3}, PLAIN}, 0, {0}, 1, {0}, 0},
-    {SUM, {2, {2, 3}, PLAIN}, 0, {0}, 1, {1}, 0},
-    {SUM, {3, {2, 3, 2}, PLAIN}, 0, {0}, 2, {0, 2}, 0},
-    {SUM, {3, {2, 3, 2}, PLAIN}, 0, {0}, 1, {-1}, 0},
-    {SUM, {2, {2, 3}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {SUM, {2, {2, 3}, TRANSPOSED}, 0, {0}, 1, {1}, 0},
-    {SUM, {2, {2, 2}, SLICED}, 0, {0}, 0, {0}, 1},
-    {SUM, {3, {2, 3, 2}, REVERSED}, 0, {0}, 2, {2, 1}, 0},
-    {SUM, {2, {0, 3}, PLAIN}, 0, {0}, 1, {0}, 0},
-    {SUM, {2, {0, 3}, PLAIN}, 0, {0}, 1, {1}, 0},
+    {SUM, {0, {0}, GC_PLAIN}, 0, {0}, 0, {0}, 1},
+    {SUM, {1, {5}, GC_PLAIN}, 0, {0}, 0, {0}, 1},
+    {SUM, {2, {2, 3}, GC_PLAIN}, 0, {0}, 1, {0}, 0},
+    {SUM, {2, {2, 3}, GC_PLAIN}, 0, {0}, 1, {1}, 0},
+    {SUM, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 2, {0, 2}, 0},
+    {SUM, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 1, {-1}, 0},
+    {SUM, {2, {2, 3}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {SUM, {2, {2, 3}, GC_TRANSPOSED}, 0, {0}, 1, {1}, 0},
+    {SUM, {2, {2, 2}, GC_SLICED}, 0, {0}, 0, {0}, 1},
+    {SUM, {3, {2, 3, 2}, GC_REVERSED}, 0, {0}, 2, {2, 1}, 0},
+    {SUM, {2, {0, 3}, GC_PLAIN}, 0, {0}, 1, {0}, 0},
+    {SUM, {2, {0, 3}, GC_PLAIN}, 0, {0}, 1, {1}, 0},
     /* reduce_mean */
-    {MEAN, {0, {0}, PLAIN}, 0, {0}, 0, {0}, 1},
-    {MEAN, {2, {2, 3}, PLAIN}, 0, {0}, 0, {0}, 1},
-    {MEAN, {2, {2, 3}, PLAIN}, 0, {0}, 1, {1}, 0},
-    {MEAN, {3, {2, 3, 2}, PLAIN}, 0, {0}, 2, {0, -1}, 0},
-    {MEAN, {2, {2, 3}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {MEAN, {2, {2, 3}, TRANSPOSED}, 0, {0}, 1, {0}, 0},
-    {MEAN, {2, {2, 2}, SLICED}, 0, {0}, 1, {1}, 0},
+    {MEAN, {0, {0}, GC_PLAIN}, 0, {0}, 0, {0}, 1},
+    {MEAN, {2, {2, 3}, GC_PLAIN}, 0, {0}, 0, {0}, 1},
+    {MEAN, {2, {2, 3}, GC_PLAIN}, 0, {0}, 1, {1}, 0},
+    {MEAN, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 2, {0, -1}, 0},
+    {MEAN, {2, {2, 3}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {MEAN, {2, {2, 3}, GC_TRANSPOSED}, 0, {0}, 1, {0}, 0},
+    {MEAN, {2, {2, 2}, GC_SLICED}, 0, {0}, 1, {1}, 0},
     /* reduce_sum_squares */
-    {SUMSQ, {0, {0}, PLAIN}, 0, {0}, 0, {0}, 1},
-    {SUMSQ, {2, {2, 3}, PLAIN}, 0, {0}, 0, {0}, 1},
-    {SUMSQ, {2, {2, 3}, PLAIN}, 0, {0}, 1, {0}, 0},
-    {SUMSQ, {3, {2, 3, 2}, PLAIN}, 0, {0}, 2, {1, 2}, 0},
-    {SUMSQ, {2, {2, 3}, REVERSED}, 0, {0}, 1, {-1}, 0},
-    {SUMSQ, {2, {2, 3}, PLAIN}, 0, {0}, 0, {0}, 0},
-    {SUMSQ, {2, {0, 3}, PLAIN}, 0, {0}, 1, {0}, 0},
+    {SUMSQ, {0, {0}, GC_PLAIN}, 0, {0}, 0, {0}, 1},
+    {SUMSQ, {2, {2, 3}, GC_PLAIN}, 0, {0}, 0, {0}, 1},
+    {SUMSQ, {2, {2, 3}, GC_PLAIN}, 0, {0}, 1, {0}, 0},
+    {SUMSQ, {3, {2, 3, 2}, GC_PLAIN}, 0, {0}, 2, {1, 2}, 0},
+    {SUMSQ, {2, {2, 3}, GC_REVERSED}, 0, {0}, 1, {-1}, 0},
+    {SUMSQ, {2, {2, 3}, GC_PLAIN}, 0, {0}, 0, {0}, 0},
+    {SUMSQ, {2, {0, 3}, GC_PLAIN}, 0, {0}, 1, {0}, 0},
 };
 #define N_CASES (sizeof k_cases / sizeof k_cases[0])
 
@@ -361,7 +264,7 @@ static void test_chain_gradcheck(void **state)
 {
     (void)state;
     unsigned seed = 29;
-    static const spec sx = {2, {3, 4}, TRANSPOSED}, sw = {1, {4}, PLAIN};
+    static const gc_spec sx = {2, {3, 4}, GC_TRANSPOSED}, sw = {1, {4}, GC_PLAIN};
     tf_tensor *in[2] = {make_input(&sx, &seed), NULL};
     in[1] = gc_random(sw.rank, sw.shape, -2, 2, &seed);
     gc_check("layout chain", g_cpu, call_chain, NULL, in, 2, NULL);
@@ -379,11 +282,11 @@ static const double k16[] = {1, 2, 3, 4, 5, 6}; /* [[1,3,5],[2,4,6]] column-majo
 static void test_reshape_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 1, 2, k23, k16, 6), *y = NULL, *t = NULL, *z = NULL;
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 1, 2, k23, k16, 6), *y = NULL, *t = NULL, *z = NULL;
     const int64_t s32[] = {3, 2}, s6[] = {6};
     TF_ASSERT_OK(tf_session_reshape(f.s, x, 2, s32, &y));
-    expect_shape(y, 2, s32);
+    tft_expect_shape(y, 2, s32);
     expect_exact(y, k16, 6); /* column-major order is kept */
     assert_true(tf_tensor_shares_storage(tf_eager_value(y), tf_eager_value(x)));
     assert_true(tf_eager_tracks_grad(y));
@@ -396,30 +299,30 @@ static void test_reshape_values(void **state)
     tf_eager_release(z);
     /* rank 0 <-> [1] */
     const int64_t s1[] = {1};
-    tf_eager *c = f64(f.rt, 0, 0, NULL, (double[]){7}, 1);
+    tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){7}, 1);
     TF_ASSERT_OK(tf_session_reshape(f.s, c, 1, s1, &z));
-    expect_shape(z, 1, s1);
+    tft_expect_shape(z, 1, s1);
     expect_exact(z, (double[]){7}, 1);
     tf_eager *back = NULL;
     TF_ASSERT_OK(tf_session_reshape(f.s, z, 0, NULL, &back));
-    expect_shape(back, 0, NULL);
+    tft_expect_shape(back, 0, NULL);
     tf_eager_release(back);
     tf_eager_release(z);
     tf_eager_release(c);
     tf_eager_release(t);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_transpose_reverse_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 0, 2, k23, k16, 6), *y = NULL;
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 0, 2, k23, k16, 6), *y = NULL;
     static const int perm[] = {1, 0}, neg[] = {-1, -2}, a0[] = {0}, a1[] = {-1}, both[] = {0, 1};
     const int64_t s32[] = {3, 2};
     TF_ASSERT_OK(tf_session_transpose(f.s, x, perm, &y));
-    expect_shape(y, 2, s32);
+    tft_expect_shape(y, 2, s32);
     expect_exact(y, (double[]){1, 3, 5, 2, 4, 6}, 6);
     assert_true(tf_tensor_shares_storage(tf_eager_value(y), tf_eager_value(x)));
     tf_eager_release(y);
@@ -427,7 +330,7 @@ static void test_transpose_reverse_values(void **state)
     expect_exact(y, (double[]){1, 3, 5, 2, 4, 6}, 6);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reverse(f.s, x, a0, 1, &y));
-    expect_shape(y, 2, k23);
+    tft_expect_shape(y, 2, k23);
     expect_exact(y, (double[]){2, 1, 4, 3, 6, 5}, 6);
     assert_true(tf_tensor_shares_storage(tf_eager_value(y), tf_eager_value(x)));
     tf_eager_release(y);
@@ -441,60 +344,60 @@ static void test_transpose_reverse_values(void **state)
     expect_exact(y, k16, 6);
     tf_eager_release(y);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_broadcast_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     const int64_t s3[] = {3}, s21[] = {2, 1}, s322[] = {3, 2, 2};
-    tf_eager *v = f64(f.rt, 0, 1, s3, (double[]){10, 20, 30}, 3), *y = NULL;
+    tf_eager *v = tft_f64(f.rt, 0, 1, s3, (double[]){10, 20, 30}, 3), *y = NULL;
     static const int d1[] = {1}, d0[] = {0}, d01[] = {0, 1};
     TF_ASSERT_OK(tf_session_broadcast_in_dim(f.s, v, 2, k23, d1, &y));
-    expect_shape(y, 2, k23);
+    tft_expect_shape(y, 2, k23);
     expect_exact(y, (double[]){10, 10, 20, 20, 30, 30}, 6);
     assert_true(tf_tensor_shares_storage(tf_eager_value(y), tf_eager_value(v)));
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_broadcast_in_dim(f.s, v, 3, s322, d0, &y));
-    expect_shape(y, 3, s322);
+    tft_expect_shape(y, 3, s322);
     expect_exact(y, (double[]){10, 20, 30, 10, 20, 30, 10, 20, 30, 10, 20, 30}, 12);
     tf_eager_release(y);
-    tf_eager *c = f64(f.rt, 0, 2, s21, (double[]){1, 2}, 2);
+    tf_eager *c = tft_f64(f.rt, 0, 2, s21, (double[]){1, 2}, 2);
     TF_ASSERT_OK(tf_session_broadcast_in_dim(f.s, c, 2, k23, d01, &y));
     expect_exact(y, (double[]){1, 2, 1, 2, 1, 2}, 6);
     tf_eager_release(y);
-    tf_eager *sc = f64(f.rt, 0, 0, NULL, (double[]){4}, 1);
+    tf_eager *sc = tft_f64(f.rt, 0, 0, NULL, (double[]){4}, 1);
     TF_ASSERT_OK(tf_session_broadcast_in_dim(f.s, sc, 2, k23, NULL, &y));
     expect_exact(y, (double[]){4, 4, 4, 4, 4, 4}, 6);
     tf_eager_release(y);
     tf_eager_release(sc);
     tf_eager_release(c);
     tf_eager_release(v);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 static void test_reduction_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 0, 2, k23, k16, 6), *y = NULL;
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 0, 2, k23, k16, 6), *y = NULL;
     static const int a0[] = {0}, a1[] = {1}, am1[] = {-1};
     const int64_t s3[] = {3}, s2[] = {2};
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, x, a0, 1, &y));
-    expect_shape(y, 1, s3);
+    tft_expect_shape(y, 1, s3);
     expect_exact(y, (double[]){3, 7, 11}, 3);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, x, am1, 1, &y));
-    expect_shape(y, 1, s2);
+    tft_expect_shape(y, 1, s2);
     expect_exact(y, (double[]){9, 12}, 2);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, x, NULL, 0, &y));
-    expect_shape(y, 0, NULL);
+    tft_expect_shape(y, 0, NULL);
     expect_exact(y, (double[]){21}, 1);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, x, a0, 0, &y)); /* no axes: the identity */
-    expect_shape(y, 2, k23);
+    tft_expect_shape(y, 2, k23);
     expect_exact(y, k16, 6);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reduce_mean(f.s, x, a1, 1, &y));
@@ -510,16 +413,16 @@ static void test_reduction_values(void **state)
     expect_exact(y, (double[]){5, 25, 61}, 3);
     tf_eager_release(y);
     /* rank 0 with all axes */
-    tf_eager *c = f64(f.rt, 0, 0, NULL, (double[]){-3}, 1);
+    tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){-3}, 1);
     TF_ASSERT_OK(tf_session_reduce_sum_squares(f.s, c, NULL, 0, &y));
     expect_exact(y, (double[]){9}, 1);
     tf_eager_release(y);
     tf_eager_release(c);
     /* empty groups: sum 0, mean NaN (0/0) */
     const int64_t s03[] = {0, 3};
-    tf_eager *e = f64(f.rt, 0, 2, s03, NULL, 0);
+    tf_eager *e = tft_f64(f.rt, 0, 2, s03, NULL, 0);
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, e, a0, 1, &y));
-    expect_shape(y, 1, s3);
+    tft_expect_shape(y, 1, s3);
     expect_exact(y, (double[]){0, 0, 0}, 3);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reduce_mean(f.s, e, a0, 1, &y));
@@ -527,11 +430,11 @@ static void test_reduction_values(void **state)
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, e, a1, 1, &y));
     const int64_t s0[] = {0};
-    expect_shape(y, 1, s0);
+    tft_expect_shape(y, 1, s0);
     tf_eager_release(y);
     tf_eager_release(e);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Hand-checked derivatives: broadcast sums back, mean divides, sum of
@@ -539,8 +442,8 @@ static void test_reduction_values(void **state)
 static void test_reduction_derivatives(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
-    tf_eager *x = f64(f.rt, 1, 2, k23, k16, 6), *y = NULL, *l = NULL, *g = NULL;
+    tft_env f = tft_env_begin();
+    tf_eager *x = tft_f64(f.rt, 1, 2, k23, k16, 6), *y = NULL, *l = NULL, *g = NULL;
     static const int a1[] = {1};
     TF_ASSERT_OK(tf_session_reduce_mean(f.s, x, a1, 1, &y));          /* [3, 4] */
     TF_ASSERT_OK(tf_session_reduce_sum_squares(f.s, y, NULL, 0, &l)); /* 25 */
@@ -552,18 +455,18 @@ static void test_reduction_derivatives(void **state)
     tf_eager_release(l);
     tf_eager_release(y);
     /* broadcast of a scalar variable: the gradient is the sum of the cotangent */
-    tf_eager *c = f64(f.rt, 1, 0, NULL, (double[]){2}, 1), *b = NULL, *w = NULL, *p = NULL;
+    tf_eager *c = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1), *b = NULL, *w = NULL, *p = NULL;
     TF_ASSERT_OK(tf_session_broadcast_in_dim(f.s, c, 2, k23, NULL, &b));
-    w = f64(f.rt, 0, 2, k23, k16, 6);
+    w = tft_f64(f.rt, 0, 2, k23, k16, 6);
     TF_ASSERT_OK(tf_session_mul(f.s, b, w, &p));
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, p, NULL, 0, &l));
     TF_ASSERT_OK(tf_runtime_grad(f.rt, g_cpu, l, c, &g));
-    expect_shape(g, 0, NULL);
+    tft_expect_shape(g, 0, NULL);
     expect_exact(g, (double[]){21}, 1);
     tf_eager_release(g);
-    tf_eager *t = f64(f.rt, 0, 0, NULL, (double[]){1}, 1), *j = NULL;
+    tf_eager *t = tft_f64(f.rt, 0, 0, NULL, (double[]){1}, 1), *j = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, p, c, t, &j));
-    expect_shape(j, 2, k23);
+    tft_expect_shape(j, 2, k23);
     expect_exact(j, k16, 6);
     tf_eager_release(j);
     tf_eager_release(t);
@@ -573,7 +476,7 @@ static void test_reduction_derivatives(void **state)
     tf_eager_release(b);
     tf_eager_release(c);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 int main(void)
@@ -588,5 +491,5 @@ int main(void)
         cmocka_unit_test(test_reduction_values),
         cmocka_unit_test(test_reduction_derivatives),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -16,99 +16,12 @@
 
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
 /* ===================================================================== */
-
-typedef struct fixture {
-    tf_runtime *rt;
-    tf_session *s;
-} fixture;
-
-static fixture fx_begin(void)
-{
-    fixture f;
-    TF_ASSERT_OK(tf_runtime_create(&f.rt));
-    TF_ASSERT_OK(tf_session_begin(f.rt, g_cpu, &f.s));
-    return f;
-}
-
-static void fx_end(fixture *f)
-{
-    tf_session_end(f->s);
-    tf_runtime_release(f->rt);
-}
-
-/* An eager tensor of dtype from host data: a variable when `var`, else a constant. */
-static tf_eager *make(tf_runtime *rt, tf_dtype dtype, int var, size_t rank, const int64_t *shape,
-                      const void *data, size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(dtype, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    if (var)
-        TF_ASSERT_OK(tf_runtime_variable_from(rt, t, &x));
-    else
-        TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
-
-static tf_eager *f64(tf_runtime *rt, int var, size_t rank, const int64_t *shape, const double *data,
-                     size_t n)
-{
-    return make(rt, TF_F64, var, rank, shape, data, n);
-}
-
-static void expect_shape(const tf_eager *x, size_t rank, const int64_t *shape)
-{
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_rank(t), rank);
-    for (size_t i = 0; i < rank; i++)
-        assert_int_equal(tf_tensor_shape(t)[i], shape[i]);
-}
-
-/* Asserts x's f64 values equal `want` within rel (exactly for 0, inf and NaN). */
-static void expect_near(const tf_eager *x, const double *want, size_t n, double rel)
-{
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_numel(t), n);
-    double got[64];
-    assert_true(n <= 64);
-    if (n)
-        TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, got, n));
-    for (size_t i = 0; i < n; i++) {
-        double w = want[i], g = got[i];
-        int ok = isnan(w) ? isnan(g) : isinf(w) || w == 0 ? g == w : fabs(g - w) <= rel * fabs(w);
-        if (!ok)
-            fail_msg("element %zu: got %.17g, want %.17g", i, g, w);
-    }
-}
-
-static tf_eager *grad_of(tf_runtime *rt, tf_eager *y, tf_eager *x)
-{
-    tf_eager *g = NULL;
-    TF_ASSERT_OK(tf_runtime_grad(rt, g_cpu, y, x, &g));
-    return g;
-}
 
 static tf_eager *jvp_of(tf_runtime *rt, tf_eager *y, tf_eager *x, tf_eager *t)
 {
@@ -118,13 +31,14 @@ static tf_eager *jvp_of(tf_runtime *rt, tf_eager *y, tf_eager *x, tf_eager *t)
 }
 
 /* sum(y * w) with w a constant of y's shape (w == NULL: plain sum). */
-static tf_eager *weighted_sum(fixture *f, tf_eager *y, const double *w)
+static tf_eager *weighted_sum(tft_env *f, tf_eager *y, const double *w)
 {
     const tf_tensor *v = tf_eager_value(y);
     tf_eager *p = y, *r = NULL;
     tf_eager_retain(y);
     if (w) {
-        tf_eager *we = f64(f->rt, 0, tf_tensor_rank(v), tf_tensor_shape(v), w, tf_tensor_numel(v));
+        tf_eager *we =
+            tft_f64(f->rt, 0, tf_tensor_rank(v), tf_tensor_shape(v), w, tf_tensor_numel(v));
         tf_eager_release(p);
         TF_ASSERT_OK(tf_session_mul(f->s, y, we, &p));
         tf_eager_release(we);
@@ -135,58 +49,6 @@ static tf_eager *weighted_sum(fixture *f, tf_eager *y, const double *w)
 }
 
 /* ---- input shapes for gradient checks ---- */
-
-enum {
-    PLAIN,
-    TRANSPOSED,
-    REVERSED,
-    SLICED
-};
-
-typedef struct spec {
-    size_t rank;
-    int64_t shape[4];
-    int view;
-} spec;
-
-/*
- * A random host f64 tensor of the spec's shape in [lo, hi); the views are
- * not contiguous: TRANSPOSED swaps the last two axes of a base of the
- * swapped shape, REVERSED flips every axis, SLICED takes every second
- * element along axis 0 of a base twice as long.
- */
-static tf_tensor *make_input(const spec *sp, double lo, double hi, unsigned *state)
-{
-    size_t r = sp->rank;
-    int64_t base[4];
-    for (size_t i = 0; i < r; i++)
-        base[i] = sp->shape[i];
-    if (sp->view == TRANSPOSED) {
-        base[r - 2] = sp->shape[r - 1];
-        base[r - 1] = sp->shape[r - 2];
-    } else if (sp->view == SLICED) {
-        base[0] = 2 * sp->shape[0];
-    }
-    tf_tensor *b = gc_random(r, base, lo, hi, state), *t = NULL;
-    int axes[4] = {0, 1, 2, 3};
-    switch (sp->view) {
-    case PLAIN: return b;
-    case TRANSPOSED:
-        axes[r - 2] = (int)r - 1;
-        axes[r - 1] = (int)r - 2;
-        TF_ASSERT_OK(tf_tensor_transpose(b, axes, &t));
-        break;
-    case REVERSED: TF_ASSERT_OK(tf_tensor_reverse(b, r, axes, &t)); break;
-    case SLICED: {
-        int64_t start[4] = {1, 0, 0, 0}, stride[4] = {2, 1, 1, 1};
-        TF_ASSERT_OK(tf_tensor_slice(b, start, base, stride, &t));
-        break;
-    }
-    }
-    tf_tensor_release(b);
-    assert_false(tf_tensor_numel(t) > 1 && tf_tensor_is_contiguous(t));
-    return t;
-}
 
 /* ===================================================================== */
 /* Gradient checks                                                        */
@@ -213,24 +75,24 @@ static const reduce_op k_ops[] = {
 
 /* One reduction case: an input spec and an axis list (all: NULL). */
 typedef struct reduce_case {
-    spec in;
+    gc_spec in;
     int all;
     size_t n_axes;
     int axes[4];
 } reduce_case;
 
 static const reduce_case k_cases[] = {
-    {{0, {0}, PLAIN}, 1, 0, {0}},  /* rank 0, all: unchanged */
-    {{0, {0}, PLAIN}, 0, 0, {0}},  /* rank 0, none */
-    {{1, {5}, PLAIN}, 1, 0, {0}},  /* vector, all */
-    {{1, {7}, PLAIN}, 0, 1, {-1}}, /* odd group, negative axis */
-    {{2, {3, 4}, PLAIN}, 0, 1, {0}},       {{2, {3, 4}, PLAIN}, 0, 1, {1}},
-    {{2, {3, 4}, PLAIN}, 0, 2, {1, 0}}, /* both, listed out of order */
-    {{2, {3, 4}, PLAIN}, 0, 0, {0}},    /* none: the identity */
-    {{3, {2, 3, 4}, PLAIN}, 0, 2, {0, 2}}, {{3, {2, 5, 2}, PLAIN}, 0, 1, {1}},
-    {{3, {3, 2, 3}, PLAIN}, 1, 0, {0}}, /* 18 elements in one group */
-    {{2, {3, 5}, TRANSPOSED}, 0, 1, {1}},  {{2, {4, 3}, REVERSED}, 0, 1, {0}},
-    {{2, {3, 2}, SLICED}, 1, 0, {0}},      {{3, {2, 3, 3}, TRANSPOSED}, 0, 2, {-1, 0}},
+    {{0, {0}, GC_PLAIN}, 1, 0, {0}},  /* rank 0, all: unchanged */
+    {{0, {0}, GC_PLAIN}, 0, 0, {0}},  /* rank 0, none */
+    {{1, {5}, GC_PLAIN}, 1, 0, {0}},  /* vector, all */
+    {{1, {7}, GC_PLAIN}, 0, 1, {-1}}, /* odd group, negative axis */
+    {{2, {3, 4}, GC_PLAIN}, 0, 1, {0}},       {{2, {3, 4}, GC_PLAIN}, 0, 1, {1}},
+    {{2, {3, 4}, GC_PLAIN}, 0, 2, {1, 0}}, /* both, listed out of order */
+    {{2, {3, 4}, GC_PLAIN}, 0, 0, {0}},    /* none: the identity */
+    {{3, {2, 3, 4}, GC_PLAIN}, 0, 2, {0, 2}}, {{3, {2, 5, 2}, GC_PLAIN}, 0, 1, {1}},
+    {{3, {3, 2, 3}, GC_PLAIN}, 1, 0, {0}}, /* 18 elements in one group */
+    {{2, {3, 5}, GC_TRANSPOSED}, 0, 1, {1}},  {{2, {4, 3}, GC_REVERSED}, 0, 1, {0}},
+    {{2, {3, 2}, GC_SLICED}, 1, 0, {0}},      {{3, {2, 3, 3}, GC_TRANSPOSED}, 0, 2, {-1, 0}},
 };
 #define N_CASES (sizeof k_cases / sizeof k_cases[0])
 
@@ -254,7 +116,7 @@ static void test_gradcheck(void **state)
     for (size_t o = 0; o < N_OPS; o++)
         for (size_t i = 0; i < N_CASES; i++) {
             call k = {&k_ops[o], &k_cases[i]};
-            tf_tensor *x = make_input(&k_cases[i].in, k_ops[o].lo, k_ops[o].hi, &seed);
+            tf_tensor *x = gc_random_view(&k_cases[i].in, k_ops[o].lo, k_ops[o].hi, &seed);
             char what[80];
             snprintf(what, sizeof what, "%s, case %zu", k_ops[o].name, i);
             gc_check(what, g_cpu, call_reduce, &k, &x, 1, NULL);
@@ -267,15 +129,15 @@ static void test_gradcheck_zero_size(void **state)
 {
     (void)state;
     static const reduce_case cases[] = {
-        {{2, {0, 3}, PLAIN}, 0, 1, {0}}, /* three empty groups */
-        {{2, {0, 3}, PLAIN}, 0, 1, {1}}, /* no groups */
-        {{2, {0, 3}, PLAIN}, 1, 0, {0}},
+        {{2, {0, 3}, GC_PLAIN}, 0, 1, {0}}, /* three empty groups */
+        {{2, {0, 3}, GC_PLAIN}, 0, 1, {1}}, /* no groups */
+        {{2, {0, 3}, GC_PLAIN}, 1, 0, {0}},
     };
     unsigned seed = 4;
     for (size_t o = 0; o < N_OPS; o++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             call k = {&k_ops[o], &cases[i]};
-            tf_tensor *x = make_input(&cases[i].in, -1, 1, &seed);
+            tf_tensor *x = gc_random_view(&cases[i].in, -1, 1, &seed);
             char what[80];
             snprintf(what, sizeof what, "%s, zero-size case %zu", k_ops[o].name, i);
             /* an empty group's mean is NaN, and log of an empty sum has no
@@ -293,9 +155,9 @@ static void test_prod_group_sizes(void **state)
     (void)state;
     unsigned seed = 8;
     for (int64_t n = 1; n <= 17; n++) {
-        reduce_case c = {{2, {n, 2}, PLAIN}, 0, 1, {0}};
+        reduce_case c = {{2, {n, 2}, GC_PLAIN}, 0, 1, {0}};
         call k = {&k_ops[1], &c};
-        tf_tensor *x = make_input(&c.in, 0.5, 1.5, &seed);
+        tf_tensor *x = gc_random_view(&c.in, 0.5, 1.5, &seed);
         char what[80];
         snprintf(what, sizeof what, "reduce_prod, group of %lld", (long long)n);
         gc_check(what, g_cpu, call_reduce, &k, &x, 1, NULL);
@@ -361,9 +223,9 @@ static void test_second_order(void **state)
     static const double c[] = {1.0, -0.5, 0.25, 0.8, -1.3, 0.6,  0.4, -0.2,
                                0.9, 0.1,  -0.7, 1.2, 0.3,  -0.9, 0.5, 0.7};
     static const reduce_case cases[] = {
-        {{2, {3, 4}, PLAIN}, 0, 1, {0}},
-        {{2, {2, 5}, PLAIN}, 1, 0, {0}},
-        {{3, {2, 3, 2}, PLAIN}, 0, 2, {2, 0}},
+        {{2, {3, 4}, GC_PLAIN}, 0, 1, {0}},
+        {{2, {2, 5}, GC_PLAIN}, 1, 0, {0}},
+        {{3, {2, 3, 2}, GC_PLAIN}, 0, 2, {2, 0}},
     };
     /* the ops with non-zero second derivatives (sum/max/min are piecewise linear) */
     static const size_t ops[] = {1, 4, 5, 6};
@@ -373,7 +235,7 @@ static void test_second_order(void **state)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             call k = {&k_ops[ops[o]], &cases[i]};
             second so = {&k, w, c};
-            tf_tensor *x = make_input(&cases[i].in, 0.5, 1.5, &seed);
+            tf_tensor *x = gc_random_view(&cases[i].in, 0.5, 1.5, &seed);
             char what[80];
             snprintf(what, sizeof what, "grad of %s, case %zu", k_ops[ops[o]].name, i);
             gc_check(what, g_cpu, call_second, &so, &x, 1, &opt);
@@ -389,10 +251,10 @@ static void test_second_order(void **state)
 static void test_values(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t sh[2] = {2, 3};
     static const double d[6] = {1, 2, 3, 4, 5, 6};
-    tf_eager *x = f64(f.rt, 0, 2, sh, d, 6), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 0, 2, sh, d, 6), *y = NULL;
     static const int ax0[1] = {0}, ax1[1] = {1}, axm1[1] = {-1};
     struct {
         reduce_fn fn;
@@ -422,60 +284,61 @@ static void test_values(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TF_ASSERT_OK(cases[i].fn(f.s, x, cases[i].axes, cases[i].n, &y));
         int64_t want_shape[1] = {(int64_t)cases[i].count};
-        expect_shape(y, cases[i].axes ? 1 : 0, want_shape);
-        expect_near(y, cases[i].want, cases[i].count, 1e-15);
+        tft_expect_shape(y, cases[i].axes ? 1 : 0, want_shape);
+        tft_expect_near(y, cases[i].want, cases[i].count, 1e-15);
         tf_eager_release(y);
     }
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* A non-NULL empty axis list is the identity; NULL on rank 0 too. */
 static void test_axes_conventions(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t sh[2] = {2, 3};
     static const double d[6] = {1, -2, 3, 4, -5, 6}, z = 2.5;
     static const int none[1] = {0};
-    tf_eager *x = f64(f.rt, 1, 2, sh, d, 6), *s0 = f64(f.rt, 1, 0, NULL, &z, 1), *y = NULL;
+    tf_eager *x = tft_f64(f.rt, 1, 2, sh, d, 6), *s0 = tft_f64(f.rt, 1, 0, NULL, &z, 1), *y = NULL;
     double ident_sq[6];
     for (int i = 0; i < 6; i++)
         ident_sq[i] = d[i] * d[i];
     for (size_t o = 0; o < N_OPS; o++) {
         TF_ASSERT_OK(k_ops[o].fn(f.s, x, none, 0, &y));
-        expect_shape(y, 2, sh);
-        expect_near(y, o == 5 ? ident_sq : d, 6, 1e-15);
+        tft_expect_shape(y, 2, sh);
+        tft_expect_near(y, o == 5 ? ident_sq : d, 6, 1e-15);
         /* the identity's derivative is one everywhere (sum of squares: 2x) */
-        tf_eager *l = weighted_sum(&f, y, NULL), *g = grad_of(f.rt, l, x);
+        tf_eager *l = weighted_sum(&f, y, NULL), *g = tft_grad(f.rt, l, x);
         double want[6];
         for (int i = 0; i < 6; i++)
             want[i] = o == 5 ? 2 * d[i] : 1.0;
-        expect_near(g, want, 6, 1e-15);
+        tft_expect_near(g, want, 6, 1e-15);
         tf_eager_release(g);
         tf_eager_release(l);
         tf_eager_release(y);
         TF_ASSERT_OK(k_ops[o].fn(f.s, s0, NULL, 0, &y));
-        expect_shape(y, 0, NULL);
+        tft_expect_shape(y, 0, NULL);
         double w0 = o == 5 ? z * z : z;
-        expect_near(y, &w0, 1, 1e-15);
+        tft_expect_near(y, &w0, 1, 1e-15);
         tf_eager_release(y);
     }
     tf_eager_release(s0);
     tf_eager_release(x);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* Integer reductions (no derivatives), f32 as well. */
 static void test_other_dtypes(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t sh[2] = {2, 3};
     static const int32_t di[6] = {1, -2, 3, 4, -5, 6};
     static const float df[6] = {1, 2, 3, 4, 5, 6};
     static const int ax1[1] = {1};
-    tf_eager *xi = make(f.rt, TF_I32, 0, 2, sh, di, 6), *xf = make(f.rt, TF_F32, 1, 2, sh, df, 6);
+    tf_eager *xi = tft_eager(f.rt, TF_I32, 0, 2, sh, di, 6),
+             *xf = tft_eager(f.rt, TF_F32, 1, 2, sh, df, 6);
     tf_eager *y = NULL;
     int32_t got[2];
     TF_ASSERT_OK(tf_session_reduce_prod(f.s, xi, ax1, 1, &y));
@@ -496,7 +359,7 @@ static void test_other_dtypes(void **state)
     assert_true(fabs(v[0] - (5 + log(1 + exp(-2) + exp(-4)))) < 1e-5);
     tf_eager *l = NULL, *g = NULL;
     TF_ASSERT_OK(tf_session_reduce_sum(f.s, y, NULL, 0, &l));
-    g = grad_of(f.rt, l, xf);
+    g = tft_grad(f.rt, l, xf);
     float gv[6];
     TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(g), TF_F32, gv, 6));
     double z0 = 1 + exp(-2) + exp(-4);
@@ -506,7 +369,7 @@ static void test_other_dtypes(void **state)
     tf_eager_release(y);
     tf_eager_release(xi);
     tf_eager_release(xf);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
@@ -514,17 +377,17 @@ static void test_other_dtypes(void **state)
 /* ===================================================================== */
 
 /* Checks d(sum(reduce(x) * cot))/dx == want and jvp along t == want_jvp. */
-static void check_derivs(fixture *f, reduce_fn fn, size_t rank, const int64_t *shape,
+static void check_derivs(tft_env *f, reduce_fn fn, size_t rank, const int64_t *shape,
                          const double *x_data, size_t n, const int *axes, size_t n_axes,
                          const double *cot, const double *want, const double *t,
                          const double *want_jvp, size_t n_out)
 {
-    tf_eager *x = f64(f->rt, 1, rank, shape, x_data, n), *y = NULL;
+    tf_eager *x = tft_f64(f->rt, 1, rank, shape, x_data, n), *y = NULL;
     TF_ASSERT_OK(fn(f->s, x, axes, n_axes, &y));
-    tf_eager *l = weighted_sum(f, y, cot), *g = grad_of(f->rt, l, x);
-    expect_near(g, want, n, 1e-15);
-    tf_eager *te = f64(f->rt, 0, rank, shape, t, n), *j = jvp_of(f->rt, y, x, te);
-    expect_near(j, want_jvp, n_out, 1e-15);
+    tf_eager *l = weighted_sum(f, y, cot), *g = tft_grad(f->rt, l, x);
+    tft_expect_near(g, want, n, 1e-15);
+    tf_eager *te = tft_f64(f->rt, 0, rank, shape, t, n), *j = jvp_of(f->rt, y, x, te);
+    tft_expect_near(j, want_jvp, n_out, 1e-15);
     tf_eager *all[] = {x, y, l, g, te, j};
     for (size_t i = 0; i < 6; i++)
         tf_eager_release(all[i]);
@@ -534,7 +397,7 @@ static void check_derivs(fixture *f, reduce_fn fn, size_t rank, const int64_t *s
 static void test_max_min_ties(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int ax1[1] = {1};
     static const double t4[4] = {1, 2, 4, 8}, t6[6] = {1, 2, 4, 8, 16, 32}, one = 1;
     /* [1, 3, 3, 0]: max 3 twice */
@@ -557,32 +420,32 @@ static void test_max_min_ties(void **state)
                         g6e[6] = {1 / 6.0, 1 / 6.0, 1 / 6.0, 1 / 6.0, 1 / 6.0, 1 / 6.0};
     double j6e = 63 / 6.0;
     check_derivs(&f, tf_session_reduce_max, 2, s6, x6e, 6, NULL, 0, &one, g6e, t6, &j6e, 1);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* A NaN result (max propagates NaN) sends the derivative to the NaN. */
 static void test_max_nan(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t s3[1] = {3};
     static const double x[3] = {1, NAN, 2}, one = 1, g[3] = {0, 1, 0}, t[3] = {1, 2, 4};
     static const double j = 2;
-    tf_eager *xe = f64(f.rt, 1, 1, s3, x, 3), *y = NULL;
+    tf_eager *xe = tft_f64(f.rt, 1, 1, s3, x, 3), *y = NULL;
     TF_ASSERT_OK(tf_session_reduce_max(f.s, xe, NULL, 0, &y));
     double nan_ = NAN;
-    expect_near(y, &nan_, 1, 0);
+    tft_expect_near(y, &nan_, 1, 0);
     tf_eager_release(y);
     tf_eager_release(xe);
     check_derivs(&f, tf_session_reduce_max, 1, s3, x, 3, NULL, 0, &one, g, t, &j, 1);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* prod with zeros: exact first derivatives (no 0/0), per group. */
 static void test_prod_zeros(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const double one = 1;
     static const int64_t s4[1] = {4}, s5[1] = {5};
     static const double t4[4] = {1, 2, 4, 8}, t5[5] = {1, 2, 4, 8, 16};
@@ -605,21 +468,21 @@ static void test_prod_zeros(void **state)
     static const double ge[6] = {0, 10, 0, 0, 0, 0}, te[6] = {1, 2, 4, 8, 16, 32};
     static const double je[2] = {20, 0};
     check_derivs(&f, tf_session_reduce_prod, 2, s32, xe, 6, ax0, 1, cot, ge, te, je, 2);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* H v for prod at x along v: grad of <grad prod(x), v>. */
-static void check_prod_hvp(fixture *f, const double *x_data, const double *v, const double *want,
+static void check_prod_hvp(tft_env *f, const double *x_data, const double *v, const double *want,
                            size_t n)
 {
     int64_t shape[1] = {(int64_t)n};
-    tf_eager *x = f64(f->rt, 1, 1, shape, x_data, n), *y = NULL;
+    tf_eager *x = tft_f64(f->rt, 1, 1, shape, x_data, n), *y = NULL;
     TF_ASSERT_OK(tf_session_reduce_prod(f->s, x, NULL, 0, &y));
-    tf_eager *g = grad_of(f->rt, y, x), *gv = weighted_sum(f, g, v), *h = grad_of(f->rt, gv, x);
-    expect_near(h, want, n, 1e-15);
+    tf_eager *g = tft_grad(f->rt, y, x), *gv = weighted_sum(f, g, v), *h = tft_grad(f->rt, gv, x);
+    tft_expect_near(h, want, n, 1e-15);
     /* forward over reverse gives the same column */
-    tf_eager *ve = f64(f->rt, 0, 1, shape, v, n), *hj = jvp_of(f->rt, g, x, ve);
-    expect_near(hj, want, n, 1e-15);
+    tf_eager *ve = tft_f64(f->rt, 0, 1, shape, v, n), *hj = jvp_of(f->rt, g, x, ve);
+    tft_expect_near(hj, want, n, 1e-15);
     tf_eager *all[] = {x, y, g, gv, h, ve, hj};
     for (size_t i = 0; i < 7; i++)
         tf_eager_release(all[i]);
@@ -629,7 +492,7 @@ static void check_prod_hvp(fixture *f, const double *x_data, const double *v, co
 static void test_prod_zeros_second_order(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     /* one zero, column 1: H e1 = [x2 x3, 0, x0 x3, x0 x2] */
     static const double xb[4] = {2, 0, 3, 4}, e1[4] = {0, 1, 0, 0}, hb[4] = {12, 0, 8, 6};
     check_prod_hvp(&f, xb, e1, hb, 4);
@@ -642,7 +505,7 @@ static void test_prod_zeros_second_order(void **state)
     /* three zeros, group of 5: every second derivative has a zero factor */
     static const double xd[5] = {0, 2, 0, 3, 0}, v5[5] = {1, 1, 1, 1, 1}, hd[5] = {0};
     check_prod_hvp(&f, xd, v5, hd, 5);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /*
@@ -655,7 +518,7 @@ static void test_prod_zeros_gradcheck(void **state)
     static const int64_t sh[2] = {6, 3};
     static const double d[18] = {0.5, -1.2, 0.7,  1.3, -0.9, 1.1, 0.8, 0,    -1.4,
                                  0.6, 1.2,  -0.7, 0,   1.5,  0.9, 0,   -0.6, 1.1};
-    static const reduce_case c = {{2, {6, 3}, PLAIN}, 0, 1, {0}};
+    static const reduce_case c = {{2, {6, 3}, GC_PLAIN}, 0, 1, {0}};
     static const double w[3] = {0.7, -1.1, 0.4};
     static const double cc[18] = {1.0, -0.5, 0.25, 0.8, -1.3, 0.6, 0.4, -0.2, 0.9,
                                   0.1, -0.7, 1.2,  0.3, -0.9, 0.5, 0.7, 1.1,  -0.4};
@@ -673,78 +536,68 @@ static void test_prod_zeros_gradcheck(void **state)
 static void test_logsumexp_stability(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     static const int64_t s2[2] = {2, 4};
     /* columns: (1000, 1000), (-1000, -1000), (-inf, -inf), (inf, 1) */
     static const double x[8] = {1000, 1000, -1000, -1000, -INFINITY, -INFINITY, INFINITY, 1};
     static const int ax0[1] = {0};
     double want[4] = {1000 + log(2.0), -1000 + log(2.0), -INFINITY, INFINITY};
-    tf_eager *xe = f64(f.rt, 1, 2, s2, x, 8), *y = NULL;
+    tf_eager *xe = tft_f64(f.rt, 1, 2, s2, x, 8), *y = NULL;
     TF_ASSERT_OK(tf_session_logsumexp(f.s, xe, ax0, 1, &y));
-    expect_near(y, want, 4, 1e-15);
+    tft_expect_near(y, want, 4, 1e-15);
     tf_eager_release(y);
     /* the gradient of the finite columns is softmax: 1/2 each */
     static const int64_t s22[2] = {2, 2};
-    tf_eager *xf = f64(f.rt, 1, 2, s22, x, 4), *l = NULL;
+    tf_eager *xf = tft_f64(f.rt, 1, 2, s22, x, 4), *l = NULL;
     TF_ASSERT_OK(tf_session_logsumexp(f.s, xf, ax0, 1, &y));
     l = weighted_sum(&f, y, NULL);
-    tf_eager *g = grad_of(f.rt, l, xf);
+    tf_eager *g = tft_grad(f.rt, l, xf);
     static const double half[4] = {0.5, 0.5, 0.5, 0.5};
-    expect_near(g, half, 4, 1e-15);
+    tft_expect_near(g, half, 4, 1e-15);
     tf_eager *all[] = {xe, y, xf, l, g};
     for (size_t i = 0; i < 5; i++)
         tf_eager_release(all[i]);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 /* ===================================================================== */
 /* Errors                                                                 */
 /* ===================================================================== */
 
-static void expect_error(tf_status st, tf_status want, const char *arg, tf_eager *out,
-                         tf_eager *sentinel)
-{
-    if (st != want)
-        fail_msg("got %s, want %s (%s)", tf_status_name(st), tf_status_name(want),
-                 tf_error_message());
-    if (arg)
-        assert_string_equal(tf_error_argument(), arg);
-    assert_ptr_equal(out, sentinel);
-}
-
 static void test_errors(void **state)
 {
     (void)state;
-    fixture f = fx_begin();
+    tft_env f = tft_env_begin();
     tf_runtime *other;
     TF_ASSERT_OK(tf_runtime_create(&other));
     static const int64_t sh[2] = {2, 3};
     static const double d[6] = {1, 2, 3, 4, 5, 6};
     static const int32_t di[6] = {1, 2, 3, 4, 5, 6};
     static const int bad[1] = {2}, neg_bad[1] = {-3}, twice[2] = {1, -1}, ok[1] = {0};
-    tf_eager *x = f64(f.rt, 1, 2, sh, d, 6), *xo = f64(other, 1, 2, sh, d, 6);
-    tf_eager *xi = make(f.rt, TF_I32, 0, 2, sh, di, 6);
+    tf_eager *x = tft_f64(f.rt, 1, 2, sh, d, 6), *xo = tft_f64(other, 1, 2, sh, d, 6);
+    tf_eager *xi = tft_eager(f.rt, TF_I32, 0, 2, sh, di, 6);
     static char sentinel_storage;
     tf_eager *sentinel = (tf_eager *)&sentinel_storage; /* never dereferenced */
     for (size_t o = 0; o < N_OPS; o++) {
         reduce_fn fn = k_ops[o].fn;
         tf_eager *out = sentinel;
-        expect_error(fn(NULL, x, ok, 1, &out), TF_ERR_VALIDATION, "session", out, sentinel);
-        expect_error(fn(f.s, NULL, ok, 1, &out), TF_ERR_VALIDATION, "x", out, sentinel);
-        expect_error(fn(f.s, x, ok, 1, NULL), TF_ERR_VALIDATION, "out", out, sentinel);
-        expect_error(fn(f.s, x, bad, 1, &out), TF_ERR_AXIS_OUT_OF_BOUNDS, "axes", out, sentinel);
-        expect_error(fn(f.s, x, neg_bad, 1, &out), TF_ERR_AXIS_OUT_OF_BOUNDS, "axes", out,
-                     sentinel);
-        expect_error(fn(f.s, x, twice, 2, &out), TF_ERR_VALIDATION, "axes", out, sentinel);
-        expect_error(fn(f.s, xo, ok, 1, &out), TF_ERR_CONTEXT_MISMATCH, "x", out, sentinel);
+        tft_expect_error(fn(NULL, x, ok, 1, &out), TF_ERR_VALIDATION, "session", out, sentinel);
+        tft_expect_error(fn(f.s, NULL, ok, 1, &out), TF_ERR_VALIDATION, "x", out, sentinel);
+        tft_expect_error(fn(f.s, x, ok, 1, NULL), TF_ERR_VALIDATION, "out", out, sentinel);
+        tft_expect_error(fn(f.s, x, bad, 1, &out), TF_ERR_AXIS_OUT_OF_BOUNDS, "axes", out,
+                         sentinel);
+        tft_expect_error(fn(f.s, x, neg_bad, 1, &out), TF_ERR_AXIS_OUT_OF_BOUNDS, "axes", out,
+                         sentinel);
+        tft_expect_error(fn(f.s, x, twice, 2, &out), TF_ERR_VALIDATION, "axes", out, sentinel);
+        tft_expect_error(fn(f.s, xo, ok, 1, &out), TF_ERR_CONTEXT_MISMATCH, "x", out, sentinel);
         if (fn == tf_session_reduce_mean || fn == tf_session_logsumexp)
-            expect_error(fn(f.s, xi, ok, 1, &out), TF_ERR_DTYPE_MISMATCH, "x", out, sentinel);
+            tft_expect_error(fn(f.s, xi, ok, 1, &out), TF_ERR_DTYPE_MISMATCH, "x", out, sentinel);
     }
     tf_eager_release(xi);
     tf_eager_release(xo);
     tf_eager_release(x);
     tf_runtime_release(other);
-    fx_end(&f);
+    tft_env_end(&f);
 }
 
 int main(void)
@@ -765,5 +618,5 @@ int main(void)
         cmocka_unit_test(test_logsumexp_stability),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

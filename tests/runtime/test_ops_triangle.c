@@ -10,60 +10,12 @@
  */
 #include <tenferro/ops.h>
 
+#include "tf_eager_test.h"
 #include "tf_gradcheck.h"
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
 
 /* ===================================================================== */
 /* Helpers                                                                */
 /* ===================================================================== */
-
-static int g_sentinel_storage;
-#define SENTINEL ((tf_eager *)(void *)&g_sentinel_storage)
-
-typedef struct env {
-    tf_runtime *rt;
-    tf_session *s;
-} env;
-
-static env env_begin(void)
-{
-    env e;
-    TF_ASSERT_OK(tf_runtime_create(&e.rt));
-    TF_ASSERT_OK(tf_session_begin(e.rt, g_cpu, &e.s));
-    return e;
-}
-
-static void env_end(env *e)
-{
-    tf_session_end(e->s);
-    tf_runtime_release(e->rt);
-}
-
-static tf_eager *constant(tf_runtime *rt, tf_dtype dtype, size_t rank, const int64_t *shape,
-                          const void *data, size_t n)
-{
-    tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(dtype, rank, shape, data, n, &t));
-    tf_eager *x = NULL;
-    TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &x));
-    tf_tensor_release(t);
-    return x;
-}
 
 /* f64 with values 1, 2, 3, ... in column-major order. */
 static tf_eager *counting(tf_runtime *rt, size_t rank, const int64_t *shape)
@@ -75,42 +27,8 @@ static tf_eager *counting(tf_runtime *rt, size_t rank, const int64_t *shape)
     assert_true(n <= 64);
     for (size_t i = 0; i < n; i++)
         v[i] = (double)(i + 1);
-    return constant(rt, TF_F64, rank, shape, v, n);
+    return tft_constant(rt, TF_F64, rank, shape, v, n);
 }
-
-/* Asserts x's shape and (f64 or i32) values exactly. */
-static void expect(const tf_eager *x, size_t rank, const int64_t *shape, const double *want,
-                   size_t n)
-{
-    assert_non_null(x);
-    const tf_tensor *t = tf_eager_value(x);
-    assert_int_equal(tf_tensor_rank(t), rank);
-    for (size_t d = 0; d < rank; d++)
-        assert_int_equal(tf_tensor_shape(t)[d], shape[d]);
-    assert_int_equal(tf_tensor_numel(t), n);
-    double got[64];
-    assert_true(n <= 64);
-    if (tf_tensor_dtype(t) == TF_I32) {
-        int32_t b[64];
-        TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_I32, b, n));
-        for (size_t i = 0; i < n; i++)
-            got[i] = b[i];
-    } else if (n) {
-        TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, got, n));
-    }
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i])
-            fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
-}
-
-#define EXPECT_FAIL(call, status, arg, out)                                \
-    do {                                                                   \
-        (out) = SENTINEL;                                                  \
-        TF_ASSERT_STATUS(call, status);                                    \
-        assert_ptr_equal((out), SENTINEL);                                 \
-        if ((arg) != NULL)                                                 \
-            assert_string_equal(tf_error_argument(), (const char *)(arg)); \
-    } while (0)
 
 static tf_tensor *rnd(size_t rank, const int64_t *shape, unsigned *seed)
 {
@@ -152,35 +70,10 @@ static void check(const char *what, gc_fn fn, void *user, tf_tensor *x)
     tf_tensor_release(x);
 }
 
-typedef struct order2 {
-    gc_fn inner;
-    void *user;
-} order2;
-
-/* The gradient of sum(sin(inner(x))), taken inside the checked function. */
-static tf_status second_order(tf_session *s, tf_eager *const *xs, size_t n, void *user,
-                              tf_eager **out)
-{
-    const order2 *o = user;
-    tf_runtime *rt = tf_session_runtime(s);
-    tf_scope scope;
-    TF_ASSERT_OK(tf_runtime_capture_trace(rt, &scope));
-    tf_eager *y = NULL, *sy = NULL, *loss = NULL;
-    TF_ASSERT_OK(o->inner(s, xs, n, o->user, &y));
-    TF_ASSERT_OK(tf_session_sin(s, y, &sy));
-    TF_ASSERT_OK(tf_session_reduce_sum(s, sy, NULL, 0, &loss));
-    tf_status st = tf_runtime_grad(rt, tf_session_engine(s), loss, xs[0], out);
-    tf_scope_end(&scope);
-    tf_eager_release(y);
-    tf_eager_release(sy);
-    tf_eager_release(loss);
-    return st;
-}
-
 static void check2(const char *what, gc_fn fn, void *user, tf_tensor *x)
 {
-    order2 o = {fn, user};
-    check(what, second_order, &o, x);
+    gc_order2 o = {fn, user};
+    check(what, gc_second_order, &o, x);
 }
 
 /* ===================================================================== */
@@ -190,35 +83,35 @@ static void check2(const char *what, gc_fn fn, void *user, tf_tensor *x)
 static void triangle_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s34[2] = {3, 4};
     tf_eager *x = counting(e.rt, 2, s34), *y = NULL; /* x(i, j) = 1 + i + 3j */
     TF_ASSERT_OK(tf_session_tril(e.s, x, 0, &y));
     double lower[12] = {1, 2, 3, 0, 5, 6, 0, 0, 9, 0, 0, 0};
-    expect(y, 2, s34, lower, 12);
+    tft_expect_shaped(y, 2, s34, lower, 12);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_tril(e.s, x, -1, &y));
     double strict[12] = {0, 2, 3, 0, 0, 6, 0, 0, 0, 0, 0, 0};
-    expect(y, 2, s34, strict, 12);
+    tft_expect_shaped(y, 2, s34, strict, 12);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_triu(e.s, x, 1, &y));
     double upper1[12] = {0, 0, 0, 4, 0, 0, 7, 8, 0, 10, 11, 12};
-    expect(y, 2, s34, upper1, 12);
+    tft_expect_shaped(y, 2, s34, upper1, 12);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_triu(e.s, x, 0, &y));
     double upper0[12] = {1, 0, 0, 4, 5, 0, 7, 8, 9, 10, 11, 12};
-    expect(y, 2, s34, upper0, 12);
+    tft_expect_shaped(y, 2, s34, upper0, 12);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_triu(e.s, x, -2, &y));
     double upperm2[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-    expect(y, 2, s34, upperm2, 12);
+    tft_expect_shaped(y, 2, s34, upperm2, 12);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_tril(e.s, x, INT64_MAX, &y));
-    expect(y, 2, s34, upperm2, 12);
+    tft_expect_shaped(y, 2, s34, upperm2, 12);
     tf_eager_release(y);
     TF_ASSERT_OK(tf_session_tril(e.s, x, INT64_MIN, &y));
     double zeros[12] = {0};
-    expect(y, 2, s34, zeros, 12);
+    tft_expect_shaped(y, 2, s34, zeros, 12);
     tf_eager_release(y);
     tf_eager_release(x);
 
@@ -227,21 +120,21 @@ static void triangle_values(void **state)
     x = counting(e.rt, 3, s222);
     TF_ASSERT_OK(tf_session_tril(e.s, x, 0, &y));
     double batched[8] = {1, 2, 3, 4, 0, 0, 7, 8}; /* x(b, i, j) = 1 + b + 2i + 4j */
-    expect(y, 3, s222, batched, 8);
+    tft_expect_shaped(y, 3, s222, batched, 8);
     tf_eager_release(y);
     tf_eager_release(x);
 
     /* integers */
     int32_t iv[4] = {1, 2, 3, 4};
     int64_t s22[2] = {2, 2};
-    x = constant(e.rt, TF_I32, 2, s22, iv, 4);
+    x = tft_constant(e.rt, TF_I32, 2, s22, iv, 4);
     TF_ASSERT_OK(tf_session_triu(e.s, x, 0, &y));
     assert_int_equal(tf_tensor_dtype(tf_eager_value(y)), TF_I32);
     double iu[4] = {1, 0, 3, 4};
-    expect(y, 2, s22, iu, 4);
+    tft_expect_shaped(y, 2, s22, iu, 4);
     tf_eager_release(y);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 typedef struct tri_args {
@@ -274,19 +167,19 @@ static void triangle_grad(void **state)
 static void triangle_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s3[1] = {3};
     tf_eager *v = counting(e.rt, 1, s3), *y;
     double one = 1;
-    tf_eager *sc = constant(e.rt, TF_F64, 0, NULL, &one, 1);
-    EXPECT_FAIL(tf_session_tril(e.s, v, 0, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
-    EXPECT_FAIL(tf_session_triu(e.s, sc, 0, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
-    EXPECT_FAIL(tf_session_tril(e.s, NULL, 0, &y), TF_ERR_VALIDATION, "x", y);
-    EXPECT_FAIL(tf_session_triu(NULL, v, 0, &y), TF_ERR_VALIDATION, "session", y);
+    tf_eager *sc = tft_constant(e.rt, TF_F64, 0, NULL, &one, 1);
+    TFT_EXPECT_FAIL(tf_session_tril(e.s, v, 0, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
+    TFT_EXPECT_FAIL(tf_session_triu(e.s, sc, 0, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
+    TFT_EXPECT_FAIL(tf_session_tril(e.s, NULL, 0, &y), TF_ERR_VALIDATION, "x", y);
+    TFT_EXPECT_FAIL(tf_session_triu(NULL, v, 0, &y), TF_ERR_VALIDATION, "session", y);
     TF_ASSERT_STATUS(tf_session_tril(e.s, v, 0, NULL), TF_ERR_VALIDATION);
     tf_eager_release(sc);
     tf_eager_release(v);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 /* ===================================================================== */
@@ -296,19 +189,19 @@ static void triangle_errors(void **state)
 static void diagonal_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s34[2] = {3, 4}, s43[2] = {4, 3}, s3[1] = {3};
     tf_eager *x = counting(e.rt, 2, s34), *y = NULL;
     TF_ASSERT_OK(tf_session_diagonal(e.s, x, &y));
     double d34[3] = {1, 5, 9};
-    expect(y, 1, s3, d34, 3);
+    tft_expect_shaped(y, 1, s3, d34, 3);
     assert_true(tf_tensor_shares_storage(tf_eager_value(x), tf_eager_value(y)));
     tf_eager_release(y);
     tf_eager_release(x);
     x = counting(e.rt, 2, s43);
     TF_ASSERT_OK(tf_session_diagonal(e.s, x, &y));
     double d43[3] = {1, 6, 11};
-    expect(y, 1, s3, d43, 3);
+    tft_expect_shaped(y, 1, s3, d43, 3);
     tf_eager_release(y);
     tf_eager_release(x);
     /* batched [2,2,3]: x(b, i, j) = 1 + b + 2i + 4j; diagonal [2,2] */
@@ -316,21 +209,21 @@ static void diagonal_values(void **state)
     x = counting(e.rt, 3, s223);
     TF_ASSERT_OK(tf_session_diagonal(e.s, x, &y));
     double db[4] = {1, 2, 7, 8};
-    expect(y, 2, s22, db, 4);
+    tft_expect_shaped(y, 2, s22, db, 4);
     tf_eager_release(y);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 static void diag_embed_values(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s3[1] = {3}, s33[2] = {3, 3};
     tf_eager *x = counting(e.rt, 1, s3), *y = NULL;
     TF_ASSERT_OK(tf_session_diag_embed(e.s, x, &y));
     double m[9] = {1, 0, 0, 0, 2, 0, 0, 0, 3};
-    expect(y, 2, s33, m, 9);
+    tft_expect_shaped(y, 2, s33, m, 9);
     tf_eager_release(y);
     tf_eager_release(x);
     /* batched: x [2,2] (batch first, diagonal last) -> [2,2,2], out(b, i, i) = x(b, i) */
@@ -338,24 +231,24 @@ static void diag_embed_values(void **state)
     x = counting(e.rt, 2, s22);
     TF_ASSERT_OK(tf_session_diag_embed(e.s, x, &y));
     double mb[8] = {1, 2, 0, 0, 0, 0, 3, 4};
-    expect(y, 3, s222, mb, 8);
+    tft_expect_shaped(y, 3, s222, mb, 8);
     tf_eager_release(y);
     tf_eager_release(x);
     /* integers, and an empty diagonal */
     int32_t iv[2] = {-1, 7};
     int64_t s2[1] = {2}, s0[1] = {0}, s00[2] = {0, 0};
-    x = constant(e.rt, TF_I32, 1, s2, iv, 2);
+    x = tft_constant(e.rt, TF_I32, 1, s2, iv, 2);
     TF_ASSERT_OK(tf_session_diag_embed(e.s, x, &y));
     double mi[4] = {-1, 0, 0, 7};
-    expect(y, 2, s22, mi, 4);
+    tft_expect_shaped(y, 2, s22, mi, 4);
     tf_eager_release(y);
     tf_eager_release(x);
-    x = constant(e.rt, TF_F64, 1, s0, NULL, 0);
+    x = tft_constant(e.rt, TF_F64, 1, s0, NULL, 0);
     TF_ASSERT_OK(tf_session_diag_embed(e.s, x, &y));
-    expect(y, 2, s00, NULL, 0);
+    tft_expect_shaped(y, 2, s00, NULL, 0);
     tf_eager_release(y);
     tf_eager_release(x);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 static tf_status diagonal_fn(tf_session *s, tf_eager *const *xs, size_t n, void *user,
@@ -395,17 +288,17 @@ static void diag_grad(void **state)
 static void diag_errors(void **state)
 {
     (void)state;
-    env e = env_begin();
+    tft_env e = tft_env_begin();
     int64_t s3[1] = {3}, s8[8] = {1, 1, 1, 1, 1, 1, 1, 2}, s7[7] = {1, 1, 1, 1, 1, 1, 2};
     tf_eager *v = counting(e.rt, 1, s3), *y;
     double one = 1;
-    tf_eager *sc = constant(e.rt, TF_F64, 0, NULL, &one, 1);
-    EXPECT_FAIL(tf_session_diagonal(e.s, v, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
-    EXPECT_FAIL(tf_session_diagonal(e.s, NULL, &y), TF_ERR_VALIDATION, "x", y);
-    EXPECT_FAIL(tf_session_diag_embed(e.s, sc, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
-    EXPECT_FAIL(tf_session_diag_embed(e.s, NULL, &y), TF_ERR_VALIDATION, "x", y);
+    tf_eager *sc = tft_constant(e.rt, TF_F64, 0, NULL, &one, 1);
+    TFT_EXPECT_FAIL(tf_session_diagonal(e.s, v, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
+    TFT_EXPECT_FAIL(tf_session_diagonal(e.s, NULL, &y), TF_ERR_VALIDATION, "x", y);
+    TFT_EXPECT_FAIL(tf_session_diag_embed(e.s, sc, &y), TF_ERR_SHAPE_MISMATCH, "x", y);
+    TFT_EXPECT_FAIL(tf_session_diag_embed(e.s, NULL, &y), TF_ERR_VALIDATION, "x", y);
     tf_eager *r8 = counting(e.rt, 8, s8);
-    EXPECT_FAIL(tf_session_diag_embed(e.s, r8, &y), TF_ERR_RANK_TOO_LARGE, "x", y);
+    TFT_EXPECT_FAIL(tf_session_diag_embed(e.s, r8, &y), TF_ERR_RANK_TOO_LARGE, "x", y);
     /* rank 7 still fits */
     tf_eager *r7 = counting(e.rt, 7, s7);
     TF_ASSERT_OK(tf_session_diag_embed(e.s, r7, &y));
@@ -416,7 +309,7 @@ static void diag_errors(void **state)
     tf_eager_release(r8);
     tf_eager_release(sc);
     tf_eager_release(v);
-    env_end(&e);
+    tft_env_end(&e);
 }
 
 int main(void)
@@ -427,5 +320,5 @@ int main(void)
         cmocka_unit_test(diag_embed_values), cmocka_unit_test(diag_grad),
         cmocka_unit_test(diag_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

@@ -5,22 +5,7 @@
  */
 #include <tenferro/ops.h>
 
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
+#include "tf_eager_test.h"
 
 /* Tensor::from_vec_col_major(shape, data) for f64. */
 static tf_tensor *f64_tensor(size_t rank, const int64_t *shape, const double *data, size_t n)
@@ -552,5 +537,5 @@ int main(void)
         cmocka_unit_test(test_jvp_optional),
         cmocka_unit_test(test_inactive_wrt_errors_name_wrt),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

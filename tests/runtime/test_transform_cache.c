@@ -5,22 +5,7 @@
  */
 #include <tenferro/ops.h>
 
-#include "tf_test.h"
-
-static tf_engine *g_cpu;
-
-static int setup(void **state)
-{
-    (void)state;
-    return tf_engine_open("cpu", 1, &g_cpu) == TF_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tf_engine_destroy(g_cpu);
-    return 0;
-}
+#include "tf_eager_test.h"
 
 /* loss = sum(broadcast_in_dim(x, [2, n], dims {1})^2), backward; returns grad[0] / x[0]. */
 static double run_backward(tf_runtime *rt, int64_t n)
@@ -149,5 +134,5 @@ int main(void)
         cmocka_unit_test(test_shared_through_ad_context),
         cmocka_unit_test(test_shrinking_limit_evicts),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

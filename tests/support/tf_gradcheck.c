@@ -38,6 +38,58 @@ tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, un
     return t;
 }
 
+tf_tensor *gc_random_view(const gc_spec *sp, double lo, double hi, unsigned *state)
+{
+    size_t r = sp->rank;
+    int64_t base[4];
+    for (size_t i = 0; i < r; i++)
+        base[i] = sp->shape[i];
+    if (sp->view == GC_TRANSPOSED) {
+        assert_true(r >= 2);
+        base[r - 2] = sp->shape[r - 1];
+        base[r - 1] = sp->shape[r - 2];
+    } else if (sp->view == GC_SLICED) {
+        base[0] = 2 * sp->shape[0];
+    }
+    tf_tensor *b = gc_random(r, base, lo, hi, state), *t = NULL;
+    int axes[4] = {0, 1, 2, 3};
+    switch (sp->view) {
+    case GC_PLAIN: return b;
+    case GC_TRANSPOSED:
+        axes[r - 2] = (int)r - 1;
+        axes[r - 1] = (int)r - 2;
+        TF_ASSERT_OK(tf_tensor_transpose(b, axes, &t));
+        break;
+    case GC_REVERSED: TF_ASSERT_OK(tf_tensor_reverse(b, r, axes, &t)); break;
+    case GC_SLICED: {
+        int64_t start[4] = {1, 0, 0, 0}, stride[4] = {2, 1, 1, 1};
+        TF_ASSERT_OK(tf_tensor_slice(b, start, base, stride, &t));
+        break;
+    }
+    }
+    tf_tensor_release(b);
+    assert_false(tf_tensor_numel(t) > 1 && tf_tensor_is_contiguous(t));
+    return t;
+}
+
+tf_status gc_second_order(tf_session *s, tf_eager *const *xs, size_t n, void *user, tf_eager **out)
+{
+    const gc_order2 *o = user;
+    tf_runtime *rt = tf_session_runtime(s);
+    tf_scope scope;
+    TF_ASSERT_OK(tf_runtime_capture_trace(rt, &scope));
+    tf_eager *y = NULL, *sy = NULL, *loss = NULL;
+    TF_ASSERT_OK(o->inner(s, xs, n, o->user, &y));
+    TF_ASSERT_OK(tf_session_sin(s, y, &sy));
+    TF_ASSERT_OK(tf_session_reduce_sum(s, sy, NULL, 0, &loss));
+    tf_status st = tf_runtime_grad(rt, tf_session_engine(s), loss, xs[0], out);
+    tf_scope_end(&scope);
+    tf_eager_release(y);
+    tf_eager_release(sy);
+    tf_eager_release(loss);
+    return st;
+}
+
 static double *host_copy(const tf_tensor *t)
 {
     size_t n = tf_tensor_numel(t);

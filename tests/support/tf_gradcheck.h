@@ -37,4 +37,41 @@ void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tens
 /* A host f64 tensor of `shape` with values uniform in [lo, hi) from `*state`. */
 tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, unsigned *state);
 
+/* How gc_random_view lays an input out in memory. */
+typedef enum gc_view {
+    GC_PLAIN,      /* a contiguous tensor */
+    GC_TRANSPOSED, /* the last two axes swapped from a base of the swapped shape (rank >= 2) */
+    GC_REVERSED,   /* every axis flipped */
+    GC_SLICED      /* every second element along axis 0 of a base twice as long (rank >= 1) */
+} gc_view;
+
+/* The shape (rank at most 4) and layout of one input of a gradient check. */
+typedef struct gc_spec {
+    size_t rank;
+    int64_t shape[4];
+    int view; /* a gc_view */
+} gc_spec;
+
+/*
+ * A host f64 tensor of sp's shape with values uniform in [lo, hi) from
+ * `*state`, laid out as sp->view says; a view of more than one element is
+ * asserted not to be contiguous. The caller releases it.
+ */
+tf_tensor *gc_random_view(const gc_spec *sp, double lo, double hi, unsigned *state);
+
+/* What gc_second_order differentiates: a function and its user data. */
+typedef struct gc_order2 {
+    gc_fn inner;
+    void *user;
+} gc_order2;
+
+/*
+ * A gc_fn whose user data is a gc_order2: the gradient of
+ * sum(sin(inner(xs))) with respect to xs[0], taken inside the checked
+ * function (under trace capture, so that it also works on the untracked
+ * constants of the finite-difference side). Checking it differentiates the
+ * inner op's rules.
+ */
+tf_status gc_second_order(tf_session *s, tf_eager *const *xs, size_t n, void *user, tf_eager **out);
+
 #endif /* TF_GRADCHECK_H */

@@ -44,13 +44,22 @@ static tf_status refuse(const tf_ext_rule_ctx *c, tf_status st, const char *msg)
     return st;
 }
 
-/* a must be a float batch of square matrices. */
-static tf_status check_square(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
+/* a must be a float batch of matrices (rank >= 2). */
+static tf_status check_matrix(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
 {
     if (a->dtype != TF_F32 && a->dtype != TF_F64)
         return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
     if (a->rank < 2)
         return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    return TF_OK;
+}
+
+/* a must be a float batch of square matrices. */
+static tf_status check_square(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
+{
+    tf_status st = check_matrix(c, a);
+    if (st)
+        return st;
     if (a->shape[a->rank - 1] != a->shape[a->rank - 2])
         return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must be square on its last two axes");
     return TF_OK;
@@ -110,10 +119,9 @@ static tf_status infer_svd(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint3
                            const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
 {
     const tf_ext_meta *a = &t[0];
-    if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
-    if (a->rank < 2)
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    tf_status st = check_matrix(c, a);
+    if (st)
+        return st;
     if (!(s[0].f >= 0))
         return refuse(c, TF_ERR_VALIDATION, "argument 'eps' must be >= 0");
     int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1], k = m < n ? m : n;
@@ -130,10 +138,9 @@ static tf_status infer_pinv(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
                             const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
 {
     const tf_ext_meta *a = &t[0];
-    if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
-    if (a->rank < 2)
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    tf_status st = check_matrix(c, a);
+    if (st)
+        return st;
     if (!(s[0].f >= 0 && s[0].f < 1))
         return refuse(c, TF_ERR_VALIDATION, "argument 'rcond' must be in [0, 1)");
     out[0] = *a;
@@ -146,10 +153,9 @@ static tf_status infer_norm(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
                             const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
 {
     const tf_ext_meta *a = &t[0];
-    if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
-    if (a->rank < 2)
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+    tf_status st = check_matrix(c, a);
+    if (st)
+        return st;
     out[0] = *a;
     out[0].rank = a->rank - 2;
     return TF_OK;
