@@ -8,6 +8,8 @@
 #                                   ctest in ./build-asan  (-DTF_SANITIZE=address: ASan + UBSan)
 #                                   ctest -L concurrency in ./build-tsan (-DTF_SANITIZE=thread),
 #                                     only if tests with that label exist
+#                                   the non-GPU tests of ./build under valgrind
+#                                     (tests/reliability/valgrind.sh)
 #
 # Needs only bash and apt to start with. Packages are installed only when missing, so a
 # second run installs nothing; the builds are incremental. Runs as root, or through sudo
@@ -22,6 +24,7 @@ PACKAGES=(
     libinih-dev                      # config files
     libffi-dev                       # calling extension ops by name
     libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers # Vulkan engine
+    valgrind                         # leak checks of the test suite
 )
 
 # ---- The project's main job: train the demo model on the default engine. ----
@@ -95,6 +98,11 @@ run_tests() {
     else
         log "tests: no test is labelled concurrency yet; skipping the TSan build"
     fi
+
+    # The non-GPU test programs of the normal build under valgrind memcheck (a few
+    # minutes on two cores; the exclusions are listed in the script).
+    log "tests: valgrind memcheck (./build)"
+    run bash tests/reliability/valgrind.sh build
 }
 
 main() {

@@ -12,6 +12,8 @@
  * the same structure. Rules run as ordinary session ops, so with recording
  * on, the results are differentiable again.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eager_internal.h"
@@ -440,28 +442,77 @@ static tf_status check_like(const char *op, const char *name, const tf_eager *go
 
 /* ---- backward ---- */
 
-/* Adds `g` into the slot of variable v (under the slot lock, so concurrent
-   backward calls into one variable lose nothing). */
-static tf_status accumulate_slot(tf_session *s, tf_eager *v, tf_eager *g)
+/* One variable's share of a backward: its cotangent and its slot's new value. */
+typedef struct pending {
+    tf_eager *v, *g;
+    tf_tensor *next; /* owned until published */
+} pending;
+
+static int pending_by_slot(const void *a, const void *b)
 {
-    tf_grad_slot *slot = v->slot;
-    tf_status st = TF_OK;
-    pthread_mutex_lock(&slot->lock);
+    uintptr_t x = (uintptr_t)((const pending *)a)->v->slot;
+    uintptr_t y = (uintptr_t)((const pending *)b)->v->slot;
+    return x < y ? -1 : x > y;
+}
+
+/* slot->grad + p->g (or p->g when the slot is empty) into p->next; slot locked. */
+static tf_status slot_sum(tf_session *s, pending *p)
+{
+    tf_grad_slot *slot = p->v->slot;
     if (!slot->grad) {
-        tf_tensor_retain(g->value);
-        slot->grad = g->value;
-    } else {
-        tf_eager *old = tf__eager_new(s->rt, slot->grad, false), *sum = NULL;
-        st = old ? tf_session_add(s, old, g, &sum) : TF_ERR_OUT_OF_MEMORY;
+        tf_tensor_retain(p->g->value);
+        p->next = p->g->value;
+        return TF_OK;
+    }
+    tf_eager *old = tf__eager_new(s->rt, slot->grad, false), *sum = NULL;
+    tf_status st = old ? tf_session_add(s, old, p->g, &sum) : TF_ERR_OUT_OF_MEMORY;
+    if (!old)
+        tf__error(st, "backward", NULL, "out of memory");
+    if (!st) {
+        tf_tensor_retain(sum->value);
+        p->next = sum->value;
+    }
+    tf_eager_release(sum);
+    tf_eager_release(old);
+    return st;
+}
+
+/*
+ * Adds every cot[i] into its variable's grad slot, all or nothing: the new
+ * values are computed with every slot involved locked (in address order, so
+ * concurrent backward passes cannot deadlock) and published only when all of
+ * them succeeded; on any failure no slot changes.
+ */
+static tf_status accumulate_all(tf_session *s, const graph *g, tf_eager **cot)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++)
+        n += cot[i] && g->at[i]->slot;
+    if (n == 0)
+        return TF_OK;
+    pending *p = tf__calloc(n, sizeof *p);
+    if (!p)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "backward", NULL, "out of memory");
+    for (size_t i = 0, j = 0; i < g->n; i++)
+        if (cot[i] && g->at[i]->slot)
+            p[j++] = (pending){g->at[i], cot[i], NULL};
+    qsort(p, n, sizeof *p, pending_by_slot);
+    for (size_t j = 0; j < n; j++)
+        pthread_mutex_lock(&p[j].v->slot->lock);
+    tf_status st = TF_OK;
+    for (size_t j = 0; j < n && !st; j++)
+        st = slot_sum(s, &p[j]);
+    for (size_t j = n; j-- > 0;) {
+        tf_grad_slot *slot = p[j].v->slot;
         if (!st) {
             tf_tensor_release(slot->grad);
-            tf_tensor_retain(sum->value);
-            slot->grad = sum->value;
+            slot->grad = p[j].next;
+        } else {
+            tf_tensor_release(p[j].next);
         }
-        tf_eager_release(sum);
-        tf_eager_release(old);
+        pthread_mutex_unlock(&slot->lock);
     }
-    pthread_mutex_unlock(&slot->lock);
+    tf__free(p);
     return st;
 }
 
@@ -494,9 +545,8 @@ static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
     for (size_t i = 0; i < g.n && !st; i++)
         if (cot[i] && g.at[i]->slot)
             st = make_dense(&s, &cot[i]);
-    for (size_t i = 0; i < g.n && !st; i++)
-        if (cot[i] && g.at[i]->slot)
-            st = accumulate_slot(&s, g.at[i], cot[i]);
+    if (!st)
+        st = accumulate_all(&s, &g, cot);
     release_all(cot, g.n);
     program_free(pr);
     graph_free(&g);

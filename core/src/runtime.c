@@ -55,6 +55,10 @@ TF_API tf_status tf_runtime_create_with_ad_context(tf_ad_context *ad, tf_runtime
     if (!rt)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "runtime_create", NULL, "out of memory");
     tf_status st = tf__cache_init(&rt->prepared, DEFAULT_PREPARED_ENTRIES);
+    if (st == TF_ERR_OUT_OF_MEMORY) { /* already reported as such */
+        tf__free(rt);
+        return st;
+    }
     if (st) {
         tf__free(rt);
         return tf__error(TF_ERR_RUNTIME_STATE, "runtime_create", NULL,
