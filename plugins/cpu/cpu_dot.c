@@ -356,8 +356,9 @@ static int64_t tile_edge(int64_t x, int64_t parts)
 static void gemm_split(const cpu_engine *e, const dot_plan *pl, gemm_job *job)
 {
     job->tm = job->tn = 1;
+    /* Products of three extents are taken in double: they need not fit int64. */
     if (e->threads > 1 && pl->nbatch < e->threads &&
-        pl->m * pl->n * pl->k >= CPU_GEMM_SPLIT_FLOPS) {
+        (double)pl->m * (double)pl->n * (double)pl->k >= CPU_GEMM_SPLIT_FLOPS) {
         int64_t want = (e->threads + pl->nbatch - 1) / pl->nbatch;
         while (job->tm * job->tn < want) {
             int grow_m = pl->m / job->tm >= pl->n / job->tn;
@@ -383,8 +384,8 @@ static int run_blas(const cpu_engine *e, const dot_plan *pl, cpu_err *err)
     gemm_job job = {pl, 1, 1, pl->m, pl->n};
     gemm_split(e, pl, &job);
     int64_t items = pl->nbatch * job.tm * job.tn;
-    int64_t per_item = job.em * job.en * pl->k;
-    int64_t grain = per_item < CPU_GEMM_SPLIT_FLOPS ? CPU_GEMM_SPLIT_FLOPS / per_item : 1;
+    double per_item = (double)job.em * (double)job.en * (double)pl->k;
+    int64_t grain = per_item < CPU_GEMM_SPLIT_FLOPS ? (int64_t)(CPU_GEMM_SPLIT_FLOPS / per_item) : 1;
     blas_single_threaded();
     return tf__cpu_parallel_for(e, items, grain, gemm_piece, &job, err);
 }
