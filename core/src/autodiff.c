@@ -603,6 +603,22 @@ TF_API tf_status tf_eager_backward_with_seed(tf_eager *x, tf_eager *seed, tf_eng
     return backward_checked(x, seed, engine);
 }
 
+/*
+ * wrt is inactive (the output does not depend on it through recorded ops):
+ * NULL for the _optional forms, a Validation error naming "wrt" otherwise.
+ */
+static tf_status inactive(const char *op, bool optional, tf_eager **out)
+{
+    if (optional) {
+        *out = NULL;
+        return TF_OK;
+    }
+    return tf__error(TF_ERR_VALIDATION, op, "wrt",
+                     "%s: the output does not depend on wrt through recorded ops (wrt is "
+                     "inactive; use the _optional form to test for that)",
+                     op);
+}
+
 /* ---- functional reverse mode ---- */
 
 static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
@@ -620,14 +636,7 @@ static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
         graph_free(&g);
         if (st)
             return st;
-        if (optional) {
-            *out = NULL;
-            return TF_OK;
-        }
-        return tf__error(TF_ERR_VALIDATION, op, "wrt",
-                         "%s: the output does not depend on wrt through recorded ops (wrt is "
-                         "inactive; use the _optional form to test for that)",
-                         op);
+        return inactive(op, optional, out);
     }
     tf_eager **cot = tf__calloc(g.n, sizeof *cot);
     if (!cot)
@@ -691,28 +700,20 @@ TF_API tf_status tf_runtime_grad_optional(tf_runtime *rt, tf_engine *engine, tf_
     return grad_impl("grad_optional", rt, engine, output, wrt, true, out);
 }
 
-static tf_status vjp_checked(const char *op, tf_runtime *rt, tf_engine *engine,
-                             tf_eager *output, tf_eager *wrt, tf_eager *cot, bool optional,
-                             tf_eager **out)
-{
-    tf_status st = check_functional(op, rt, engine, output, wrt, out);
-    if (!st)
-        st = check_same_rt(op, rt, cot, "cotangent");
-    if (!st)
-        st = check_like(op, "cotangent", cot, output, "the output");
-    return st ? st : vjp_impl(op, rt, engine, output, wrt, cot, optional, out);
-}
+static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engine,
+                                tf_eager *output, tf_eager *wrt, tf_eager *seed, bool forward,
+                                bool optional, tf_eager **out);
 
 TF_API tf_status tf_runtime_vjp(tf_runtime *rt, tf_engine *engine, tf_eager *output,
                                 tf_eager *wrt, tf_eager *cotangent, tf_eager **out)
 {
-    return vjp_checked("vjp", rt, engine, output, wrt, cotangent, false, out);
+    return seeded_checked("vjp", rt, engine, output, wrt, cotangent, false, false, out);
 }
 
 TF_API tf_status tf_runtime_vjp_optional(tf_runtime *rt, tf_engine *engine, tf_eager *output,
                                          tf_eager *wrt, tf_eager *cotangent, tf_eager **out)
 {
-    return vjp_checked("vjp_optional", rt, engine, output, wrt, cotangent, true, out);
+    return seeded_checked("vjp_optional", rt, engine, output, wrt, cotangent, false, true, out);
 }
 
 /* ---- forward mode ---- */
@@ -759,14 +760,7 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
         graph_free(&g);
         if (st)
             return st;
-        if (optional) {
-            *out = NULL;
-            return TF_OK;
-        }
-        return tf__error(TF_ERR_VALIDATION, op, "wrt",
-                         "%s: the output does not depend on wrt through recorded ops (wrt is "
-                         "inactive; use the _optional form to test for that)",
-                         op);
+        return inactive(op, optional, out);
     }
     tf_eager_retain(tangent);
     tan[wi] = tangent;
@@ -787,26 +781,35 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
     return st;
 }
 
-static tf_status jvp_checked(const char *op, tf_runtime *rt, tf_engine *engine,
-                             tf_eager *output, tf_eager *wrt, tf_eager *tangent, bool optional,
-                             tf_eager **out)
+/*
+ * Checks the arguments of vjp (seed: a cotangent like the output) or jvp
+ * (seed: a tangent like wrt) before running it.
+ */
+static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engine,
+                                tf_eager *output, tf_eager *wrt, tf_eager *seed, bool forward,
+                                bool optional, tf_eager **out)
 {
+    const char *name = forward ? "tangent" : "cotangent";
     tf_status st = check_functional(op, rt, engine, output, wrt, out);
     if (!st)
-        st = check_same_rt(op, rt, tangent, "tangent");
+        st = check_same_rt(op, rt, seed, name);
     if (!st)
-        st = check_like(op, "tangent", tangent, wrt, "wrt");
-    return st ? st : jvp_impl(op, rt, engine, output, wrt, tangent, optional, out);
+        st = forward ? check_like(op, name, seed, wrt, "wrt")
+                     : check_like(op, name, seed, output, "the output");
+    if (st)
+        return st;
+    return forward ? jvp_impl(op, rt, engine, output, wrt, seed, optional, out)
+                   : vjp_impl(op, rt, engine, output, wrt, seed, optional, out);
 }
 
 TF_API tf_status tf_runtime_jvp(tf_runtime *rt, tf_engine *engine, tf_eager *output,
                                 tf_eager *wrt, tf_eager *tangent, tf_eager **out)
 {
-    return jvp_checked("jvp", rt, engine, output, wrt, tangent, false, out);
+    return seeded_checked("jvp", rt, engine, output, wrt, tangent, true, false, out);
 }
 
 TF_API tf_status tf_runtime_jvp_optional(tf_runtime *rt, tf_engine *engine, tf_eager *output,
                                          tf_eager *wrt, tf_eager *tangent, tf_eager **out)
 {
-    return jvp_checked("jvp_optional", rt, engine, output, wrt, tangent, true, out);
+    return seeded_checked("jvp_optional", rt, engine, output, wrt, tangent, true, true, out);
 }

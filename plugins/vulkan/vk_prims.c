@@ -710,6 +710,6 @@ tf_status tf__vk_execute(vk_engine *e, const tf_exec *x)
     case TF_PRIM_GATHER: return exec_gather(e, x);
     case TF_PRIM_SCATTER: return exec_scatter(e, x);
     }
-    return tf__vk_fail(e->host, TF_ERR_UNSUPPORTED, "vulkan: %s is not implemented",
+    return tf__vk_fail(e->host, TF_ERR_UNSUPPORTED, "vulkan: the engine has no kernel for %s",
                        tf__vk_prim_name(x->prim));
 }
