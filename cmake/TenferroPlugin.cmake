@@ -1,15 +1,22 @@
-# tf_add_engine_plugin(NAME <name> SOURCES <files...> [LIBRARIES <libs...>])
+# Building plugins exactly as a third party would: a MODULE library that sees
+# only the public headers (never core/src), exports only its entry symbol,
+# and never links libtenferro.
 #
-# Builds an engine plugin exactly as a third party would: a MODULE library
-# named tenferro-engine-<name>.so that sees only the public headers (never
-# core/src), exports only its entry symbol, and never links libtenferro.
-function(tf_add_engine_plugin)
+# tf_add_engine_plugin(NAME <name> SOURCES <files...> [LIBRARIES <libs...>]
+#                      [INCLUDES <dirs...>] [OUTPUT_DIR <dir>])
+#   builds tenferro-engine-<name>.so (entry tf_engine_plugin_v1).
+# tf_add_extension_module (TenferroExtension.cmake) builds tenferro-ext-<name>.so
+# the same way. Both land in the build tree's plugin folder unless OUTPUT_DIR
+# says otherwise.
+
+# The one implementation behind both: `prefix` is the file-name prefix.
+function(tf__add_plugin_module prefix)
   cmake_parse_arguments(P "" "NAME;OUTPUT_DIR" "SOURCES;LIBRARIES;INCLUDES" ${ARGN})
-  set(target tenferro-engine-${P_NAME})
+  set(target ${prefix}${P_NAME})
   add_library(${target} MODULE ${P_SOURCES})
   set_target_properties(${target} PROPERTIES
     PREFIX ""
-    OUTPUT_NAME tenferro-engine-${P_NAME}
+    OUTPUT_NAME ${target}
     C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${TF_PLUGIN_BUILD_DIR})
   if(P_OUTPUT_DIR)
@@ -23,4 +30,8 @@ function(tf_add_engine_plugin)
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
   endif()
   tf_target_warnings(${target})
+endfunction()
+
+function(tf_add_engine_plugin)
+  tf__add_plugin_module(tenferro-engine- ${ARGN})
 endfunction()
