@@ -325,6 +325,42 @@ static tf_status check_outputs(const char *pname, tf_prim prim, size_t n_in, tf_
     return TF_OK;
 }
 
+/*
+ * The memo key of a supports() question, or 0 when it does not fit one: 8
+ * bits of primitive, 8 of sub-operation, 3 of operand count and 4 per dtype
+ * for up to 6 operands (45 bits in all, never 0 since n >= 1).
+ */
+static uint64_t supports_key(tf_prim prim, uint32_t op, const uint32_t *dt, size_t n)
+{
+    if ((uint32_t)prim > 0xff || op > 0xff || n == 0 || n > 6)
+        return 0;
+    uint64_t key = (uint64_t)prim | (uint64_t)op << 8 | (uint64_t)n << 16;
+    for (size_t i = 0; i < n; i++) {
+        if (dt[i] > 0xf)
+            return 0;
+        key |= (uint64_t)dt[i] << (19 + 4 * i);
+    }
+    return key;
+}
+
+/* supports(), asked of the engine once per distinct question (eager ops ask each time). */
+static int engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const uint32_t *dt, size_t n)
+{
+    uint64_t key = supports_key(prim, op, dt, n);
+    _Atomic uint64_t *slot = NULL;
+    if (key) {
+        slot = &e->supports_memo[(key * UINT64_C(0x9e3779b97f4a7c15)) >> 58 &
+                                 (TF_SUPPORTS_MEMO - 1)];
+        uint64_t seen = atomic_load_explicit(slot, memory_order_relaxed);
+        if (seen >> 2 == key)
+            return (int)(seen & 1);
+    }
+    int yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
+    if (slot)
+        atomic_store_explicit(slot, key << 2 | 2 | (uint64_t)yes, memory_order_relaxed);
+    return yes;
+}
+
 static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t n_in,
                                  tf_tensor *const *in, size_t n_out, tf_tensor *const *out)
 {
@@ -334,7 +370,7 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
         dt[n++] = (uint32_t)in[i]->dtype;
     for (size_t i = 0; i < n_out; i++)
         dt[n++] = (uint32_t)out[i]->dtype;
-    if (e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n))
+    if (engine_supports(e, prim, op, dt, n))
         return TF_OK;
     char types[128] = "";
     size_t used = 0;
@@ -386,6 +422,7 @@ TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *param
         .n_outputs = (uint32_t)n_outputs,
         .inputs = in_ptrs,
         .outputs = out_ptrs,
+        .flags = TF_EXEC_VALIDATED, /* tf__prim_check, check_outputs and check_supported */
     };
     tf__plugin_report_clear();
     st = e->desc->execute(e->state, &x);

@@ -111,12 +111,21 @@ void tf__view_extent(size_t rank, const int64_t *shape, const int64_t *strides, 
 
 /* ---- engine.c ---- */
 
+/* Slots of an engine's memo of supports() answers (a power of two). */
+#define TF_SUPPORTS_MEMO 64
+
 struct tf_engine {
     atomic_size_t refs; /* the application's reference plus one per storage */
     tf_plugin *plugin;
     const tf_engine_plugin *desc;
     tf_engine_state *state;
     uint32_t caps;
+    /*
+     * supports() answers already given (engine_abi.h makes them constant):
+     * each slot 0 or (key << 2 | 2 | answer), written and read relaxed; a
+     * lost race only costs another supports() call. See engine.c.
+     */
+    _Atomic uint64_t supports_memo[TF_SUPPORTS_MEMO];
 };
 
 void tf__engine_retain(tf_engine *engine);

@@ -515,10 +515,81 @@ int tf__cpu_compare_supported(uint32_t dtype, uint32_t op)
 
 /* ---- execution ----------------------------------------------------------- */
 
+/*
+ * Element count of `op` if its strides are those of a dense column-major
+ * array of its shape (an axis of extent 1 may have any stride), else -1.
+ */
+static int64_t dense_numel(const tf_operand *op)
+{
+    int64_t n = 1;
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] != 1 && op->strides[k] != n) {
+            return -1;
+        }
+        n *= op->shape[k];
+    }
+    return n;
+}
+
+/* Every operand dense and of one shape: one flat row of `n` elements per piece. */
+typedef struct flat_job {
+    cpu_row_fn fn;
+    int nops;
+    char *base[CPU_MAX_OPS];
+    size_t esize[CPU_MAX_OPS];
+} flat_job;
+
+static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
+{
+    const flat_job *job = ctx;
+    char *p[CPU_MAX_OPS];
+    int64_t s[CPU_MAX_OPS];
+    for (int o = 0; o < job->nops; o++) {
+        p[o] = job->base[o] + begin * (int64_t)job->esize[o];
+        s[o] = 1;
+    }
+    return job->fn(NULL, end - begin, p, s, err);
+}
+
+/*
+ * The common case of eager code, taken before any iterator is built: all
+ * operands dense (their shapes are out[0]'s, which the host checked).
+ * Returns 1 after running it (its status in *rc), 0 when it does not apply.
+ */
+static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, int64_t grain,
+                    cpu_err *err, int *rc)
+{
+    flat_job job = {fn, 1 + (int)x->n_inputs, {0}, {0}};
+    int64_t n = dense_numel(x->outputs[0]);
+    if (n < 0) {
+        return 0;
+    }
+    for (int o = 0; o < job.nops; o++) {
+        const tf_operand *op = o == 0 ? x->outputs[0] : x->inputs[o - 1];
+        if (o > 0 && dense_numel(op) < 0) {
+            return 0;
+        }
+        job.esize[o] = tf_dtype_size((tf_dtype)op->dtype);
+        job.base[o] = (char *)op->data + op->offset * (int64_t)job.esize[o];
+    }
+    if (n == 0) {
+        *rc = 0;
+    } else if (n <= grain) {
+        *rc = flat_piece(&job, 0, n, err);
+    } else {
+        *rc = tf__cpu_parallel_for(e, n, grain, flat_piece, &job, err);
+    }
+    return 1;
+}
+
 /* Walks out[0] and the inputs (all of out[0]'s shape) with one row function. */
 static int run_elementwise(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, int64_t grain,
                            cpu_err *err)
 {
+    int rc;
+    if (run_flat(e, x, fn, grain, err, &rc)) {
+        return rc;
+    }
     cpu_view v[CPU_MAX_OPS];
     const cpu_view *pv[CPU_MAX_OPS];
     int nops = 1 + (int)x->n_inputs;

@@ -100,7 +100,7 @@ extern "C" {
 #endif
 
 #define TF_ENGINE_ABI_MAJOR 1
-#define TF_ENGINE_ABI_MINOR 0
+#define TF_ENGINE_ABI_MINOR 1 /* 1.1: tf_exec.flags */
 
 #define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
 
@@ -535,7 +535,24 @@ typedef struct tf_exec {
     uint32_t n_outputs;
     const tf_operand *const *inputs;
     const tf_operand *const *outputs;
+    /*
+     * ABI 1.1: TF_EXEC_* bits. Read it only when TF_ABI_HAS_FIELD(exec,
+     * tf_exec, flags) holds; a 1.0 host does not send it.
+     */
+    uint32_t flags;
+    uint32_t reserved0; /* 0 */
 } tf_exec;
+
+/*
+ * tf_exec.flags: the host has already checked this call against every rule of
+ * this header for `prim` (operand counts, params, dtypes, shapes, strides and
+ * bounds, outputs not aliasing inputs) and the engine's supports() answered
+ * yes for it. An engine may then skip its own checks of the same rules; it
+ * must still report what only it can know (out of device memory, a lost
+ * device, data-dependent failures). libtenferro sets it on every call it
+ * makes; a host that does not validate must leave it clear.
+ */
+#define TF_EXEC_VALIDATED (1u << 0)
 
 /* Options for create(). Everything optional; zero/NULL means the default. */
 typedef struct tf_engine_options {
@@ -593,8 +610,10 @@ typedef struct tf_engine_plugin {
      * Required. Non-zero if the engine executes `prim` (with sub-operation
      * `op`: the tf_unary_op, tf_binary_op, tf_compare_op or tf_reduce_op,
      * 0 for other primitives) for these dtypes: the inputs' dtypes, then the
-     * outputs' dtypes, in operand order. Must not fail, must be cheap. The
-     * host never calls execute for a combination answered with 0.
+     * outputs' dtypes, in operand order. Must not fail, must be cheap, and
+     * must give the same answer for the same arguments for the whole life of
+     * the instance (the host remembers answers). The host never calls
+     * execute for a combination answered with 0.
      */
     int (*supports)(tf_engine_state *engine, uint32_t prim, uint32_t op,
                     const uint32_t *dtypes, uint32_t n_dtypes);
