@@ -216,16 +216,8 @@ static inline int64_t pow_i64(int64_t a, int64_t b)
 UNARY_ROW(neg_f32, float, -a)
 UNARY_ROW(abs_f32, float, fabsf(a))
 UNARY_ROW(sign_f32_row, float, sign_f32(a))
-UNARY_ROW(exp_f32, float, expf(a))
-UNARY_ROW(log_f32, float, logf(a))
-UNARY_ROW(expm1_f32, float, expm1f(a))
-UNARY_ROW(log1p_f32, float, log1pf(a))
-UNARY_ROW(sin_f32, float, sinf(a))
-UNARY_ROW(cos_f32, float, cosf(a))
-UNARY_ROW(tanh_f32, float, tanhf(a))
 UNARY_ROW(sqrt_f32, float, sqrtf(a))
 UNARY_ROW(rsqrt_f32, float, 1.0f / sqrtf(a))
-UNARY_ROW(erf_f32, float, erff(a))
 UNARY_ROW(sigmoid_f32_row, float, sigmoid_f32(a))
 UNARY_ROW(recip_f32, float, 1.0f / a)
 UNARY_ROW(square_f32, float, a *a)
@@ -235,16 +227,8 @@ UNARY_ROW(ceil_f32, float, ceilf(a))
 UNARY_ROW(neg_f64, double, -a)
 UNARY_ROW(abs_f64, double, fabs(a))
 UNARY_ROW(sign_f64_row, double, sign_f64(a))
-UNARY_ROW(exp_f64, double, exp(a))
-UNARY_ROW(log_f64, double, log(a))
-UNARY_ROW(expm1_f64, double, expm1(a))
-UNARY_ROW(log1p_f64, double, log1p(a))
-UNARY_ROW(sin_f64, double, sin(a))
-UNARY_ROW(cos_f64, double, cos(a))
-UNARY_ROW(tanh_f64, double, tanh(a))
 UNARY_ROW(sqrt_f64, double, sqrt(a))
 UNARY_ROW(rsqrt_f64, double, 1.0 / sqrt(a))
-UNARY_ROW(erf_f64, double, erf(a))
 UNARY_ROW(sigmoid_f64_row, double, sigmoid_f64(a))
 UNARY_ROW(recip_f64, double, 1.0 / a)
 UNARY_ROW(square_f64, double, a *a)
@@ -268,16 +252,16 @@ static const cpu_row_fn unary_table[TF_DTYPE_COUNT][TF_UNARY_COUNT_] = {
             [TF_UNARY_NEG] = neg_f32,
             [TF_UNARY_ABS] = abs_f32,
             [TF_UNARY_SIGN] = sign_f32_row,
-            [TF_UNARY_EXP] = exp_f32,
-            [TF_UNARY_LOG] = log_f32,
-            [TF_UNARY_EXPM1] = expm1_f32,
-            [TF_UNARY_LOG1P] = log1p_f32,
-            [TF_UNARY_SIN] = sin_f32,
-            [TF_UNARY_COS] = cos_f32,
-            [TF_UNARY_TANH] = tanh_f32,
+            [TF_UNARY_EXP] = tf__cpu_exp_f32,
+            [TF_UNARY_LOG] = tf__cpu_log_f32,
+            [TF_UNARY_EXPM1] = tf__cpu_expm1_f32,
+            [TF_UNARY_LOG1P] = tf__cpu_log1p_f32,
+            [TF_UNARY_SIN] = tf__cpu_sin_f32,
+            [TF_UNARY_COS] = tf__cpu_cos_f32,
+            [TF_UNARY_TANH] = tf__cpu_tanh_f32,
             [TF_UNARY_SQRT] = sqrt_f32,
             [TF_UNARY_RSQRT] = rsqrt_f32,
-            [TF_UNARY_ERF] = erf_f32,
+            [TF_UNARY_ERF] = tf__cpu_erf_f32,
             [TF_UNARY_SIGMOID] = sigmoid_f32_row,
             [TF_UNARY_RECIPROCAL] = recip_f32,
             [TF_UNARY_SQUARE] = square_f32,
@@ -289,16 +273,16 @@ static const cpu_row_fn unary_table[TF_DTYPE_COUNT][TF_UNARY_COUNT_] = {
             [TF_UNARY_NEG] = neg_f64,
             [TF_UNARY_ABS] = abs_f64,
             [TF_UNARY_SIGN] = sign_f64_row,
-            [TF_UNARY_EXP] = exp_f64,
-            [TF_UNARY_LOG] = log_f64,
-            [TF_UNARY_EXPM1] = expm1_f64,
-            [TF_UNARY_LOG1P] = log1p_f64,
-            [TF_UNARY_SIN] = sin_f64,
-            [TF_UNARY_COS] = cos_f64,
-            [TF_UNARY_TANH] = tanh_f64,
+            [TF_UNARY_EXP] = tf__cpu_exp_f64,
+            [TF_UNARY_LOG] = tf__cpu_log_f64,
+            [TF_UNARY_EXPM1] = tf__cpu_expm1_f64,
+            [TF_UNARY_LOG1P] = tf__cpu_log1p_f64,
+            [TF_UNARY_SIN] = tf__cpu_sin_f64,
+            [TF_UNARY_COS] = tf__cpu_cos_f64,
+            [TF_UNARY_TANH] = tf__cpu_tanh_f64,
             [TF_UNARY_SQRT] = sqrt_f64,
             [TF_UNARY_RSQRT] = rsqrt_f64,
-            [TF_UNARY_ERF] = erf_f64,
+            [TF_UNARY_ERF] = tf__cpu_erf_f64,
             [TF_UNARY_SIGMOID] = sigmoid_f64_row,
             [TF_UNARY_RECIPROCAL] = recip_f64,
             [TF_UNARY_SQUARE] = square_f64,

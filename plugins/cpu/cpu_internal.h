@@ -172,6 +172,14 @@ int tf__cpu_iter_range(const cpu_iter *it, int64_t begin, int64_t end, cpu_row_f
 int tf__cpu_iter_run(const cpu_engine *e, const cpu_iter *it, int64_t grain, cpu_row_fn fn,
                      const void *ctx, cpu_err *err);
 
+/* The vectorised transcendental UNARY rows (cpu_vmath.c). */
+#define CPU_VMATH_ROWS(X) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(erf)
+#define CPU_VMATH_DECLARE(f)                                                                       \
+    int tf__cpu_##f##_f32(const void *, int64_t, char *const *, const int64_t *, cpu_err *);        \
+    int tf__cpu_##f##_f64(const void *, int64_t, char *const *, const int64_t *, cpu_err *);
+CPU_VMATH_ROWS(CPU_VMATH_DECLARE)
+#undef CPU_VMATH_DECLARE
+
 /* The column-major multi-index of `linear` in `shape`. */
 void tf__cpu_unravel(int64_t linear, int rank, const int64_t *shape, int64_t *idx);
 
