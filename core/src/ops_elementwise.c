@@ -318,9 +318,46 @@ static tf_eager *binary_deriv(rule_builder *b, uint32_t op, int k, tf_eager *x, 
     return NULL;
 }
 
+/*
+ * Whether every element of t is 1: a broadcast (all strides 0) of one value
+ * in host memory that reads 1. Backward seeds sum(...) with such a
+ * cotangent, and 1 * d is d exactly in IEEE arithmetic, so the product
+ * below can be skipped. Device memory is never read here.
+ */
+static bool broadcast_one(const tf_tensor *t)
+{
+    const tf_storage *st = t->storage;
+    if (!st->host || t->numel == 0 || !tf_dtype_is_float(t->dtype))
+        return false;
+    for (uint32_t k = 0; k < t->rank; k++)
+        if (t->shape[k] != 1 && t->strides[k] != 0)
+            return false;
+    const char *p = (const char *)st->host + (size_t)t->offset * tf_dtype_size(t->dtype);
+    if (t->dtype == TF_F32) {
+        float v;
+        memcpy(&v, p, sizeof v);
+        return v == 1.0f;
+    }
+    double v;
+    memcpy(&v, p, sizeof v);
+    return v == 1.0;
+}
+
+/*
+ * t * d, or t when d is NULL (a derivative of 1); d itself when t is all
+ * ones of d's shape and d is a constant (a tracked d stays behind its own
+ * product, so that a derivative taken with create_graph has a node of its
+ * own rather than being a value of the forward graph).
+ */
 static tf_eager *times(rule_builder *b, tf_eager *t, tf_eager *d)
 {
-    return d ? rb_mul(b, t, d) : t;
+    if (!d)
+        return t;
+    const tf_tensor *tv = t->value, *dv = d->value;
+    if (!d->tracked && tv->dtype == dv->dtype && tv->rank == dv->rank &&
+        memcmp(tv->shape, dv->shape, tv->rank * sizeof tv->shape[0]) == 0 && broadcast_one(tv))
+        return d;
+    return rb_mul(b, t, d);
 }
 
 static tf_status binary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
