@@ -6,7 +6,8 @@
 #   <bindir>/tenferro                           the command (finds the library through
 #                                               RUNPATH $ORIGIN/../<libdir>)
 #   <libdir>/cmake/tenferro/                    find_package(tenferro): tenferro::tenferro
-#                                               (apps) and tenferro::abi (plugin authors)
+#                                               (apps), tenferro::abi (plugin authors), the
+#                                               plugin helper functions, tenferro_PLUGIN_DIR
 #   <libdir>/pkgconfig/tenferro.pc              apps
 #   <libdir>/pkgconfig/tenferro-plugin.pc       plugin authors (headers only, plugindir)
 #
@@ -39,15 +40,31 @@ set_target_properties(tenferro_cli PROPERTIES INSTALL_RPATH "$ORIGIN/${tf_bin_to
 install(TARGETS tenferro_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(EXPORT tenferroTargets NAMESPACE tenferro:: DESTINATION ${TF_CMAKE_INSTALL_DIR})
-file(WRITE ${CMAKE_BINARY_DIR}/tenferroConfig.cmake
-  "# find_package(tenferro): tenferro::tenferro (link it: apps) and tenferro::abi\n"
-  "# (headers only: engine plugins and extension modules).\n"
-  "include(\${CMAKE_CURRENT_LIST_DIR}/tenferroTargets.cmake)\n"
-  "set(tenferro_PLUGIN_SUBDIR \"${TF_PLUGIN_INSTALL_SUBDIR}\") # relative to the prefix\n")
+
+# The ABI majors, read from the headers (they are the entry symbols' _v<major>).
+foreach(abi ENGINE:engine_abi.h EXTENSION:extension_abi.h)
+  string(REPLACE ":" ";" abi "${abi}")
+  list(GET abi 0 kind)
+  list(GET abi 1 header)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/core/include/tenferro/${header} line
+       REGEX "^#define TF_${kind}_ABI_MAJOR +[0-9]+")
+  string(REGEX REPLACE "^#define TF_${kind}_ABI_MAJOR +([0-9]+).*" "\\1" TF_${kind}_ABI_MAJOR "${line}")
+  if(NOT TF_${kind}_ABI_MAJOR MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "cannot read TF_${kind}_ABI_MAJOR from ${header}")
+  endif()
+endforeach()
+
+# tenferroConfig.cmake computes every path from its own folder (PACKAGE_INIT),
+# and brings the plugin helper the bundled plugins are built with.
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tenferroConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/tenferroConfig.cmake
+  INSTALL_DESTINATION ${TF_CMAKE_INSTALL_DIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR TF_PLUGIN_INSTALL_SUBDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/tenferroConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/tenferroConfig.cmake
-  ${CMAKE_BINARY_DIR}/tenferroConfigVersion.cmake DESTINATION ${TF_CMAKE_INSTALL_DIR})
+  ${CMAKE_BINARY_DIR}/tenferroConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/TenferroPluginHelpers.cmake DESTINATION ${TF_CMAKE_INSTALL_DIR})
 
 # pkg-config files locate the prefix from their own folder (${pcfiledir}).
 file(RELATIVE_PATH tf_pc_to_prefix /x/${CMAKE_INSTALL_LIBDIR}/pkgconfig /x)
