@@ -19,6 +19,59 @@ typedef struct call_args {
     tf_ext_scalar scalars[TF_EXT_MAX_ARGS];
 } call_args;
 
+/* ---- the contexts the module gets, and their ABI 1.1 report functions ---- */
+
+/* The public contexts come first, so the host's functions find the op record
+   from the pointer the module hands back. */
+typedef struct kernel_ctx {
+    tf_ext_kernel_ctx pub;
+    const tf_ext_oprec *rec;
+} kernel_ctx;
+
+typedef struct rule_ctx {
+    tf_ext_rule_ctx pub;
+    const tf_ext_oprec *rec;
+} rule_ctx;
+
+static tf_status report_kind(const tf_ext_kernel_ctx *ctx, const char *kind, int64_t index,
+                             const char *detail)
+{
+    const tf_ext_oprec *r = ((const kernel_ctx *)ctx)->rec;
+    const tf_ext_error_kind *k = tf__extension_find_kind(r->module, kind);
+    if (!k) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "%s: reported the error kind '%.64s', which module '%s' does not "
+                 "declare; its detail: %.256s",
+                 r->name, kind ? kind : "(null)", r->module->desc->id, detail ? detail : "");
+        tf__plugin_report(TF_ERR_BACKEND, msg);
+        return TF_ERR_BACKEND;
+    }
+    tf__plugin_report_kind(r->module->desc->id, k->name, k->message, index, detail ? detail : "");
+    return TF_ERR_EXTENSION;
+}
+
+static tf_status report_argument(const tf_ext_rule_ctx *ctx, tf_status status, uint32_t arg,
+                                 const char *message)
+{
+    const tf_ext_oprec *r = ((const rule_ctx *)ctx)->rec;
+    const char *name = arg < r->desc->n_args ? r->desc->arg_names[arg] : NULL;
+    tf__plugin_report_argument(status, name, message ? message : "");
+    return status;
+}
+
+static void rule_ctx_init(rule_ctx *c, tf_session *s, const tf_ext_oprec *r)
+{
+    memset(c, 0, sizeof *c);
+    c->pub.struct_size = sizeof c->pub;
+    c->pub.host = tf__host_api();
+    c->pub.ops = &tf__ext_ops;
+    c->pub.session = (tf_ext_session *)s;
+    c->pub.op_name = r->name;
+    c->pub.report_argument = report_argument;
+    c->rec = r;
+}
+
 /* ---- checking a call against the signature ---- */
 
 static const char *kind_name(uint32_t k)
@@ -129,11 +182,11 @@ static tf_status infer(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, co
     }
     for (uint32_t j = 0; j < r->desc->n_outputs; j++)
         inf->out[j].struct_size = sizeof inf->out[j];
-    tf_ext_rule_ctx ctx = {sizeof ctx,          0,      tf__host_api(), &tf__ext_ops,
-                           (tf_ext_session *)s, r->name};
+    rule_ctx ctx;
+    rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
     tf_status st =
-        r->desc->infer(&ctx, inf->in, r->n_tensors, inf->scalars, r->n_scalars, inf->out);
+        r->desc->infer(&ctx.pub, inf->in, r->n_tensors, inf->scalars, r->n_scalars, inf->out);
     if (st)
         return tf__error_from_plugin(st, r->name, "%s: the arguments were refused", r->name);
     if ((st = check_inferred(r, inf->out)))
@@ -191,9 +244,10 @@ static tf_status run_kernel(tf_session *s, const tf_ext_oprec *r, const call_arg
     tf_operand ops[TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
     const tf_operand *ptrs[TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
     void *values[1 + TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
-    tf_ext_kernel_ctx kctx = {
-        sizeof kctx, 0, tf__host_api(), r->name, tf_engine_name(s->engine), s->engine->state};
-    const tf_ext_kernel_ctx *kp = &kctx;
+    kernel_ctx kctx = {{sizeof kctx.pub, 0, tf__host_api(), r->name, tf_engine_name(s->engine),
+                        s->engine->state, report_kind},
+                       r};
+    const tf_ext_kernel_ctx *kp = &kctx.pub;
     uint32_t nv = 0, nt = 0, ns = 0;
     values[nv++] = &kp;
     for (uint32_t i = 0; i < r->desc->n_args; i++) {
@@ -364,10 +418,11 @@ static tf_status ext_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     int needs[TF_EXT_MAX_ARGS];
     for (uint32_t i = 0; i < nd->n_inputs; i++)
         needs[i] = need[i];
-    tf_ext_rule_ctx ctx = {sizeof ctx,          0,      tf__host_api(), &tf__ext_ops,
-                           (tf_ext_session *)s, r->name};
+    rule_ctx ctx;
+    rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
-    tf_status st = r->desc->vjp(&ctx, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
+    tf_status st =
+        r->desc->vjp(&ctx.pub, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
     return st ? rule_failed(st, r, "reverse") : TF_OK;
 }
 
@@ -380,11 +435,11 @@ static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     if (!r->desc->jvp)
         return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, r->name, NULL,
                          "jvp: the extension op '%s' has no forward rule", r->name);
-    tf_ext_rule_ctx ctx = {sizeof ctx,          0,      tf__host_api(), &tf__ext_ops,
-                           (tf_ext_session *)s, r->name};
+    rule_ctx ctx;
+    rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
     tf_status st =
-        r->desc->jvp(&ctx, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
+        r->desc->jvp(&ctx.pub, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
     return st ? rule_failed(st, r, "forward") : TF_OK;
 }
 

@@ -90,6 +90,10 @@ tf_status tf__extension_check(const char *op, const char *file, const tf_extensi
 const tf_ext_oprec *tf__extension_oprec(tf_extension_module *m, const tf_ext_op *op);
 /* Whether s is a valid module id (dots allowed) or op name (one segment). */
 bool tf__extension_valid_name(const char *s, bool namespaced);
+/* Checks m's declared error kinds (TF_ERR_VALIDATION, argument "error_kinds"). */
+tf_status tf__extension_check_kinds(const tf_extension_module *m);
+/* m's declared error kind named `kind`, NULL if none. */
+const tf_ext_error_kind *tf__extension_find_kind(const tf_extension_module *m, const char *kind);
 
 /* extension_call.c */
 extern const tf_ext_ops tf__ext_ops;

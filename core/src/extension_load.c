@@ -69,6 +69,16 @@ tf_status tf__extension_check(const char *op, const char *file, const tf_extensi
                          "least %zu (ABI %d.0)",
                          file, d->struct_size, (size_t)TF_EXTENSION_MODULE_MIN_SIZE,
                          TF_EXTENSION_ABI_MAJOR);
+    /* A descriptor of a minor this host knows is no larger than that minor's
+       struct (1.0 ends at `install`): a larger struct_size is a lie that would
+       have the host read error_kinds past the module's object. */
+    size_t minor_size =
+        d->abi_minor == 0 ? TF_EXTENSION_MODULE_MIN_SIZE : sizeof(tf_extension_module_desc);
+    if (d->abi_minor <= TF_EXTENSION_ABI_MINOR && d->struct_size > minor_size)
+        return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, op, NULL,
+                         "extension module '%s': descriptor struct_size is %u bytes, expected at "
+                         "most %zu for the ABI %d.%u it states",
+                         file, d->struct_size, minor_size, TF_EXTENSION_ABI_MAJOR, d->abi_minor);
     if (!d->install || !d->version)
         return tf__error(TF_ERR_PLUGIN_MISSING_FUNCTION, op, d->install ? "version" : "install",
                          "extension module '%s': required descriptor field '%s' is NULL", file,
@@ -278,6 +288,55 @@ TF_API tf_status tf_extension_scan(tf_extension_candidate **candidates, size_t *
     return TF_OK;
 }
 
+/* ---- error kinds ---- */
+
+/* The declared kinds of d: none for a 1.0 descriptor, which is one that is
+   too short or states minor 0 (its struct_size alone could overstate it). */
+static uint32_t kinds_of(const tf_extension_module_desc *d, const tf_ext_error_kind **kinds)
+{
+    bool has = TF_ABI_HAS_FIELD(d, tf_extension_module_desc, n_error_kinds) && d->abi_minor >= 1;
+    *kinds = has ? d->error_kinds : NULL;
+    return has ? d->n_error_kinds : 0;
+}
+
+tf_status tf__extension_check_kinds(const tf_extension_module *m)
+{
+    const tf_ext_error_kind *k;
+    uint32_t n = kinds_of(m->desc, &k);
+    const char *id = m->desc->id, *op = "install_extension_module";
+    if (n > TF_EXT_MAX_ERROR_KINDS || (n && !k))
+        return tf__error(TF_ERR_VALIDATION, op, "error_kinds",
+                         "module '%s': expected at most %d error kinds in a non-NULL table, found "
+                         "%u%s",
+                         id, TF_EXT_MAX_ERROR_KINDS, n, k ? "" : " and a NULL table");
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = k[i].name;
+        const char *what = NULL;
+        if (!name || strlen(name) > TF_EXT_MAX_KIND_NAME || !tf__extension_valid_name(name, false))
+            what = "a name of one segment of [a-z0-9_] starting with a letter, at most 63 bytes";
+        else if (!k[i].message || !k[i].message[0])
+            what = "a non-empty message";
+        for (uint32_t j = 0; !what && j < i; j++)
+            if (strcmp(k[j].name, name) == 0)
+                what = "a name not declared before";
+        if (what)
+            return tf__error(TF_ERR_VALIDATION, op, "error_kinds",
+                             "module '%s': error kind %u (\"%.64s\") is malformed: expected %s", id,
+                             i, name ? name : "(null)", what);
+    }
+    return TF_OK;
+}
+
+const tf_ext_error_kind *tf__extension_find_kind(const tf_extension_module *m, const char *kind)
+{
+    const tf_ext_error_kind *k;
+    uint32_t n = kinds_of(m->desc, &k);
+    for (uint32_t i = 0; kind && i < n; i++)
+        if (strcmp(k[i].name, kind) == 0)
+            return &k[i];
+    return NULL;
+}
+
 /* ---- op records ---- */
 
 static tf_status check_op(const tf_extension_module *m, const tf_ext_op *op)
@@ -305,10 +364,15 @@ static tf_status check_op(const tf_extension_module *m, const tf_ext_op *op)
     }
     if (!what && !cpu)
         what = "a kernel for the \"cpu\" engine";
+    /* The name only when the op's struct has one: a struct_size too small
+       ends the struct before it, and reading past it is reading the module's
+       other data (found by tests/fuzz/fuzz_descriptor). */
+    bool named = op->struct_size >= offsetof(tf_ext_op, name) + sizeof op->name && op->name &&
+                 strlen(op->name) < 64;
     if (what)
         return tf__error(TF_ERR_VALIDATION, "install_extension_module", "op",
                          "module '%s': op '%s' is malformed: expected %s", id,
-                         op->name && strlen(op->name) < 64 ? op->name : "?", what);
+                         named ? op->name : "?", what);
     return TF_OK;
 }
 

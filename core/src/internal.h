@@ -53,10 +53,18 @@ void tf__error_cause(const char *fmt, ...) TF_PRINTF(1, 2);
 void tf__plugin_report_clear(void);
 /* Stores what a plugin reported on this thread (host_api.report_error). */
 void tf__plugin_report(tf_status status, const char *message);
+/* As tf__plugin_report, naming the offending argument (extension infer()). */
+void tf__plugin_report_argument(tf_status status, const char *argument, const char *message);
+/* Stores a typed extension error (TF_ERR_EXTENSION) of a declared kind; index -1 if none. */
+void tf__plugin_report_kind(const char *module_id, const char *kind, const char *kind_message,
+                            int64_t index, const char *detail);
 /*
  * Records a failure returned by a plugin: the plugin's report (if any)
- * becomes the cause; a plugin that returned TF_OK-looking garbage or an
- * unknown code is mapped to TF_ERR_BACKEND.
+ * becomes the cause and the argument it named the argument; a plugin that
+ * returned TF_OK-looking garbage or an unknown code is mapped to
+ * TF_ERR_BACKEND, and so is TF_ERR_EXTENSION without a reported kind. With
+ * a kind, the message is "<op>: <kind's message> (<module>/<kind>[, batch
+ * element i])" and tf_error_extension_kind answers.
  */
 tf_status tf__error_from_plugin(tf_status status, const char *op, const char *fmt, ...)
     TF_PRINTF(3, 4);

@@ -321,9 +321,14 @@ tf_status tf__registry_install(tf_runtime *rt, tf_extension_module *m, tf_epoch 
         *epoch = current;
         return TF_OK;
     }
+    /* An instance installed before passed this check: only new ones need it,
+       and it runs before anything is touched. */
+    tf_status st = tf__extension_check_kinds(m);
+    if (st)
+        return st;
     pthread_mutex_lock(&reg->install_lock);
     atomic_fetch_add(&reg->lock_count, 1);
-    tf_status st = install_locked(rt, reg, m, epoch);
+    st = install_locked(rt, reg, m, epoch);
     pthread_mutex_unlock(&reg->install_lock);
     return st;
 }

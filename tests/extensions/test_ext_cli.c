@@ -42,8 +42,8 @@ static void test_info_lists_linalg(void **state)
     const char *lin = strstr(out, "\"kind\": \"extension\", \"status\": \"loaded\", \"name\": "
                                   "\"tenferro.linalg\"");
     assert_non_null(lin);
-    assert_non_null(strstr(lin, "\"abi\": {\"major\": 1, \"minor\": 0}"));
-    assert_non_null(strstr(out, "\"extension_abi\": {\"major\": 1, \"minor\": 0}"));
+    assert_non_null(strstr(lin, "\"abi\": {\"major\": 1, \"minor\": 1}"));
+    assert_non_null(strstr(out, "\"extension_abi\": {\"major\": 1, \"minor\": 1}"));
     free(out);
     assert_int_equal(run("env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " info", &out), 0);
     assert_non_null(strstr(out, "extension 'tenferro.linalg'"));

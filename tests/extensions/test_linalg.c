@@ -188,6 +188,53 @@ static void test_f32_and_strided(void **state)
     tft_env_end(&e);
 }
 
+/* The last failure is linalg's typed error `kind` from `op`, about batch element `index`. */
+static void expect_kind(const char *op, const char *kind, int64_t index)
+{
+    const char *mod = NULL, *k = NULL;
+    int64_t i = -2;
+    assert_int_equal(tf_error_status(), TF_ERR_EXTENSION);
+    assert_true(tf_error_extension_kind(&mod, &k, &i));
+    assert_string_equal(mod, "tenferro.linalg");
+    assert_string_equal(k, kind);
+    assert_int_equal(i, index);
+    char full[64];
+    snprintf(full, sizeof full, "tenferro.linalg.%s", op);
+    assert_string_equal(tf_error_op(), full);
+    if (!strstr(tf_error_message(), full) || !strstr(tf_error_message(), kind))
+        fail_msg("message '%s' lacks '%s' or '%s'", tf_error_message(), full, kind);
+    char batch[48];
+    snprintf(batch, sizeof batch, "batch element %lld", (long long)index);
+    if (!strstr(tf_error_cause(), full) || !strstr(tf_error_cause(), batch))
+        fail_msg("cause '%s' lacks '%s' or '%s'", tf_error_cause(), full, batch);
+}
+
+/* Calls op (one or two tensors, optional scalar) expecting a typed failure;
+   the output slots are never written and the registry stays as it was. */
+static void expect_call_kind(tft_env *e, const char *op, tf_eager *a, tf_eager *b,
+                             const tf_call_arg *scalar, size_t n_out, const char *kind,
+                             int64_t index)
+{
+    char name[64];
+    snprintf(name, sizeof name, "tenferro.linalg.%s", op);
+    tf_call_arg args[3] = {TF_ARG_TENSOR(a)};
+    size_t n = 1;
+    if (b)
+        args[n++] = TF_ARG_TENSOR(b);
+    if (scalar)
+        args[n++] = *scalar;
+    tf_eager *sentinel = (tf_eager *)(uintptr_t)1, *outs[3] = {sentinel, sentinel, sentinel};
+    tf_epoch epoch = tf_runtime_epoch(e->rt);
+    uint64_t pubs = tf_runtime_extension_publish_count(e->rt);
+    TF_ASSERT_STATUS(tf_session_call(e->s, name, args, n, outs, n_out), TF_ERR_EXTENSION);
+    expect_kind(op, kind, index);
+    for (int i = 0; i < 3; i++)
+        assert_ptr_equal(outs[i], sentinel);
+    assert_int_equal(tf_runtime_epoch(e->rt), epoch);
+    assert_int_equal(tf_runtime_extension_publish_count(e->rt), pubs);
+    assert_true(tf_runtime_has_op(e->rt, name));
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -196,17 +243,36 @@ static void test_errors(void **state)
     tf_eager *notpd = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 1}, 0);
     tf_eager *rect = ext_tensor(e.rt, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6}, 0);
     tf_eager *b = ext_tensor(e.rt, 2, (int64_t[]){3, 1}, (double[]){1, 2, 3}, 0);
+    tf_eager *b2 = ext_tensor(e.rt, 2, (int64_t[]){2, 1}, (double[]){1, 2}, 0);
     tf_eager *y = (tf_eager *)(uintptr_t)1, *outs[2];
-    TF_ASSERT_STATUS(call1(e.s, "inv", sing, NULL, -1, &y), TF_ERR_VALIDATION);
-    assert_non_null(strstr(tf_error_message(), "tenferro.linalg.inv"));
-    assert_non_null(strstr(tf_error_cause(), "singular"));
-    TF_ASSERT_STATUS(call1(e.s, "solve", sing, sing, -1, &y), TF_ERR_VALIDATION);
-    assert_non_null(strstr(tf_error_cause(), "tenferro.linalg.solve: the matrix is singular"));
-    TF_ASSERT_STATUS(call1(e.s, "cholesky", notpd, NULL, -1, &y), TF_ERR_VALIDATION);
-    assert_non_null(strstr(tf_error_cause(), "not positive definite"));
+    tf_call_arg lower = TF_ARG_I64(1);
+    tf_eager *trising = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 0}, 0);
+    expect_call_kind(&e, "inv", sing, NULL, NULL, 1, "singular", 0);
+    assert_non_null(strstr(tf_error_message(), "the matrix is singular"));
+    expect_call_kind(&e, "solve", sing, b2, NULL, 1, "singular", 0);
+    expect_call_kind(&e, "triangular_solve", trising, b2, &lower, 1, "singular", 0);
+    assert_non_null(strstr(tf_error_cause(), "diagonal element 2"));
+    expect_call_kind(&e, "cholesky", notpd, NULL, NULL, 1, "not_positive_definite", 0);
+    assert_non_null(strstr(tf_error_cause(), "leading minor of order 2"));
+    /* lstsq on a tall matrix with an exactly zero column (gels sees exact rank loss only) */
+    tf_eager *tall = ext_tensor(e.rt, 2, (int64_t[]){3, 2}, (double[]){1, 2, 3, 0, 0, 0}, 0);
+    expect_call_kind(&e, "lstsq", tall, b, NULL, 1, "rank_deficient", 0);
+    /* inference errors name the argument */
     TF_ASSERT_STATUS(call1(e.s, "inv", rect, NULL, -1, &y), TF_ERR_SHAPE_MISMATCH);
     assert_non_null(strstr(tf_error_cause(), "square"));
+    assert_string_equal(tf_error_argument(), "a");
+    assert_false(tf_error_extension_kind(NULL, NULL, NULL));
     TF_ASSERT_STATUS(call1(e.s, "solve", notpd, b, -1, &y), TF_ERR_SHAPE_MISMATCH);
+    assert_string_equal(tf_error_argument(), "b");
+    TF_ASSERT_STATUS(tf_session_call(e.s, "tenferro.linalg.svd",
+                                     (tf_call_arg[]){TF_ARG_TENSOR(sing), TF_ARG_F64(-1)}, 2, outs,
+                                     3),
+                     TF_ERR_VALIDATION);
+    assert_string_equal(tf_error_argument(), "eps");
+    TF_ASSERT_STATUS(tf_session_call(e.s, "tenferro.linalg.norm",
+                                     (tf_call_arg[]){TF_ARG_TENSOR(sing), TF_ARG_F64(3)}, 2, &y, 1),
+                     TF_ERR_VALIDATION);
+    assert_string_equal(tf_error_argument(), "ord");
     assert_ptr_equal(y, (tf_eager *)(uintptr_t)1);
     /* det of an exactly singular matrix is 0; slogdet gives sign 0, -inf */
     double d;
@@ -222,10 +288,64 @@ static void test_errors(void **state)
     assert_true(isinf(d) && d < 0);
     tf_eager_release(outs[0]);
     tf_eager_release(outs[1]);
-    tf_eager_release(b);
-    tf_eager_release(rect);
-    tf_eager_release(notpd);
-    tf_eager_release(sing);
+    tf_eager *all[] = {trising, tall, b2, b, rect, notpd, sing};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tf_eager_release(all[i]);
+    tft_env_end(&e);
+}
+
+/* Batched, f32, and non-finite inputs: the index names the failing matrix. */
+static void test_errors_batched_and_no_convergence(void **state)
+{
+    (void)state;
+    tft_env e = linalg_env_begin();
+    /* [3, 2, 2], element 1 singular (column-major: a[b + 3 i + 6 j]) */
+    double a[12] = {2, 1, 3, 0, 2, 0, 0, 4, 0, 1, 8, 2};
+    tf_eager *ab = ext_tensor(e.rt, 3, (int64_t[]){3, 2, 2}, a, 1);
+    tf_eager *bb = ext_tensor(e.rt, 3, (int64_t[]){3, 2, 1}, (double[]){1, 1, 1, 1, 1, 1}, 0);
+    expect_call_kind(&e, "inv", ab, NULL, NULL, 1, "singular", 1);
+    expect_call_kind(&e, "solve", ab, bb, NULL, 1, "singular", 1);
+    tf_tensor *gslot = (tf_tensor *)(uintptr_t)1;
+    TF_ASSERT_OK(tf_eager_grad(ab, &gslot)); /* a failed call leaves the variable's slot empty */
+    assert_null(gslot);
+    /* f32 */
+    float f[4] = {1, 2, 2, 4};
+    tf_tensor *t;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_F32, 2, (int64_t[]){2, 2}, f, 4, &t));
+    tf_eager *ef;
+    TF_ASSERT_OK(tf_runtime_constant_from(e.rt, t, &ef));
+    tf_tensor_release(t);
+    expect_call_kind(&e, "inv", ef, NULL, NULL, 1, "singular", 0);
+    /* NaN and infinity: LAPACK's iterations cannot converge on them */
+    double nan_m[4] = {1, NAN, NAN, 1}, inf_m[8] = {1, 0, 0, 1, 1, 0, 0, INFINITY};
+    tf_eager *en = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, nan_m, 0);
+    tf_eager *ei = ext_tensor(e.rt, 3, (int64_t[]){2, 2, 2}, inf_m, 0);
+    tf_call_arg eps = TF_ARG_F64(0), rcond = TF_ARG_F64(1e-12), two = TF_ARG_F64(2),
+                nuc = TF_ARG_F64('N');
+    expect_call_kind(&e, "eigh", en, NULL, &eps, 2, "no_convergence", 0);
+    expect_call_kind(&e, "svd", en, NULL, &eps, 3, "no_convergence", 0);
+    expect_call_kind(&e, "svd", ei, NULL, &eps, 3, "no_convergence", 1);
+    assert_non_null(strstr(tf_error_cause(), "entry (1, 1) is not finite"));
+    expect_call_kind(&e, "pinv", ei, NULL, &rcond, 1, "no_convergence", 1);
+    expect_call_kind(&e, "norm", ei, NULL, &two, 1, "no_convergence", 1);
+    expect_call_kind(&e, "norm", en, NULL, &nuc, 1, "no_convergence", 0);
+    expect_call_kind(&e, "eigh", ei, NULL, &eps, 2, "no_convergence", 1);
+    /* a failure inside a rule: d det / dA at a singular A needs inv(A) */
+    tf_eager *xs = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 4}, 1), *d, *g;
+    TF_ASSERT_OK(call1(e.s, "det", xs, NULL, -1, &d));
+    g = (tf_eager *)(uintptr_t)1;
+    TF_ASSERT_STATUS(tf_runtime_grad(e.rt, g_cpu, d, xs, &g), TF_ERR_EXTENSION);
+    expect_kind("inv", "singular", 0);
+    assert_ptr_equal(g, (tf_eager *)(uintptr_t)1);
+    TF_ASSERT_STATUS(tf_eager_backward(d, g_cpu), TF_ERR_EXTENSION);
+    gslot = (tf_tensor *)(uintptr_t)1;
+    TF_ASSERT_OK(tf_eager_grad(xs, &gslot)); /* backward is all-or-nothing */
+    assert_null(gslot);
+    tf_error_clear();
+    assert_false(tf_error_extension_kind(NULL, NULL, NULL));
+    tf_eager *all[] = {d, xs, ei, en, ef, bb, ab};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tf_eager_release(all[i]);
     tft_env_end(&e);
 }
 
@@ -295,7 +415,8 @@ static void test_qr_eigh_identities(void **state)
                     x += a[i + M * k] * pv[k + N * l] * a[l + M * j];
             assert_true(fabs(x - a[i + M * j]) < 1e-12);
         }
-    TF_ASSERT_OK(call1(e.s, "norm", ea, NULL, -1, &en));
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.norm",
+                                 (tf_call_arg[]){TF_ARG_TENSOR(ea), TF_ARG_F64('F')}, 2, &en, 1));
     ext_read(en, &nrm, 1);
     for (int i = 0; i < M * N; i++)
         ss += a[i] * a[i];
@@ -374,6 +495,90 @@ static void test_eigh_regularised(void **state)
     tft_env_end(&e);
 }
 
+/* ---- matrix norms ---- */
+
+/* norm(x, ord) of a [2, 2, 2] batch: [[1,2],[3,4]] and [[-1,0],[0,5]]. */
+static void norms_of(tft_env *e, tf_dtype dt, double ord, double *out)
+{
+    double a[8] = {1, -1, 3, 0, 2, 0, 4, 5}; /* a[b + 2 i + 4 j] */
+    tf_tensor *t;
+    if (dt == TF_F64) {
+        TF_ASSERT_OK(tf_tensor_from_host(TF_F64, 3, (int64_t[]){2, 2, 2}, a, 8, &t));
+    } else {
+        float f[8];
+        for (int i = 0; i < 8; i++)
+            f[i] = (float)a[i];
+        TF_ASSERT_OK(tf_tensor_from_host(TF_F32, 3, (int64_t[]){2, 2, 2}, f, 8, &t));
+    }
+    tf_eager *x, *n;
+    TF_ASSERT_OK(tf_runtime_constant_from(e->rt, t, &x));
+    tf_tensor_release(t);
+    TF_ASSERT_OK(tf_session_call(e->s, "tenferro.linalg.norm",
+                                 (tf_call_arg[]){TF_ARG_TENSOR(x), TF_ARG_F64(ord)}, 2, &n, 1));
+    assert_int_equal(tf_tensor_rank(tf_eager_value(n)), 1);
+    assert_int_equal(tf_tensor_dtype(tf_eager_value(n)), dt);
+    if (dt == TF_F64) {
+        TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(n), TF_F64, out, 2));
+    } else {
+        float f[2];
+        TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(n), TF_F32, f, 2));
+        out[0] = f[0];
+        out[1] = f[1];
+    }
+    tf_eager_release(n);
+    tf_eager_release(x);
+}
+
+static void test_norms(void **state)
+{
+    (void)state;
+    tft_env e = linalg_env_begin();
+    /* [[1,2],[3,4]]: A^T A = [[10,14],[14,20]], s^2 = 15 +- sqrt(221) */
+    double s1 = sqrt(15 + sqrt(221.0)), s2 = sqrt(15 - sqrt(221.0));
+    struct {
+        double ord, want[2];
+    } k[] = {
+        {'F', {sqrt(30.0), sqrt(26.0)}},
+        {'N', {s1 + s2, 6}},
+        {2, {s1, 5}},
+        {-2, {s2, 1}},
+        {1, {6, 5}}, /* column sums 4, 6 and 1, 5 */
+        {-1, {4, 1}},
+        {INFINITY, {7, 5}}, /* row sums 3, 7 and 1, 5 */
+        {-INFINITY, {3, 1}},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        double got[2];
+        norms_of(&e, TF_F64, k[i].ord, got);
+        for (int b = 0; b < 2; b++)
+            if (!(fabs(got[b] - k[i].want[b]) < 1e-12 * (1 + k[i].want[b])))
+                fail_msg("norm ord %g batch %d: %.17g, expected %.17g", k[i].ord, b, got[b],
+                         k[i].want[b]);
+        norms_of(&e, TF_F32, k[i].ord, got);
+        for (int b = 0; b < 2; b++)
+            assert_true(fabs(got[b] - k[i].want[b]) < 1e-5 * (1 + k[i].want[b]));
+    }
+    /* the spectral norm's second derivative is refused, not wrong */
+    tf_eager *x = ext_tensor(e.rt, 2, (int64_t[]){2, 2}, (double[]){1, 3, 2, 4}, 1), *n, *g, *l,
+             *gg;
+    TF_ASSERT_OK(tf_session_call(e.s, "tenferro.linalg.norm",
+                                 (tf_call_arg[]){TF_ARG_TENSOR(x), TF_ARG_F64(2)}, 2, &n, 1));
+    tf_scope sc;
+    TF_ASSERT_OK(tf_runtime_capture_trace(e.rt, &sc));
+    TF_ASSERT_OK(tf_runtime_grad(e.rt, g_cpu, n, x, &g));
+    tf_scope_end(&sc);
+    TF_ASSERT_OK(tf_session_reduce_sum(e.s, g, NULL, 0, &l));
+    gg = (tf_eager *)(uintptr_t)1;
+    TF_ASSERT_STATUS(tf_runtime_grad(e.rt, g_cpu, l, x, &gg), TF_ERR_UNSUPPORTED_AD_RULE);
+    assert_ptr_equal(gg, (tf_eager *)(uintptr_t)1);
+    assert_non_null(strstr(tf_error_cause(), "spectral norm"));
+    tf_eager_release(l);
+    tf_eager_release(g);
+    tf_eager_release(n);
+    tf_eager_release(x);
+    tft_env_end(&e);
+}
+
 /* ---- gradients ---- */
 
 typedef struct gspec {
@@ -382,6 +587,7 @@ typedef struct gspec {
     int out;       /* which output (slogdet, qr, eigh) */
     int sym;       /* symmetrise the first input (cholesky, eigh) */
     int square;    /* square the result elementwise (eigenvectors: sign-free) */
+    double ord;    /* norm's order */
 } gspec;
 
 /* Output g->out of a multi-output op (eigh and svd take eps = 0). */
@@ -434,6 +640,9 @@ static tf_status gfn(tf_session *s, tf_eager *const *xs, size_t n, void *user, t
     if (g->out >= 0 && (strcmp(g->op, "slogdet") == 0 || strcmp(g->op, "qr") == 0 ||
                         strcmp(g->op, "eigh") == 0 || strcmp(g->op, "svd") == 0)) {
         st = two_outputs(s, g, a, out);
+    } else if (strcmp(g->op, "norm") == 0) {
+        st = tf_session_call(s, "tenferro.linalg.norm",
+                             (tf_call_arg[]){TF_ARG_TENSOR(a), TF_ARG_F64(g->ord)}, 2, out, 1);
     } else if (strcmp(g->op, "pinv") == 0) {
         st = tf_session_call(s, "tenferro.linalg.pinv",
                              (tf_call_arg[]){TF_ARG_TENSOR(a), TF_ARG_F64(1e-10)}, 2, out, 1);
@@ -471,15 +680,15 @@ static void test_gradients(void **state)
     int64_t sq[2] = {3, 3}, bsq[3] = {2, 3, 3}, rhs[2] = {3, 2}, brhs[3] = {2, 3, 2};
     tf_tensor *a = host_dominant(2, sq, 11), *ba = host_dominant(3, bsq, 13);
     tf_tensor *b = gc_random(2, rhs, -1, 1, &seed), *bb = gc_random(3, brhs, -1, 1, &seed);
-    static const gspec inv = {"inv", -1, 0, 0, 0}, solve = {"solve", -1, 0, 0, 0},
-                       lo = {"triangular_solve", 1, 0, 0, 0}, up = {"triangular_solve", 0, 0, 0, 0},
-                       det = {"det", -1, 0, 0, 0}, sld = {"slogdet", -1, 1, 0, 0},
-                       chol = {"cholesky", -1, 0, 1, 0}, qr_q = {"qr", -1, 0, 0, 0},
-                       qr_r = {"qr", -1, 1, 0, 0}, eig_w = {"eigh", -1, 0, 1, 0},
-                       eig_v = {"eigh", -1, 1, 1, 1}, lsq = {"lstsq", -1, 0, 0, 0},
-                       svd_u = {"svd", -1, 0, 0, 1}, svd_s = {"svd", -1, 1, 0, 0},
-                       svd_v = {"svd", -1, 2, 0, 1}, pinv = {"pinv", -1, -1, 0, 0},
-                       norm = {"norm", -1, -1, 0, 0};
+    static const gspec inv = {"inv", -1, 0, 0, 0, 0}, solve = {"solve", -1, 0, 0, 0, 0},
+                       lo = {"triangular_solve", 1, 0, 0, 0, 0},
+                       up = {"triangular_solve", 0, 0, 0, 0, 0}, det = {"det", -1, 0, 0, 0, 0},
+                       sld = {"slogdet", -1, 1, 0, 0, 0}, chol = {"cholesky", -1, 0, 1, 0, 0},
+                       qr_q = {"qr", -1, 0, 0, 0, 0}, qr_r = {"qr", -1, 1, 0, 0, 0},
+                       eig_w = {"eigh", -1, 0, 1, 0, 0}, eig_v = {"eigh", -1, 1, 1, 1, 0},
+                       lsq = {"lstsq", -1, 0, 0, 0, 0}, svd_u = {"svd", -1, 0, 0, 1, 0},
+                       svd_s = {"svd", -1, 1, 0, 0, 0}, svd_v = {"svd", -1, 2, 0, 1, 0},
+                       pinv = {"pinv", -1, -1, 0, 0, 0}, norm = {"norm", -1, -1, 0, 0, 'F'};
     check("inv", &inv, a, NULL);
     check("inv batched", &inv, ba, NULL);
     check("solve", &solve, a, b);
@@ -506,9 +715,16 @@ static void test_gradients(void **state)
         check("svd u (squared)", &svd_u, svd_in[i], NULL);
         check("svd v (squared)", &svd_v, svd_in[i], NULL);
     }
+    static const double ords[] = {'F', 'N', 2, -2, 1, -1, INFINITY, -INFINITY};
     for (int i = 0; i < 3; i++) {
         check("pinv", &pinv, svd_in[i], NULL);
-        check("norm", &norm, svd_in[i], NULL);
+        for (size_t o = 0; o < sizeof ords / sizeof ords[0]; o++) {
+            gspec ng = norm;
+            ng.ord = ords[o];
+            char what[48];
+            snprintf(what, sizeof what, "norm ord %g", ords[o]);
+            check(what, &ng, svd_in[i], NULL);
+        }
     }
     tf_tensor_release(wide);
     tf_tensor_release(tall);
@@ -567,8 +783,10 @@ int main(void)
         cmocka_unit_test(test_cholesky_det_trisolve),
         cmocka_unit_test(test_f32_and_strided),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors_batched_and_no_convergence),
         cmocka_unit_test(test_qr_eigh_identities),
         cmocka_unit_test(test_eigh_regularised),
+        cmocka_unit_test(test_norms),
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_second_order),
     };

@@ -23,7 +23,7 @@ static void test_load_refusals(void **state)
     (void)state;
     expect_load_error(FX_PATH("other_major"), TF_ERR_PLUGIN_ABI, "tf_extension_module_v2");
     expect_load_error(FX_PATH("no_symbol"), TF_ERR_PLUGIN_SYMBOL, "tf_extension_module_v1");
-    expect_load_error(FX_PATH("desc_major"), TF_ERR_PLUGIN_ABI, "found 2.0");
+    expect_load_error(FX_PATH("desc_major"), TF_ERR_PLUGIN_ABI, "found 2.1");
     expect_load_error(FX_PATH("small_struct"), TF_ERR_PLUGIN_STRUCT_SIZE, "struct_size");
     expect_load_error(FX_PATH("bad_id"), TF_ERR_VALIDATION, "Bad-Id");
     assert_string_equal(tf_error_argument(), "id");
@@ -133,7 +133,10 @@ static const tf_extension_module_desc k_linked = {sizeof(tf_extension_module_des
                                                   "test.linked",
                                                   "1",
                                                   NULL,
-                                                  linked_install};
+                                                  linked_install,
+                                                  NULL,
+                                                  0,
+                                                  0};
 
 static void test_replace_bumps_epoch(void **state)
 {
@@ -160,6 +163,43 @@ static void test_replace_bumps_epoch(void **state)
     TF_ASSERT_STATUS(tf_extension_from_descriptor(&d, &bad), TF_ERR_VALIDATION);
     d.id = "tenferro.x-y";
     TF_ASSERT_STATUS(tf_extension_from_descriptor(&d, &bad), TF_ERR_VALIDATION);
+    tf_runtime_release(rt);
+}
+
+/*
+ * Found by tests/fuzz/fuzz_descriptor: an op whose struct_size ends before
+ * its name is refused without reading past the struct. The op lives in a
+ * block exactly as long as it says, so the sanitizer build reports any read
+ * beyond it.
+ */
+static tf_status short_op_install(const tf_host_api *host, const tf_ext_registrar *reg)
+{
+    (void)host;
+    const uint32_t head[2] = {(uint32_t)sizeof head, 1}; /* struct_size, n_args */
+    tf_ext_op *op = malloc(sizeof head);
+    assert_non_null(op);
+    memcpy(op, head, sizeof head);
+    tf_status st = reg->add_op(reg->candidate, op);
+    free(op);
+    return st;
+}
+
+static void test_short_op_struct_refused(void **state)
+{
+    (void)state;
+    tf_runtime *rt;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    tf_extension_module_desc d = k_linked;
+    d.id = "test.short_op";
+    d.install = short_op_install;
+    tf_extension_module *m;
+    TF_ASSERT_OK(tf_extension_from_descriptor(&d, &m));
+    tf_epoch e = 999;
+    TF_ASSERT_STATUS(tf_runtime_install_extension_module(rt, m, &e), TF_ERR_RUNTIME_STATE);
+    assert_int_equal(e, 999);
+    assert_int_equal(tf_runtime_epoch(rt), 0);
+    if (!strstr(tf_error_cause(), "op '?' is malformed: expected struct_size"))
+        fail_msg("cause '%s'", tf_error_cause());
     tf_runtime_release(rt);
 }
 
@@ -386,6 +426,208 @@ static void test_caches_keyed_by_epoch(void **state)
     tf_runtime_release(rt);
 }
 
+/* ---- typed errors (extension ABI 1.1) ---- */
+
+static const tf_ext_error_kind k_good_kinds[] = {{"boom", "the thing went boom"},
+                                                 {"no_luck_2", "no luck"}};
+
+/* Kernel of test.kinds.fail(x, mode): mode picks how it fails. */
+static tf_status fail_cpu(const tf_ext_kernel_ctx *k, const tf_operand *x, int64_t mode,
+                          const tf_operand *y)
+{
+    (void)x;
+    (void)y;
+    if (!TF_ABI_HAS_FIELD(k, tf_ext_kernel_ctx, report_kind))
+        return TF_ERR_RUNTIME_STATE; /* this host is 1.1: never taken */
+    switch (mode) {
+    case 1: return k->report_kind(k, "boom", 3, "test.kinds.fail: boom at element 3");
+    case 2: return k->report_kind(k, "no_luck_2", -7, "test.kinds.fail: no luck");
+    case 3: return k->report_kind(k, "undeclared", 0, "test.kinds.fail: made up");
+    case 4: return TF_ERR_EXTENSION; /* without a kind */
+    case 5: /* a kind reported, then another status returned: the status wins */
+        k->report_kind(k, "boom", 1, "test.kinds.fail: changed its mind");
+        return TF_ERR_VALIDATION;
+    default: return TF_OK;
+    }
+}
+
+static tf_status fail_infer(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                            const tf_ext_scalar *sc, uint32_t ns, tf_ext_meta *out)
+{
+    if (sc[0].i == 99)
+        return c->report_argument(c, TF_ERR_VALIDATION, 1, "test.kinds.fail: mode 99 refused");
+    if (sc[0].i == 98)
+        return c->report_argument(c, TF_ERR_SHAPE_MISMATCH, 7, "test.kinds.fail: bad index");
+    if (sc[0].i == 97) { /* the 1.0 way: no argument named */
+        c->host->report_error(c->host->ctx, TF_ERR_VALIDATION, "test.kinds.fail: mode 97");
+        return TF_ERR_VALIDATION;
+    }
+    out[0] = t[0];
+    return TF_OK;
+}
+
+static const uint32_t k_fail_kinds[] = {TF_EXT_ARG_TENSOR, TF_EXT_ARG_I64};
+static const char *const k_fail_names[] = {"x", "mode"};
+static const tf_ext_kernel k_fail_kernels[] = {{"cpu", TF_EXT_KERNEL_FN(fail_cpu)}};
+static const tf_ext_op k_fail_op = {
+    sizeof(tf_ext_op), 2,    1,    1,   "fail", k_fail_kinds, k_fail_names, fail_infer,
+    k_fail_kernels,    NULL, NULL, NULL};
+
+static tf_status kinds_install(const tf_host_api *host, const tf_ext_registrar *reg)
+{
+    (void)host;
+    return reg->add_op(reg->candidate, &k_fail_op);
+}
+
+static const tf_extension_module_desc k_kinds_desc = {sizeof(tf_extension_module_desc),
+                                                      TF_EXTENSION_ABI_MAJOR,
+                                                      TF_EXTENSION_ABI_MINOR,
+                                                      0,
+                                                      "test.kinds",
+                                                      "1",
+                                                      NULL,
+                                                      kinds_install,
+                                                      k_good_kinds,
+                                                      2,
+                                                      0};
+
+static void expect_kinds_refused(tf_runtime *rt, const tf_ext_error_kind *kinds, uint32_t n,
+                                 const char *needle)
+{
+    tf_extension_module_desc d = k_kinds_desc;
+    d.error_kinds = kinds;
+    d.n_error_kinds = n;
+    tf_extension_module *m;
+    TF_ASSERT_OK(tf_extension_from_descriptor(&d, &m));
+    tf_epoch before = tf_runtime_epoch(rt), e = 999;
+    uint64_t pubs = tf_runtime_extension_publish_count(rt);
+    uint64_t locks = tf_runtime_extension_lock_count(rt);
+    TF_ASSERT_STATUS(tf_runtime_install_extension_module(rt, m, &e), TF_ERR_VALIDATION);
+    assert_string_equal(tf_error_argument(), "error_kinds");
+    if (!strstr(tf_error_message(), needle))
+        fail_msg("'%s' lacks '%s'", tf_error_message(), needle);
+    assert_int_equal(e, 999);
+    assert_int_equal(tf_runtime_epoch(rt), before);
+    assert_int_equal(tf_runtime_extension_publish_count(rt), pubs);
+    assert_int_equal(tf_runtime_extension_lock_count(rt), locks);
+    assert_false(tf_runtime_has_op(rt, "test.kinds.fail"));
+}
+
+static void test_error_kinds_checked_at_install(void **state)
+{
+    (void)state;
+    tf_runtime *rt;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    static const tf_ext_error_kind upper[] = {{"Singular", "x"}};
+    static const tf_ext_error_kind dotted[] = {{"a.b", "x"}};
+    static const tf_ext_error_kind empty[] = {{"", "x"}};
+    static const tf_ext_error_kind null_name[] = {{NULL, "x"}};
+    static const tf_ext_error_kind no_msg[] = {{"ok", NULL}};
+    static const tf_ext_error_kind empty_msg[] = {{"ok", ""}};
+    static const tf_ext_error_kind dup[] = {{"same", "x"}, {"other", "y"}, {"same", "z"}};
+    static const tf_ext_error_kind long_name[] = {
+        {"a234567890123456789012345678901234567890123456789012345678901234", "x"}};
+    expect_kinds_refused(rt, upper, 1, "\"Singular\"");
+    expect_kinds_refused(rt, dotted, 1, "\"a.b\"");
+    expect_kinds_refused(rt, empty, 1, "one segment");
+    expect_kinds_refused(rt, null_name, 1, "(null)");
+    expect_kinds_refused(rt, no_msg, 1, "a non-empty message");
+    expect_kinds_refused(rt, empty_msg, 1, "a non-empty message");
+    expect_kinds_refused(rt, dup, 3, "error kind 2 (\"same\")");
+    expect_kinds_refused(rt, long_name, 1, "at most 63 bytes");
+    expect_kinds_refused(rt, NULL, 1, "NULL table");
+    expect_kinds_refused(rt, k_good_kinds, TF_EXT_MAX_ERROR_KINDS + 1, "at most 64");
+    assert_int_equal(tf_runtime_epoch(rt), 0);
+    /* a 1.0 descriptor ends before the kinds: whatever follows is never read */
+    tf_extension_module_desc old = k_kinds_desc;
+    old.struct_size = (uint32_t)offsetof(tf_extension_module_desc, error_kinds);
+    old.abi_minor = 0;
+    old.error_kinds = (const tf_ext_error_kind *)(uintptr_t)8; /* garbage beyond its size */
+    old.n_error_kinds = 1000;
+    tf_extension_module *m;
+    tf_epoch e;
+    TF_ASSERT_OK(tf_extension_from_descriptor(&old, &m));
+    TF_ASSERT_OK(tf_runtime_install_extension_module(rt, m, &e));
+    assert_int_equal(e, 1);
+    assert_true(tf_runtime_has_op(rt, "test.kinds.fail"));
+    tf_runtime_release(rt);
+}
+
+static tf_status call_fail(tf_session *s, tf_eager *x, int64_t mode, tf_eager **y)
+{
+    return tf_session_call(s, "test.kinds.fail",
+                           (tf_call_arg[]){TF_ARG_TENSOR(x), TF_ARG_I64(mode)}, 2, y, 1);
+}
+
+static void test_typed_errors_reach_the_app(void **state)
+{
+    (void)state;
+    assert_string_equal(tf_status_name(TF_ERR_EXTENSION), "TF_ERR_EXTENSION");
+    assert_int_equal(TF_ERR_EXTENSION, 26);
+    tf_runtime *rt;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    tf_extension_module *m;
+    tf_epoch e;
+    TF_ASSERT_OK(tf_extension_from_descriptor(&k_kinds_desc, &m));
+    TF_ASSERT_OK(tf_runtime_install_extension_module(rt, m, &e));
+    tf_session *s;
+    TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
+    tf_eager *x = ext_tensor(rt, 1, (int64_t[]){2}, (double[]){1, 2}, 0), *y;
+    TF_ASSERT_OK(call_fail(s, x, 0, &y));
+    tf_eager_release(y);
+    const char *mod, *kind;
+    int64_t idx;
+    y = (tf_eager *)(uintptr_t)1;
+    TF_ASSERT_STATUS(call_fail(s, x, 1, &y), TF_ERR_EXTENSION);
+    assert_ptr_equal(y, (tf_eager *)(uintptr_t)1);
+    assert_true(tf_error_extension_kind(&mod, &kind, &idx));
+    assert_string_equal(mod, "test.kinds");
+    assert_string_equal(kind, "boom");
+    assert_int_equal(idx, 3);
+    assert_string_equal(tf_error_op(), "test.kinds.fail");
+    assert_string_equal(tf_error_message(),
+                        "test.kinds.fail: the thing went boom (test.kinds/boom, batch element 3)");
+    assert_string_equal(tf_error_cause(), "test.kinds.fail: boom at element 3");
+    /* a negative index means none; NULL out-parameters are allowed */
+    TF_ASSERT_STATUS(call_fail(s, x, 2, &y), TF_ERR_EXTENSION);
+    assert_true(tf_error_extension_kind(NULL, &kind, &idx));
+    assert_string_equal(kind, "no_luck_2");
+    assert_int_equal(idx, -1);
+    assert_string_equal(tf_error_message(), "test.kinds.fail: no luck (test.kinds/no_luck_2)");
+    /* module bugs are not typed errors */
+    TF_ASSERT_STATUS(call_fail(s, x, 3, &y), TF_ERR_BACKEND);
+    assert_false(tf_error_extension_kind(&mod, &kind, &idx));
+    assert_string_equal(mod, "");
+    assert_string_equal(kind, "");
+    assert_int_equal(idx, -1);
+    assert_non_null(strstr(tf_error_cause(), "'undeclared', which module 'test.kinds' does not"));
+    TF_ASSERT_STATUS(call_fail(s, x, 4, &y), TF_ERR_BACKEND);
+    assert_non_null(strstr(tf_error_message(), "without reporting a declared error kind"));
+    assert_false(tf_error_extension_kind(NULL, NULL, NULL));
+    TF_ASSERT_STATUS(call_fail(s, x, 5, &y), TF_ERR_VALIDATION);
+    assert_false(tf_error_extension_kind(NULL, NULL, NULL));
+    assert_string_equal(tf_error_cause(), "test.kinds.fail: changed its mind");
+    /* a later failure of another kind clears the typed fields */
+    TF_ASSERT_STATUS(call_fail(s, x, 1, &y), TF_ERR_EXTENSION);
+    TF_ASSERT_STATUS(tf_session_call(s, "test.kinds.nope", NULL, 0, &y, 1), TF_ERR_VALIDATION);
+    assert_false(tf_error_extension_kind(NULL, NULL, NULL));
+    TF_ASSERT_STATUS(call_fail(s, x, 1, &y), TF_ERR_EXTENSION);
+    tf_error_clear();
+    assert_false(tf_error_extension_kind(NULL, NULL, NULL));
+    /* infer() naming the argument */
+    TF_ASSERT_STATUS(call_fail(s, x, 99, &y), TF_ERR_VALIDATION);
+    assert_string_equal(tf_error_argument(), "mode");
+    assert_string_equal(tf_error_cause(), "test.kinds.fail: mode 99 refused");
+    TF_ASSERT_STATUS(call_fail(s, x, 98, &y), TF_ERR_SHAPE_MISMATCH);
+    assert_string_equal(tf_error_argument(), "");
+    TF_ASSERT_STATUS(call_fail(s, x, 97, &y), TF_ERR_VALIDATION);
+    assert_string_equal(tf_error_argument(), "");
+    assert_ptr_equal(y, (tf_eager *)(uintptr_t)1);
+    tf_eager_release(x);
+    tf_session_end(s);
+    tf_runtime_release(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,11 +636,14 @@ int main(void)
         cmocka_unit_test(test_install_refusals_leave_registry),
         cmocka_unit_test(test_install_idempotent_and_transactional),
         cmocka_unit_test(test_replace_bumps_epoch),
+        cmocka_unit_test(test_short_op_struct_refused),
         cmocka_unit_test(test_call_and_gradient),
         cmocka_unit_test(test_call_signature_mismatch),
         cmocka_unit_test(test_no_kernel_for_engine),
         cmocka_unit_test(test_no_ad_rule),
         cmocka_unit_test(test_caches_keyed_by_epoch),
+        cmocka_unit_test(test_error_kinds_checked_at_install),
+        cmocka_unit_test(test_typed_errors_reach_the_app),
     };
     return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }

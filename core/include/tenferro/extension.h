@@ -41,6 +41,7 @@ extern "C" {
  *   TF_ERR_PLUGIN_STRUCT_SIZE       descriptor smaller than ABI 1.0's,
  *   TF_ERR_PLUGIN_MISSING_FUNCTION  no install hook or version,
  *   TF_ERR_VALIDATION               malformed module id (argument "id").
+ * A module's declared error kinds are checked when it is installed.
  */
 tf_status tf_extension_load(const char *name_or_path, tf_extension_module **out);
 
@@ -98,10 +99,28 @@ typedef struct tf_call_arg {
  * count), TF_ERR_CONTEXT_MISMATCH, the op's inference errors
  * (TF_ERR_DTYPE_MISMATCH, TF_ERR_SHAPE_MISMATCH...), TF_ERR_UNSUPPORTED when
  * the op has no kernel for the session's engine (message names both), the
- * kernel's errors (e.g. a singular matrix) with its report as the cause.
+ * kernel's errors with its report as the cause: TF_ERR_EXTENSION for a
+ * declared error kind of the module (e.g. a singular matrix; see
+ * tf_error_extension_kind). Inference errors name the argument in
+ * tf_error_argument() when the module says which (ABI 1.1 modules).
  */
 tf_status tf_session_call(tf_session *s, const char *name, const tf_call_arg *args, size_t n_args,
                           tf_eager **outputs, size_t n_outputs);
+
+/*
+ * Typed extension errors: when the most recent failure on this thread is
+ * TF_ERR_EXTENSION (a kernel reported one of its module's declared error
+ * kinds, see extension_abi.h "Typed errors"), sets *module_id ("tenferro.linalg"),
+ * *kind ("singular") and *index (the batch element, flattened with the first
+ * batch axis fastest; -1 if the module named none) and returns 1. Otherwise
+ * sets them to "", "" and -1 and returns 0. Any out-parameter may be NULL.
+ * The strings live in the thread's error slot (see tf_error_message). Any
+ * thread; answers for the calling thread.
+ *
+ *   if (st == TF_ERR_EXTENSION && tf_error_extension_kind(&mod, &kind, &i) &&
+ *       strcmp(mod, "tenferro.linalg") == 0 && strcmp(kind, "singular") == 0) ...
+ */
+int tf_error_extension_kind(const char **module_id, const char **kind, int64_t *index);
 
 /*
  * Diagnostics of the registry of rt (non-NULL): how many times the install lock was

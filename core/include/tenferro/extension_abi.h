@@ -61,8 +61,9 @@
  *      TF_ERR_VALIDATION naming the argument.
  *   2. infer() gets the tensors' metadata and the scalar values and writes
  *      the outputs' dtype and shape, or refuses (TF_ERR_DTYPE_MISMATCH,
- *      TF_ERR_SHAPE_MISMATCH, TF_ERR_VALIDATION ... after report_error,
- *      naming the op and argument). It runs before anything is computed.
+ *      TF_ERR_SHAPE_MISMATCH, TF_ERR_VALIDATION ... after
+ *      ctx->report_argument (ABI 1.1; host->report_error before), naming
+ *      the op and argument). It runs before anything is computed.
  *   3. The host picks the kernel whose engine name equals the session's
  *      engine's plugin name (tf_ext_kernel.engine: "cpu", "vulkan", ...). A
  *      "cpu" kernel is required. No kernel for the session's engine gives the
@@ -82,7 +83,9 @@
  *      the kernel (written for that engine) knows how to use it. Inputs may
  *      have any strides; outputs are dense column-major and never alias
  *      inputs. A kernel reports data-dependent failures (singular matrix,
- *      no convergence...) with report_error and a status naming the op.
+ *      no convergence...) as typed errors (ctx->report_kind, see "Typed
+ *      errors"), other failures with host->report_error and a status; the
+ *      message names the op.
  *   5. The host records the op on the tape (one node per output) when an
  *      input is tracked, so that its AD rules can run later.
  *
@@ -110,6 +113,40 @@
  * differentiated in reverse (forward) mode: TF_ERR_UNSUPPORTED_AD_RULE.
  *
  * ------------------------------------------------------------------------
+ * Typed errors (ABI 1.1)
+ * ------------------------------------------------------------------------
+ * Data-dependent failures an application may want to handle (a singular
+ * matrix, no convergence...) are error kinds the module declares in its
+ * descriptor (error_kinds: {name, message} pairs, names unique within the
+ * module). The host checks them when the module is installed: a NULL table
+ * with a non-zero count, more than TF_EXT_MAX_ERROR_KINDS, a name that is
+ * not one segment of [a-z0-9_] starting with a letter (at most
+ * TF_EXT_MAX_KIND_NAME bytes), a duplicate name or a missing message refuse
+ * the install with TF_ERR_VALIDATION (argument "error_kinds") and leave the
+ * registry unchanged.
+ *
+ * A kernel reports one with ctx->report_kind(ctx, "singular", batch_index,
+ * detail) and returns what that returns (TF_ERR_EXTENSION). The application
+ * gets status TF_ERR_EXTENSION, tf_error_op() the op's full name, the
+ * message "<op>: <the kind's message> (<module id>/<kind>, batch element
+ * i)", the detail as tf_error_cause(), and tf_error_extension_kind()
+ * (extension.h) gives module id, kind and index, so that it can branch on
+ * "tenferro.linalg" + "singular" without reading messages. A kernel that
+ * returns TF_ERR_EXTENSION without a declared kind, or reports an
+ * undeclared kind, gives the application TF_ERR_BACKEND instead.
+ *
+ * report_kind (and infer()'s report_argument) live in the contexts, not in
+ * tf_host_api: that table is the engines' too and versioned with the engine
+ * ABI, and a context knows which op of which module is reporting.
+ *
+ * Compatibility: a 1.0 module knows neither and keeps working (it never
+ * calls report_kind; the host reads error_kinds only from a descriptor that
+ * states minor >= 1 and whose struct_size covers the fields). A 1.1 module
+ * on a 1.0 host finds report_kind absent (TF_ABI_HAS_FIELD on the context is false)
+ * and falls back to host->report_error with an ordinary status, e.g.
+ * TF_ERR_BACKEND; a 1.0 host ignores the descriptor's kinds.
+ *
+ * ------------------------------------------------------------------------
  * Memory and threads
  * ------------------------------------------------------------------------
  * Memory is freed on the side that allocated it: the module uses host->alloc
@@ -131,7 +168,7 @@ extern "C" {
 #endif
 
 #define TF_EXTENSION_ABI_MAJOR 1
-#define TF_EXTENSION_ABI_MINOR 0
+#define TF_EXTENSION_ABI_MINOR 1 /* 1.1: typed errors, infer() naming the argument */
 
 #define TF_EXTENSION_ENTRY_SYMBOL "tf_extension_module_v1"
 
@@ -143,6 +180,9 @@ extern "C" {
 
 /* Longest module id or full op name, in bytes, without the NUL. */
 #define TF_EXT_MAX_NAME 127
+/* Longest error-kind name, in bytes, without the NUL; most kinds per module. */
+#define TF_EXT_MAX_KIND_NAME 63
+#define TF_EXT_MAX_ERROR_KINDS 64
 /* Most arguments (tensors and scalars together) and outputs of one op. */
 #define TF_EXT_MAX_ARGS 8
 #define TF_EXT_MAX_OUTPUTS 4
@@ -238,14 +278,29 @@ typedef struct tf_ext_ops {
 /* ===================================================================== */
 
 /* What a kernel gets besides its operands. */
-typedef struct tf_ext_kernel_ctx {
+typedef struct tf_ext_kernel_ctx tf_ext_kernel_ctx;
+struct tf_ext_kernel_ctx {
     uint32_t struct_size;
     uint32_t reserved0;
     const tf_host_api *host;
     const char *op_name;     /* the full op name, for messages */
     const char *engine_name; /* the session's engine */
     tf_engine_state *engine; /* the engine instance (for non-host kernels) */
-} tf_ext_kernel_ctx;
+
+    /* ---- ABI 1.1: use only if TF_ABI_HAS_FIELD(ctx, tf_ext_kernel_ctx, report_kind) ---- */
+    /*
+     * Reports a failure of one of the module's declared error kinds (see
+     * "Typed errors"): `kind` is a name from the descriptor's error_kinds,
+     * `index` the batch element it concerns (flattened, first batch axis
+     * fastest; -1 if none), `detail` a message naming the op and the values
+     * (copied; the application sees it as the cause). Returns the status the
+     * kernel must return: TF_ERR_EXTENSION, or TF_ERR_BACKEND when `kind`
+     * is not declared (the host then reports that instead). Call it on the
+     * kernel's thread, right before returning.
+     */
+    tf_status (*report_kind)(const tf_ext_kernel_ctx *ctx, const char *kind, int64_t index,
+                             const char *detail);
+};
 
 /*
  * A kernel for one engine. `fn` is a typed C function (see "Ops: signature,
@@ -272,14 +327,27 @@ typedef struct tf_ext_call {
 } tf_ext_call;
 
 /* What a rule or infer() gets: the tables and the session to issue ops in. */
-typedef struct tf_ext_rule_ctx {
+typedef struct tf_ext_rule_ctx tf_ext_rule_ctx;
+struct tf_ext_rule_ctx {
     uint32_t struct_size;
     uint32_t reserved0;
     const tf_host_api *host;
     const tf_ext_ops *ops;
     tf_ext_session *session;
     const char *op_name; /* full name, for messages */
-} tf_ext_rule_ctx;
+
+    /* ---- ABI 1.1: use only if TF_ABI_HAS_FIELD(ctx, tf_ext_rule_ctx, report_argument) ---- */
+    /*
+     * host->report_error that also names the offending argument: `arg` is
+     * its index in the op's signature (tensors and scalars counted
+     * together, as in tf_ext_op.arg_names); the application then finds its
+     * name in tf_error_argument(). Returns `status`, for
+     * `return ctx->report_argument(ctx, TF_ERR_SHAPE_MISMATCH, 1, "...")`.
+     * An index out of range names no argument. Meant for infer().
+     */
+    tf_status (*report_argument)(const tf_ext_rule_ctx *ctx, tf_status status, uint32_t arg,
+                                 const char *message);
+};
 
 typedef tf_status (*tf_ext_infer_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_meta *tensors,
                                      uint32_t n_tensors, const tf_ext_scalar *scalars,
@@ -327,6 +395,15 @@ typedef struct tf_ext_registrar {
     tf_status (*add_op)(tf_ext_candidate *candidate, const tf_ext_op *op);
 } tf_ext_registrar;
 
+/*
+ * One error kind a module may report (ABI 1.1, see "Typed errors"). Static
+ * storage. This struct never grows.
+ */
+typedef struct tf_ext_error_kind {
+    const char *name;    /* one segment of [a-z0-9_] starting with a letter, <= 63 bytes */
+    const char *message; /* required one line for applications: "the matrix is singular" */
+} tf_ext_error_kind;
+
 /* The module descriptor returned by the entry symbol. Static storage. */
 typedef struct tf_extension_module_desc {
     uint32_t struct_size; /* sizeof(tf_extension_module_desc) as built */
@@ -338,6 +415,12 @@ typedef struct tf_extension_module_desc {
     const char *description; /* optional */
     /* Required. Declares the module's ops; see "Loading and negotiation" 4. */
     tf_status (*install)(const tf_host_api *host, const tf_ext_registrar *registrar);
+
+    /* ---- ABI 1.1 (a 1.0 descriptor ends above: it declares no kinds) ---- */
+    /* Optional: the error kinds the module's kernels report (NULL and 0 for none). */
+    const tf_ext_error_kind *error_kinds;
+    uint32_t n_error_kinds; /* <= TF_EXT_MAX_ERROR_KINDS */
+    uint32_t reserved1;     /* 0 */
 } tf_extension_module_desc;
 
 #define TF_EXTENSION_MODULE_MIN_SIZE \

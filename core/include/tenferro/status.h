@@ -46,7 +46,9 @@ extern "C" {
     X(TF_ERR_PLUGIN_STRUCT_SIZE, 22, "plugin descriptor is smaller than the minimum")  \
     X(TF_ERR_PLUGIN_MISSING_FUNCTION, 23, "plugin lacks a required function")          \
     X(TF_ERR_PLUGIN_INIT, 24, "plugin initialisation failed")                          \
-    X(TF_ERR_OUT_OF_RANGE, 25, "value out of range")
+    X(TF_ERR_OUT_OF_RANGE, 25, "value out of range")                                   \
+    X(TF_ERR_EXTENSION, 26, "extension op failed")                                     \
+    X(TF_ERR_DEVICE_LOST, 27, "device lost")
 
 typedef enum tf_status {
 #define TF_STATUS_ENUM_(name, value, msg) name = value,
@@ -55,7 +57,7 @@ typedef enum tf_status {
 } tf_status;
 
 /* One past the largest code of this version of the header. */
-#define TF_STATUS_COUNT_ 26
+#define TF_STATUS_COUNT_ 28
 
 /*
  * The code's name, e.g. "TF_ERR_VALIDATION"; "TF_UNKNOWN_STATUS" for a value

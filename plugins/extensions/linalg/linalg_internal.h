@@ -15,6 +15,11 @@
 
 #define LINALG_ID "tenferro.linalg"
 
+/* norm's `ord` for the two orders that are not numbers: the character codes
+   'F' (Frobenius) and 'N' (nuclear), passed as f64 (70.0 and 78.0). */
+#define LINALG_ORD_FRO ((double)'F')
+#define LINALG_ORD_NUC ((double)'N')
+
 /* Kernels (typed C signatures, called through libffi by the host). */
 tf_status linalg_cholesky_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const tf_operand *l);
 tf_status linalg_solve_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const tf_operand *b,
@@ -35,7 +40,10 @@ tf_status linalg_svd_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double
                          const tf_operand *u, const tf_operand *s, const tf_operand *v);
 tf_status linalg_pinv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double rcond,
                           const tf_operand *p);
-tf_status linalg_norm_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const tf_operand *out);
+tf_status linalg_norm_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double ord,
+                          const tf_operand *out);
+tf_status linalg_norm_grad_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double ord,
+                               const tf_operand *g);
 
 /* AD rules. */
 tf_status linalg_cholesky_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
@@ -86,5 +94,9 @@ tf_status linalg_norm_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_
                           const int *need, tf_ext_tensor **cin);
 tf_status linalg_norm_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
                           tf_ext_tensor *const *tan, tf_ext_tensor **tout);
+tf_status linalg_norm_grad_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                               tf_ext_tensor *cot, const int *need, tf_ext_tensor **cin);
+tf_status linalg_norm_grad_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                               tf_ext_tensor *const *tan, tf_ext_tensor **tout);
 
 #endif /* TF_LINALG_INTERNAL_H */

@@ -7,6 +7,7 @@
  * the dense output. f32 uses the s* routines, f64 the d* routines.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,6 +81,52 @@ static tf_status fail(const tf_ext_kernel_ctx *k, tf_status st, const char *fmt,
     return st;
 }
 
+/*
+ * A typed failure of kind `kind` (declared in linalg_module.c) for batch
+ * element b. A host of extension ABI 1.0 has no report_kind: the failure
+ * then is an untyped TF_ERR_BACKEND with the same message.
+ */
+static tf_status fail_kind(const tf_ext_kernel_ctx *k, const char *kind, int64_t b, const char *fmt,
+                           ...) __attribute__((format(printf, 4, 5)));
+static tf_status fail_kind(const tf_ext_kernel_ctx *k, const char *kind, int64_t b, const char *fmt,
+                           ...)
+{
+    char msg[256], what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "%s: %s (batch element %lld)", k->op_name, what, (long long)b);
+    if (TF_ABI_HAS_FIELD(k, tf_ext_kernel_ctx, report_kind) && k->report_kind)
+        return k->report_kind(k, kind, b, msg);
+    k->host->report_error(k->host->ctx, TF_ERR_BACKEND, msg);
+    return TF_ERR_BACKEND;
+}
+
+/*
+ * LAPACK's iterative eigen/singular-value solvers cannot work on NaN or
+ * infinite entries: dsyev/ssyev end with info > 0 (no convergence) on NaN,
+ * dgesdd/sgesdd refuse NaN as an illegal argument (info -5) and return NaN
+ * values with info 0 on an infinity. Checking first makes every such input
+ * one failure, "no_convergence", naming the entry. `lower`: only the lower
+ * triangle is read (eigh).
+ */
+static tf_status check_finite(const tf_ext_kernel_ctx *k, const tf_operand *a, const void *buf,
+                              int64_t b, int lower)
+{
+    int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1];
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = lower ? j : 0; i < m; i++) {
+            double x = a->dtype == TF_F64 ? ((const double *)buf)[i + j * m]
+                                          : ((const float *)buf)[i + j * m];
+            if (!isfinite(x))
+                return fail_kind(k, "no_convergence", b,
+                                 "entry (%lld, %lld) is not finite; LAPACK cannot converge on it",
+                                 (long long)i, (long long)j);
+        }
+    return TF_OK;
+}
+
 static void *scratch(const tf_ext_kernel_ctx *k, size_t bytes)
 {
     return k->host->alloc(k->host->ctx, bytes ? bytes : 1, 0);
@@ -117,8 +164,9 @@ tf_status linalg_cholesky_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, c
                               ? LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n)
                               : LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n);
         if (info > 0) {
-            st = fail(k, TF_ERR_VALIDATION,
-                      "the matrix is not positive definite (leading minor %lld)", b, info);
+            st = fail_kind(k, "not_positive_definite", b,
+                           "the leading minor of order %lld is not positive definite",
+                           (long long)info);
             break;
         }
         for (lapack_int j = 1; j < n; j++) /* potrf leaves the upper triangle: zero it */
@@ -148,8 +196,8 @@ tf_status linalg_solve_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, cons
                               ? LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n)
                               : LAPACKE_sgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n);
         if (info > 0)
-            st = fail(k, TF_ERR_VALIDATION, "the matrix is singular (U[%lld,%lld] is zero)", i,
-                      info);
+            st = fail_kind(k, "singular", i, "U[%lld,%lld] of its LU factorisation is exactly zero",
+                           (long long)info, (long long)info);
         else
             store(x, i, bm);
     }
@@ -178,8 +226,8 @@ tf_status linalg_triangular_solve_cpu(const tf_ext_kernel_ctx *k, const tf_opera
                 ? LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n)
                 : LAPACKE_strtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n);
         if (info > 0)
-            st = fail(k, TF_ERR_VALIDATION,
-                      "the matrix is singular (diagonal element %lld is zero)", i, info);
+            st = fail_kind(k, "singular", i, "diagonal element %lld is exactly zero",
+                           (long long)info);
         else
             store(x, i, bm);
     }
@@ -206,8 +254,8 @@ tf_status linalg_inv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const 
                        ? LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, n * 64)
                        : LAPACKE_sgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, n * 64);
         if (info > 0)
-            st = fail(k, TF_ERR_VALIDATION, "the matrix is singular (U[%lld,%lld] is zero)", i,
-                      info);
+            st = fail_kind(k, "singular", i, "U[%lld,%lld] of its LU factorisation is exactly zero",
+                           (long long)info, (long long)info);
         else
             store(y, i, am);
     }
@@ -355,13 +403,19 @@ tf_status linalg_eigh_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, doubl
     tf_status st = am && wm && work ? TF_OK : oom(k);
     for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
         load(a, b, am);
+        if ((st = check_finite(k, a, am, b, 1)))
+            break;
         lapack_int info =
             a->dtype == TF_F64
                 ? LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lwork)
                 : LAPACKE_ssyev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lwork);
-        if (info != 0) {
-            st = fail(k, TF_ERR_BACKEND, "the eigenvalue iteration did not converge (info %lld)", b,
-                      info);
+        if (info > 0) {
+            st = fail_kind(k, "no_convergence", b,
+                           "%lld off-diagonal elements did not converge to zero", (long long)info);
+            break;
+        }
+        if (info < 0) {
+            st = fail(k, TF_ERR_BACKEND, "LAPACK syev refused argument %lld", b, -(long long)info);
             break;
         }
         store_vec(w, b, wm);
@@ -398,8 +452,8 @@ tf_status linalg_lstsq_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, cons
                                              : LAPACKE_sgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs,
                                                                   am, ld, bm, ld, work, lwork);
         if (info > 0) {
-            st = fail(k, TF_ERR_VALIDATION,
-                      "the matrix does not have full column rank (R[%lld] is zero)", i, info);
+            st = fail_kind(k, "rank_deficient", i, "R[%lld,%lld] of its QR factorisation is zero",
+                           (long long)info, (long long)info);
             break;
         }
         for (lapack_int j = 0; j < nrhs; j++) /* the solution: the first n rows of b */
@@ -415,6 +469,15 @@ tf_status linalg_lstsq_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, cons
 }
 
 /* ---- svd (thin) ---- */
+
+/* gesdd's info: > 0, the bidiagonal iteration did not converge; < 0, a bad argument (a bug). */
+static tf_status svd_failed(const tf_ext_kernel_ctx *k, int64_t b, lapack_int info)
+{
+    if (info > 0)
+        return fail_kind(k, "no_convergence", b, "the SVD did not converge (LAPACK info %lld)",
+                         (long long)info);
+    return fail(k, TF_ERR_BACKEND, "LAPACK gesdd refused argument %lld", b, -(long long)info);
+}
 
 /* a [..., m, n], k = min(m, n): u [..., m, k], s [..., k] descending, v [..., n, k]. */
 tf_status linalg_svd_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double eps,
@@ -435,13 +498,15 @@ tf_status linalg_svd_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double
     tf_status st = am && um && vt && vm && sm && work && iwork ? TF_OK : oom(k);
     for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
         load(a, b, am);
+        if ((st = check_finite(k, a, am, b, 0)))
+            break;
         lapack_int info = a->dtype == TF_F64
                               ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
                                                     vt, kk, work, lwork, iwork)
                               : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
                                                     vt, kk, work, lwork, iwork);
         if (info != 0) {
-            st = fail(k, TF_ERR_BACKEND, "the SVD did not converge (info %lld)", b, info);
+            st = svd_failed(k, b, info);
             break;
         }
         for (lapack_int i = 0; i < kk; i++) /* v = vt^T */
@@ -481,12 +546,14 @@ tf_status linalg_pinv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, doubl
     tf_status st = am && um && vt && pm && sm && work && iwork ? TF_OK : oom(k);
     for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
         load(a, b, am);
+        if ((st = check_finite(k, a, am, b, 0)))
+            break;
         lapack_int info = f64 ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
                                                     vt, kk, work, lwork, iwork)
                               : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
                                                     vt, kk, work, lwork, iwork);
         if (info != 0) {
-            st = fail(k, TF_ERR_BACKEND, "the SVD did not converge (info %lld)", b, info);
+            st = svd_failed(k, b, info);
             break;
         }
         double smax = f64 ? ((double *)sm)[0] : ((float *)sm)[0];
@@ -514,33 +581,182 @@ tf_status linalg_pinv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, doubl
     return st;
 }
 
-/* Frobenius norm of each matrix of a [..., m, n] -> [...] (scaled sum of squares). */
-tf_status linalg_norm_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const tf_operand *out)
+/* ---- norm ---- */
+
+static double get(const void *buf, uint32_t dt, int64_t i)
 {
-    int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1];
-    void *buf = scratch(k, (size_t)(m * n) * (a->dtype == TF_F64 ? 8 : 4));
-    if (!buf)
-        return oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb; b++) {
-        load(a, b, buf);
-        double scale = 0, ssq = 1; /* LAPACK's lassq scheme: no overflow or underflow */
-        for (int64_t i = 0; i < m * n; i++) {
-            double x = fabs(a->dtype == TF_F64 ? ((double *)buf)[i] : ((float *)buf)[i]);
-            if (x == 0)
-                continue;
-            if (scale < x) {
-                ssq = 1 + ssq * (scale / x) * (scale / x);
-                scale = x;
-            } else {
-                ssq += (x / scale) * (x / scale);
-            }
+    return dt == TF_F64 ? ((const double *)buf)[i] : ((const float *)buf)[i];
+}
+
+static void put(void *buf, uint32_t dt, int64_t i, double v)
+{
+    if (dt == TF_F64)
+        ((double *)buf)[i] = v;
+    else
+        ((float *)buf)[i] = (float)v;
+}
+
+/* Frobenius norm of dense m x n buf, with LAPACK's lassq scaling (no overflow or underflow). */
+static double frobenius(const void *buf, uint32_t dt, int64_t mn)
+{
+    double scale = 0, ssq = 1;
+    for (int64_t i = 0; i < mn; i++) {
+        double x = fabs(get(buf, dt, i));
+        if (x == 0)
+            continue;
+        if (scale < x) {
+            ssq = 1 + ssq * (scale / x) * (scale / x);
+            scale = x;
+        } else {
+            ssq += (x / scale) * (x / scale);
         }
-        double r = scale * sqrt(ssq);
-        if (a->dtype == TF_F64)
-            ((double *)out->data)[out->offset + b] = r;
-        else
-            ((float *)out->data)[out->offset + b] = (float)r;
     }
+    return scale * sqrt(ssq);
+}
+
+/*
+ * The column (ord +-1) or row (ord +-inf) whose absolute sum is the largest
+ * (ord > 0) or smallest (ord < 0), the first one on ties; its sum in *best.
+ */
+static int64_t abs_sum_pick(const void *buf, uint32_t dt, int64_t m, int64_t n, double ord,
+                            double *best)
+{
+    int by_col = fabs(ord) == 1, want_max = ord > 0;
+    int64_t lines = by_col ? n : m, len = by_col ? m : n, pick = 0;
+    for (int64_t l = 0; l < lines; l++) {
+        double sum = 0;
+        for (int64_t e = 0; e < len; e++)
+            sum += fabs(get(buf, dt, by_col ? e + l * m : l + e * m));
+        if (l == 0 || (want_max ? sum > *best : sum < *best)) {
+            *best = sum;
+            pick = l;
+        }
+    }
+    return pick;
+}
+
+/* Scratch of one thin SVD of an m x n matrix (jobz 'S' or 'N'). */
+typedef struct svd_work {
+    void *u, *vt, *s, *work;
+    lapack_int *iwork, lwork;
+} svd_work;
+
+static int svd_work_alloc(const tf_ext_kernel_ctx *k, svd_work *w, lapack_int m, lapack_int n,
+                          size_t es)
+{
+    lapack_int kk = m < n ? m : n;
+    w->lwork = 4 * kk * kk + 8 * (m + n) + 64 * (m + n);
+    w->u = scratch(k, (size_t)m * (size_t)kk * es);
+    w->vt = scratch(k, (size_t)kk * (size_t)n * es);
+    w->s = scratch(k, (size_t)kk * es);
+    w->work = scratch(k, (size_t)w->lwork * es);
+    w->iwork = scratch(k, (size_t)(8 * kk) * sizeof *w->iwork);
+    return w->u && w->vt && w->s && w->work && w->iwork;
+}
+
+static void svd_work_free(const tf_ext_kernel_ctx *k, svd_work *w)
+{
+    void *bufs[] = {w->u, w->vt, w->s, w->work, w->iwork};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        k->host->free(k->host->ctx, bufs[i]);
+}
+
+/* Thin SVD of dense am (destroyed): singular values in w->s, and with
+   jobz 'S' the vectors in w->u, w->vt. */
+static tf_status svd_run(const tf_ext_kernel_ctx *k, const tf_operand *a, void *am, char jobz,
+                         svd_work *w, int64_t b)
+{
+    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
+    lapack_int kk = m < n ? m : n;
+    tf_status st = check_finite(k, a, am, b, 0);
+    if (st)
+        return st;
+    lapack_int info = a->dtype == TF_F64
+                          ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, am, m, w->s, w->u, m,
+                                                w->vt, kk, w->work, w->lwork, w->iwork)
+                          : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, am, m, w->s, w->u, m,
+                                                w->vt, kk, w->work, w->lwork, w->iwork);
+    return info ? svd_failed(k, b, info) : TF_OK;
+}
+
+/* The norm of order `ord` (see linalg_module.c) of each matrix of a [..., m, n] -> [...]. */
+tf_status linalg_norm_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double ord,
+                          const tf_operand *out)
+{
+    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
+    lapack_int kk = m < n ? m : n;
+    uint32_t dt = a->dtype;
+    size_t es = dt == TF_F64 ? 8 : 4;
+    int by_svd = ord == 2 || ord == -2 || ord == LINALG_ORD_NUC;
+    void *buf = scratch(k, (size_t)m * (size_t)n * es);
+    svd_work w = {0};
+    tf_status st = buf && (!by_svd || kk == 0 || svd_work_alloc(k, &w, m, n, es)) ? TF_OK : oom(k);
+    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
+        double r = 0; /* every norm of an empty matrix is 0 */
+        load(a, b, buf);
+        if (kk == 0) {
+        } else if (ord == LINALG_ORD_FRO) {
+            r = frobenius(buf, dt, (int64_t)m * n);
+        } else if (!by_svd) {
+            abs_sum_pick(buf, dt, m, n, ord, &r);
+        } else if (!(st = svd_run(k, a, buf, 'N', &w, b))) {
+            r = ord == 2 ? get(w.s, dt, 0) : ord == -2 ? get(w.s, dt, kk - 1) : 0;
+            for (lapack_int i = 0; ord == LINALG_ORD_NUC && i < kk; i++)
+                r += get(w.s, dt, i);
+        }
+        put(out->data, dt, out->offset + b, r);
+    }
+    if (by_svd && kk > 0)
+        svd_work_free(k, &w);
     k->host->free(k->host->ctx, buf);
-    return TF_OK;
+    return st;
+}
+
+/*
+ * The subgradient G of the norm of order ord in {+-1, +-2, +-inf} (the
+ * rules' helper): ||A + dA|| = ||A|| + <G, dA> + o(dA) where the norm is
+ * differentiable. +-1 (+-inf): sign(A) on the picked column (row), zero
+ * elsewhere; +-2: u v^T of the largest (smallest) singular value.
+ */
+tf_status linalg_norm_grad_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double ord,
+                               const tf_operand *g)
+{
+    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
+    lapack_int kk = m < n ? m : n;
+    if (kk == 0)
+        return TF_OK;
+    uint32_t dt = a->dtype;
+    size_t es = dt == TF_F64 ? 8 : 4;
+    int by_svd = fabs(ord) == 2;
+    void *buf = scratch(k, (size_t)m * (size_t)n * es),
+         *gm = scratch(k, (size_t)m * (size_t)n * es);
+    svd_work w = {0};
+    tf_status st = buf && gm && (!by_svd || svd_work_alloc(k, &w, m, n, es)) ? TF_OK : oom(k);
+    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
+        load(a, b, buf);
+        memset(gm, 0, (size_t)m * (size_t)n * es);
+        if (!by_svd) {
+            double best = 0;
+            int64_t l = abs_sum_pick(buf, dt, m, n, ord, &best);
+            int by_col = fabs(ord) == 1;
+            for (int64_t e = 0; e < (by_col ? m : n); e++) {
+                int64_t at = by_col ? e + l * m : l + e * (int64_t)m;
+                double x = get(buf, dt, at);
+                put(gm, dt, at, (x > 0) - (x < 0));
+            }
+        } else if (!(st = svd_run(k, a, buf, 'S', &w, b))) {
+            lapack_int c = ord > 0 ? 0 : kk - 1;
+            for (lapack_int j = 0; j < n; j++)
+                for (lapack_int i = 0; i < m; i++)
+                    put(gm, dt, i + j * (int64_t)m,
+                        get(w.u, dt, i + c * (int64_t)m) * get(w.vt, dt, c + j * (int64_t)kk));
+        }
+        if (!st)
+            store(g, b, gm);
+    }
+    if (by_svd)
+        svd_work_free(k, &w);
+    k->host->free(k->host->ctx, buf);
+    k->host->free(k->host->ctx, gm);
+    return st;
 }

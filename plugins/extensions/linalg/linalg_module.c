@@ -21,26 +21,36 @@
  *   pinv(a, rcond: f64) -> p       Moore-Penrose inverse [..., n, m] by SVD,
  *                                  dropping singular values <= rcond * max;
  *                                  the rules hold where the rank is constant
- *   norm(a) -> n                   Frobenius norm of each matrix, [...]
+ *   norm(a, ord: f64) -> n         the matrix norm of order ord of each matrix,
+ *                                  [...]: 'F' Frobenius, 'N' nuclear, 2 / -2
+ *                                  largest / smallest singular value, 1 / -1
+ *                                  max / min absolute column sum, INFINITY /
+ *                                  -INFINITY max / min absolute row sum
+ *   norm_grad(a, ord: f64) -> g    the subgradient norm's rules use (ord +-1,
+ *                                  +-2, +-inf); not meant for applications
  *   eigh(a, eps: f64) -> w, v      a symmetric (lower triangle read), w
  *                                  ascending [..., n]; the rules use
  *                                  (w_j - w_i) / ((w_j - w_i)^2 + eps) for
  *                                  1 / (w_j - w_i): eps = 0 is exact, eps > 0
  *                                  keeps degenerate spectra finite
- * Failures (singular matrix for solve/inv/triangular_solve, not positive
- * definite for cholesky) are TF_ERR_VALIDATION naming the op and the batch
- * element; no convergence (eigh) is TF_ERR_BACKEND.
+ * Data-dependent failures are the typed errors declared in k_kinds below
+ * (TF_ERR_EXTENSION, kinds singular, not_positive_definite, rank_deficient,
+ * no_convergence), naming the op and the batch element.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "linalg_internal.h"
 
-static tf_status refuse(const tf_ext_rule_ctx *c, tf_status st, const char *msg)
+/* Refuses argument `arg` (its index in the op's signature: 'a' is 0, 'b' or the scalar 1). */
+static tf_status refuse_arg(const tf_ext_rule_ctx *c, tf_status st, uint32_t arg, const char *msg)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s: %s", c->op_name, msg);
-    c->host->report_error(c->host->ctx, st, buf);
+    if (TF_ABI_HAS_FIELD(c, tf_ext_rule_ctx, report_argument) && c->report_argument)
+        return c->report_argument(c, st, arg, buf);
+    c->host->report_error(c->host->ctx, st, buf); /* an ABI 1.0 host */
     return st;
 }
 
@@ -48,9 +58,9 @@ static tf_status refuse(const tf_ext_rule_ctx *c, tf_status st, const char *msg)
 static tf_status check_matrix(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
 {
     if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, "argument 'a' must be f32 or f64");
     if (a->rank < 2)
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must have rank >= 2");
+        return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0, "argument 'a' must have rank >= 2");
     return TF_OK;
 }
 
@@ -61,7 +71,8 @@ static tf_status check_square(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
     if (st)
         return st;
     if (a->shape[a->rank - 1] != a->shape[a->rank - 2])
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must be square on its last two axes");
+        return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0,
+                          "argument 'a' must be square on its last two axes");
     return TF_OK;
 }
 
@@ -83,13 +94,14 @@ static tf_status infer_solve(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uin
         return st;
     const tf_ext_meta *a = &t[0], *b = &t[1];
     if (b->dtype != a->dtype)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'b' must have a's dtype");
+        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 1, "argument 'b' must have a's dtype");
     if (b->rank != a->rank)
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'b' must have a's rank ([..., n, k])");
+        return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 1,
+                          "argument 'b' must have a's rank ([..., n, k])");
     for (uint32_t i = 0; i + 1 < a->rank; i++)
         if (b->shape[i] != a->shape[i])
-            return refuse(c, TF_ERR_SHAPE_MISMATCH,
-                          "argument 'b' must have a's batch axes and n rows");
+            return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 1,
+                              "argument 'b' must have a's batch axes and n rows");
     out[0] = *b;
     return TF_OK;
 }
@@ -99,17 +111,19 @@ static tf_status infer_lstsq(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uin
 {
     const tf_ext_meta *a = &t[0], *b = &t[1];
     if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, "argument 'a' must be f32 or f64");
     if (b->dtype != a->dtype)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'b' must have a's dtype");
+        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 1, "argument 'b' must have a's dtype");
     if (a->rank < 2 || a->shape[a->rank - 2] < a->shape[a->rank - 1])
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'a' must be [..., m, n] with m >= n");
+        return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0,
+                          "argument 'a' must be [..., m, n] with m >= n");
     if (b->rank != a->rank)
-        return refuse(c, TF_ERR_SHAPE_MISMATCH, "argument 'b' must have a's rank ([..., m, k])");
+        return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 1,
+                          "argument 'b' must have a's rank ([..., m, k])");
     for (uint32_t i = 0; i + 1 < a->rank; i++)
         if (b->shape[i] != a->shape[i])
-            return refuse(c, TF_ERR_SHAPE_MISMATCH,
-                          "argument 'b' must have a's batch axes and m rows");
+            return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 1,
+                              "argument 'b' must have a's batch axes and m rows");
     out[0] = *b;
     out[0].shape[b->rank - 2] = a->shape[a->rank - 1];
     return TF_OK;
@@ -123,7 +137,7 @@ static tf_status infer_svd(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint3
     if (st)
         return st;
     if (!(s[0].f >= 0))
-        return refuse(c, TF_ERR_VALIDATION, "argument 'eps' must be >= 0");
+        return refuse_arg(c, TF_ERR_VALIDATION, 1, "argument 'eps' must be >= 0");
     int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1], k = m < n ? m : n;
     out[0] = out[1] = out[2] = *a;
     out[0].shape[a->rank - 1] = k; /* u [..., m, k] */
@@ -142,11 +156,17 @@ static tf_status infer_pinv(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
     if (st)
         return st;
     if (!(s[0].f >= 0 && s[0].f < 1))
-        return refuse(c, TF_ERR_VALIDATION, "argument 'rcond' must be in [0, 1)");
+        return refuse_arg(c, TF_ERR_VALIDATION, 1, "argument 'rcond' must be in [0, 1)");
     out[0] = *a;
     out[0].shape[a->rank - 2] = a->shape[a->rank - 1];
     out[0].shape[a->rank - 1] = a->shape[a->rank - 2];
     return TF_OK;
+}
+
+static int valid_ord(double ord, int with_named)
+{
+    return ord == 1 || ord == -1 || ord == 2 || ord == -2 || ord == INFINITY || ord == -INFINITY ||
+           (with_named && (ord == LINALG_ORD_FRO || ord == LINALG_ORD_NUC));
 }
 
 static tf_status infer_norm(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
@@ -156,8 +176,24 @@ static tf_status infer_norm(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
     tf_status st = check_matrix(c, a);
     if (st)
         return st;
+    if (!valid_ord(s[0].f, 1))
+        return refuse_arg(c, TF_ERR_VALIDATION, 1,
+                          "argument 'ord' must be 'F', 'N', 1, -1, 2, -2, INFINITY or -INFINITY");
     out[0] = *a;
     out[0].rank = a->rank - 2;
+    return TF_OK;
+}
+
+static tf_status infer_norm_grad(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                                 const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
+{
+    tf_status st = check_matrix(c, &t[0]);
+    if (st)
+        return st;
+    if (!valid_ord(s[0].f, 0))
+        return refuse_arg(c, TF_ERR_VALIDATION, 1,
+                          "argument 'ord' must be 1, -1, 2, -2, INFINITY or -INFINITY");
+    out[0] = t[0];
     return TF_OK;
 }
 
@@ -179,10 +215,10 @@ static tf_status infer_qr(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32
 {
     const tf_ext_meta *a = &t[0];
     if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse(c, TF_ERR_DTYPE_MISMATCH, "argument 'a' must be f32 or f64");
+        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, "argument 'a' must be f32 or f64");
     if (a->rank < 2 || a->shape[a->rank - 2] < a->shape[a->rank - 1])
-        return refuse(c, TF_ERR_SHAPE_MISMATCH,
-                      "argument 'a' must be [..., m, n] with m >= n (thin QR)");
+        return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0,
+                          "argument 'a' must be [..., m, n] with m >= n (thin QR)");
     out[0] = *a;
     out[1] = *a;
     out[1].shape[a->rank - 2] = a->shape[a->rank - 1];
@@ -196,7 +232,7 @@ static tf_status infer_eigh(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
     if (st)
         return st;
     if (!(s[0].f >= 0))
-        return refuse(c, TF_ERR_VALIDATION, "argument 'eps' must be >= 0");
+        return refuse_arg(c, TF_ERR_VALIDATION, 1, "argument 'eps' must be >= 0");
     out[0] = t[0];
     out[0].rank = t[0].rank - 1;
     out[1] = t[0];
@@ -207,6 +243,7 @@ static const uint32_t k_a[] = {TF_EXT_ARG_TENSOR};
 static const uint32_t k_ae[] = {TF_EXT_ARG_TENSOR, TF_EXT_ARG_F64};
 static const char *const n_ae[] = {"a", "eps"};
 static const char *const n_ar[] = {"a", "rcond"};
+static const char *const n_ao[] = {"a", "ord"};
 static const char *const n_a[] = {"a"};
 static const uint32_t k_ab[] = {TF_EXT_ARG_TENSOR, TF_EXT_ARG_TENSOR};
 static const char *const n_ab[] = {"a", "b"};
@@ -227,6 +264,7 @@ KERNELS_(lstsq);
 KERNELS_(svd);
 KERNELS_(pinv);
 KERNELS_(norm);
+KERNELS_(norm_grad);
 
 #define OP_(nm, kinds, names, nout, inf, vjp, jvp, doc)                                       \
     {                                                                                         \
@@ -256,8 +294,10 @@ static const tf_ext_op k_ops[] = {
         "thin SVD: u [..., m, k], s [..., k] descending, v [..., n, k], k = min(m, n)"),
     OP_(pinv, k_ae, n_ar, 1, infer_pinv, linalg_pinv_vjp, linalg_pinv_jvp,
         "Moore-Penrose inverse by SVD; singular values <= rcond * max are dropped"),
-    OP_(norm, k_a, n_a, 1, infer_norm, linalg_norm_vjp, linalg_norm_jvp,
-        "Frobenius norm of each matrix"),
+    OP_(norm, k_ae, n_ao, 1, infer_norm, linalg_norm_vjp, linalg_norm_jvp,
+        "matrix norm of order ord: 'F', 'N', 1, -1, 2, -2, INFINITY, -INFINITY"),
+    OP_(norm_grad, k_ae, n_ao, 1, infer_norm_grad, linalg_norm_grad_vjp, linalg_norm_grad_jvp,
+        "the subgradient of norm for ord +-1, +-2, +-inf (used by norm's rules)"),
 };
 
 static tf_status install(const tf_host_api *host, const tf_ext_registrar *reg)
@@ -270,16 +310,27 @@ static tf_status install(const tf_host_api *host, const tf_ext_registrar *reg)
     return TF_OK;
 }
 
+/* The typed errors of the kernels (extension_abi.h "Typed errors"). */
+static const tf_ext_error_kind k_kinds[] = {
+    {"singular", "the matrix is singular"},                           /* solve, inv, trisolve */
+    {"not_positive_definite", "the matrix is not positive definite"}, /* cholesky */
+    {"rank_deficient", "the matrix does not have full column rank"},  /* lstsq */
+    {"no_convergence", "the eigenvalue or singular value iteration did not converge"},
+};
+
 static const tf_extension_module_desc k_desc = {
     sizeof(tf_extension_module_desc),
     TF_EXTENSION_ABI_MAJOR,
     TF_EXTENSION_ABI_MINOR,
     0,
     LINALG_ID,
-    "0.1.0",
+    "0.2.0",
     "dense linear algebra (LAPACKE): cholesky, solve, triangular_solve, inv, det, slogdet, qr, "
     "eigh, lstsq, svd, pinv, norm",
     install,
+    k_kinds,
+    sizeof k_kinds / sizeof k_kinds[0],
+    0,
 };
 
 TF_EXTENSION_EXPORT const tf_extension_module_desc *

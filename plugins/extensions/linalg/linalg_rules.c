@@ -16,6 +16,8 @@
  *            Abar = L^-T S L^-1, S = (P + tril(P,-1)^T)/2, P = tril(L^T Lbar);
  *            dL = L Phi(L^-1 dA L^-T), Phi(M) = (tril(M) + tril(M,-1))/2
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "linalg_internal.h"
@@ -687,15 +689,47 @@ tf_status linalg_pinv_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
     return lb_done(&b);
 }
 
-/* ---- norm (Frobenius) ----
- *   Abar = nbar A / ||A||;  dn = sum(A o dA) / ||A||   (undefined at A = 0)
+/* ---- norm ----
+ * Frobenius:  Abar = nbar A / ||A||;  dn = sum(A o dA) / ||A||  (NaN at A = 0)
+ * others:     Abar = nbar G;  dn = sum(G o dA), G the subgradient:
+ *   nuclear   G = U V^T (thin SVD, recomputed through svd: differentiable again)
+ *   +-2       G = u v^T of the largest / smallest singular value  (norm_grad)
+ *   +-1, +-inf  G = sign(A) on the column / row of the largest / smallest
+ *             absolute sum, the first one on ties (norm_grad; G is piecewise
+ *             constant, so its own derivative is zero)
  */
+static tf_ext_tensor *norm_subgrad(lb *b, const tf_ext_call *call)
+{
+    double ord = call->scalars[0].f;
+    tf_ext_tensor *a = call->tensors[0], *o[3] = {NULL, NULL, NULL};
+    if (b->st)
+        return NULL;
+    if (ord != LINALG_ORD_NUC) {
+        tf_ext_tensor *g = NULL;
+        tf_status st = b->o->call(b->s, LINALG_ID ".norm_grad", &a, 1, call->scalars, 1, &g, 1);
+        return keep(b, st, g);
+    }
+    tf_ext_scalar eps = {0.0, 0};
+    tf_status st = b->o->call(b->s, SVD, &a, 1, &eps, 1, o, 3);
+    if (st) {
+        b->st = st;
+        return NULL;
+    }
+    tf_ext_tensor *u = keep(b, TF_OK, o[0]), *sv = keep(b, TF_OK, o[1]), *v = keep(b, TF_OK, o[2]);
+    (void)sv;
+    return lb_matmul(b, u, lb_transpose_last2(b, v));
+}
+
 tf_status linalg_norm_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
                           const int *need, tf_ext_tensor **cin)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *w = lb_expand2(&b, lb_div(&b, cot, call->output));
-    lb_set(&b, lb_mul(&b, w, call->tensors[0]), &cin[0]);
+    if (call->scalars[0].f == LINALG_ORD_FRO) {
+        tf_ext_tensor *w = lb_expand2(&b, lb_div(&b, cot, call->output));
+        lb_set(&b, lb_mul(&b, w, call->tensors[0]), &cin[0]);
+    } else {
+        lb_set(&b, lb_mul(&b, lb_expand2(&b, cot), norm_subgrad(&b, call)), &cin[0]);
+    }
     return lb_done(&b);
 }
 
@@ -703,7 +737,36 @@ tf_status linalg_norm_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
                           tf_ext_tensor *const *tan, tf_ext_tensor **tout)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *dot = lb_sum2(&b, lb_mul(&b, call->tensors[0], tan[0]));
-    lb_set(&b, lb_div(&b, dot, call->output), tout);
+    if (call->scalars[0].f == LINALG_ORD_FRO) {
+        tf_ext_tensor *dot = lb_sum2(&b, lb_mul(&b, call->tensors[0], tan[0]));
+        lb_set(&b, lb_div(&b, dot, call->output), tout);
+    } else {
+        lb_set(&b, lb_sum2(&b, lb_mul(&b, norm_subgrad(&b, call), tan[0])), tout);
+    }
     return lb_done(&b);
+}
+
+/* norm_grad: zero for +-1, +-inf (piecewise constant); +-2 is not implemented. */
+static tf_status norm_grad_rule(const tf_ext_rule_ctx *c, const tf_ext_call *call)
+{
+    if (fabs(call->scalars[0].f) != 2)
+        return TF_OK;
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "%s: the second derivative of the spectral norm (ord 2 or -2) is not implemented",
+             c->op_name);
+    c->host->report_error(c->host->ctx, TF_ERR_UNSUPPORTED_AD_RULE, msg);
+    return TF_ERR_UNSUPPORTED_AD_RULE;
+}
+
+tf_status linalg_norm_grad_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                               tf_ext_tensor *cot, const int *need, tf_ext_tensor **cin)
+{
+    return norm_grad_rule(c, call);
+}
+
+tf_status linalg_norm_grad_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                               tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    return norm_grad_rule(c, call);
 }
