@@ -46,6 +46,10 @@ static void usage(FILE *f)
                "                  run the standard workloads (dispatch, mlp, elementwise,\n"
                "                  matmul; docs/performance.md) and print their figures\n"
                "                  (default: the configured engine)\n"
+               "  check-engine [options] PLUGIN\n"
+               "                  the conformance kit: check an engine plugin against the\n"
+               "                  CPU reference (primitives, gradients, lifecycle, ABI;\n"
+               "                  `tenferro check-engine --help`, docs/cli.md)\n"
                "  version         print the library version\n"
                "  help            this text\n");
 }
@@ -63,6 +67,8 @@ int main(int argc, char **argv)
         return tf_cli_demo(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return tf_cli_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "check-engine") == 0)
+        return tf_cli_check_engine(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
                TF_ENGINE_ABI_MINOR);

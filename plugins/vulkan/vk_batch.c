@@ -236,6 +236,8 @@ static tf_status pipeline_get(vk_engine *e, uint32_t shader, uint32_t spec, VkPi
                            "vulkan: vkCreateComputePipelines(%s, spec %u): %s",
                            tf__vk_spirv[shader].name, spec, tf__vk_result_name(r));
     e->pipes[e->n_pipes++] = (vk_pipeline){shader, spec, p};
+    /* Once per pipeline and engine: which kernels a workload uses (the tests read it). */
+    tf__vk_log(host, TF_LOG_DEBUG, "vulkan: pipeline %s spec %u", tf__vk_spirv[shader].name, spec);
     *out = p;
     return TF_OK;
 }
@@ -327,13 +329,21 @@ static void collect_errors(vk_engine *e, vk_frame *f)
     }
 }
 
+/* The debug_fail option: whether this call (the count-th of its kind) is the one to fail. */
+static int injected(const vk_engine *e, vk_fault fault, uint64_t count)
+{
+    return e->fault == fault && count == e->fault_at;
+}
+
 static tf_status frame_wait(vk_engine *e, vk_frame *f)
 {
     if (!f->in_flight)
         return TF_OK;
-    VkResult r = vkWaitForFences(e->dev, 1, &f->fence, VK_TRUE, UINT64_MAX);
+    VkResult r = injected(e, VK_FAULT_WAIT_LOST, ++e->wait_calls)
+                     ? VK_ERROR_DEVICE_LOST
+                     : vkWaitForFences(e->dev, 1, &f->fence, VK_TRUE, UINT64_MAX);
     if (r != VK_SUCCESS)
-        return tf__vk_fail_vk(e->host, "vkWaitForFences", r);
+        return tf__vk_fail_dev(e, "vkWaitForFences", r); /* out of memory: waited again later */
     f->in_flight = 0;
     collect_errors(e, f);
     pthread_mutex_lock(&e->lock);
@@ -348,6 +358,13 @@ static tf_status frame_wait(vk_engine *e, vk_frame *f)
 static tf_status frame_open(vk_engine *e, vk_frame **out)
 {
     vk_frame *f = &e->frames[e->cur];
+    if (f->ended) {
+        /* A batch whose submit failed for lack of memory goes first, in order. */
+        tf_status st = tf__vk_submit(e);
+        if (st != TF_OK)
+            return st;
+        f = &e->frames[e->cur];
+    }
     if (!f->recording) {
         tf_status st = frame_wait(e, f);
         if (st != TF_OK)
@@ -360,7 +377,7 @@ static tf_status frame_open(vk_engine *e, vk_frame **out)
         if (r == VK_SUCCESS)
             r = vkBeginCommandBuffer(f->cmd, &bi);
         if (r != VK_SUCCESS)
-            return tf__vk_fail_vk(e->host, "beginning a batch", r);
+            return tf__vk_fail_dev(e, "beginning a batch", r);
         f->recording = 1;
         f->dispatches = 0;
         f->params_used = e->param_align > 16 ? e->param_align : 16; /* error words first */
@@ -373,11 +390,9 @@ static tf_status frame_open(vk_engine *e, vk_frame **out)
     return TF_OK;
 }
 
-tf_status tf__vk_submit(vk_engine *e)
+/* Ends the recording of the current frame; a failure loses its work, so the engine. */
+static tf_status frame_end(vk_engine *e, vk_frame *f)
 {
-    vk_frame *f = &e->frames[e->cur];
-    if (!f->recording)
-        return TF_OK;
     /* Make every write of the batch visible to the host once its fence signals. */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask =
@@ -388,13 +403,58 @@ tf_status tf__vk_submit(vk_engine *e)
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
     f->recording = 0;
     VkResult r = vkEndCommandBuffer(f->cmd);
+    if (r != VK_SUCCESS) {
+        /* The command buffer is invalid: the work of every op recorded into it is gone,
+           and results the caller was promised can no longer be produced. */
+        char why[160];
+        snprintf(why, sizeof why,
+                 "a batch of %u dispatches could not be completed "
+                 "(vkEndCommandBuffer: %s)",
+                 f->dispatches, tf__vk_result_name(r));
+        return tf__vk_lose(e,
+                           r == VK_ERROR_DEVICE_LOST ? TF_ERR_DEVICE_LOST
+                           : r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
+                               ? TF_ERR_OUT_OF_MEMORY
+                               : TF_ERR_BACKEND,
+                           why);
+    }
+    f->ended = 1;
+    return TF_OK;
+}
+
+/*
+ * Submits the current frame's batch. When vkQueueSubmit fails for lack of
+ * memory, the spec leaves the command buffer and everything it references
+ * untouched: the frame stays ended, the caller gets TF_ERR_OUT_OF_MEMORY, and
+ * the next call that records or waits submits it again, so no recorded work
+ * is lost and order is kept.
+ */
+tf_status tf__vk_submit(vk_engine *e)
+{
+    vk_frame *f = &e->frames[e->cur];
+    if (f->recording) {
+        tf_status st = frame_end(e, f);
+        if (st != TF_OK)
+            return st;
+    }
+    if (!f->ended)
+        return TF_OK;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &f->cmd};
-    if (r == VK_SUCCESS)
-        r = vkQueueSubmit(e->queue, 1, &si, f->fence);
+    uint64_t call = ++e->submit_calls;
+    VkResult r = injected(e, VK_FAULT_DEVICE_LOST, call) ? VK_ERROR_DEVICE_LOST
+                 : injected(e, VK_FAULT_SUBMIT_OOM, call)
+                     ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                     : vkQueueSubmit(e->queue, 1, &si, f->fence);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+        return tf__vk_fail(e->host, TF_ERR_OUT_OF_MEMORY,
+                           "vulkan: vkQueueSubmit of a batch of %u dispatches: %s (the batch is "
+                           "kept and submitted again by the next call)",
+                           f->dispatches, tf__vk_result_name(r));
     if (r != VK_SUCCESS)
-        return tf__vk_fail_vk(e->host, "vkQueueSubmit", r);
+        return tf__vk_fail_dev(e, "vkQueueSubmit", r);
+    f->ended = 0;
     f->in_flight = 1;
     e->submits++;
     e->cur = (e->cur + 1) % VK_FRAMES;
@@ -403,17 +463,26 @@ tf_status tf__vk_submit(vk_engine *e)
 
 void tf__vk_wait_all(vk_engine *e)
 {
-    if (e->frames[e->cur].recording)
-        tf__vk_submit(e);
-    for (uint32_t i = 0; i < VK_FRAMES; i++)
+    if (atomic_load(&e->lost))
+        return;
+    tf__vk_submit(e); /* a batch that cannot be submitted now is dropped with the engine */
+    for (uint32_t i = 0; i < VK_FRAMES && !atomic_load(&e->lost); i++)
         frame_wait(e, &e->frames[i]);
+}
+
+tf_status tf__vk_drain(vk_engine *e)
+{
+    tf_status st = tf__vk_check_lost(e, "finishing pending work");
+    if (st == TF_OK)
+        st = tf__vk_submit(e);
+    for (uint32_t i = 0; i < VK_FRAMES && st == TF_OK; i++)
+        st = frame_wait(e, &e->frames[i]);
+    return st;
 }
 
 tf_status tf__vk_finish(vk_engine *e)
 {
-    tf_status st = tf__vk_submit(e);
-    for (uint32_t i = 0; i < VK_FRAMES && st == TF_OK; i++)
-        st = frame_wait(e, &e->frames[i]);
+    tf_status st = tf__vk_drain(e);
     if (st != TF_OK)
         return st;
     if (e->pending_status != TF_OK) {

@@ -12,7 +12,8 @@
  * Devices are listed GPU-type first, then CPU-type (software) ones, so that
  * index 0 is a real GPU whenever one exists. CPU-type devices (lavapipe) are
  * chosen only when the option device_type=cpu or device_type=any is given,
- * or when no other device exists.
+ * or when no other device exists. The other extra options (subgroup_reduce,
+ * memory_limit, debug_fail) are read here too; README.md describes them.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -260,33 +261,87 @@ typedef enum {
     ALLOW_ANY
 } allow_kind;
 
-static tf_status read_extra(vk_plugin *pl, const tf_engine_options *o, allow_kind *allow,
-                            vk_options *opts)
+/* Digits with an optional binary suffix (k, m, g: KiB, MiB, GiB); 0 when malformed. */
+static uint64_t parse_bytes(const char *v)
 {
-    int has_gpu = pl->n_devices > 0 && pl->devices[0].info.type != TF_DEVICE_CPU;
-    *allow = has_gpu ? ALLOW_GPU : ALLOW_ANY;
-    opts->subgroup_reduce = 1;
-    if (o == NULL || !TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values))
-        return TF_OK;
-    for (uint32_t i = 0; i < o->n_extra; i++) {
-        const char *k = o->extra_keys != NULL ? o->extra_keys[i] : NULL;
-        const char *v = o->extra_values != NULL ? o->extra_values[i] : NULL;
-        k = k != NULL ? k : "(null)";
-        v = v != NULL ? v : "(null)";
-        if (strcmp(k, "subgroup_reduce") == 0) {
-            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-                return tf__vk_fail(pl->host, TF_ERR_VALIDATION,
-                                   "vulkan: create: option subgroup_reduce = \"%s\" (expected on "
-                                   "or off)",
-                                   v);
-            opts->subgroup_reduce = strcmp(v, "on") == 0;
+    uint64_t n = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > (UINT64_MAX - 9) / 10)
+            return 0;
+        n = n * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == v)
+        return 0;
+    unsigned shift = 0;
+    switch (*p) {
+    case '\0': break;
+    case 'k':
+    case 'K': shift = 10; break;
+    case 'm':
+    case 'M': shift = 20; break;
+    case 'g':
+    case 'G': shift = 30; break;
+    default: return 0;
+    }
+    if (*p != '\0' && p[1] != '\0')
+        return 0;
+    if (n > (UINT64_MAX >> shift))
+        return 0;
+    return n << shift;
+}
+
+/* "<fault>@<N>": which call fails, N counted from 1. */
+static int parse_fault(const char *v, vk_fault *fault, uint64_t *at)
+{
+    static const struct {
+        const char *name;
+        vk_fault fault;
+    } kinds[] = {{"device_lost@", VK_FAULT_DEVICE_LOST},
+                 {"wait_lost@", VK_FAULT_WAIT_LOST},
+                 {"submit_oom@", VK_FAULT_SUBMIT_OOM},
+                 {"alloc_oom@", VK_FAULT_ALLOC_OOM}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t len = strlen(kinds[i].name);
+        if (strncmp(v, kinds[i].name, len) != 0)
             continue;
-        }
-        if (strcmp(k, "device_type") != 0)
-            return tf__vk_fail(pl->host, TF_ERR_VALIDATION,
-                               "vulkan: create: unknown option \"%s\" (the Vulkan engine takes "
-                               "device_type = gpu | cpu | any and subgroup_reduce = on | off)",
-                               k);
+        const char *n = v + len;
+        if (*n < '0' || *n > '9' || n[strspn(n, "0123456789")] != '\0')
+            return 0;
+        *at = parse_bytes(n);
+        *fault = kinds[i].fault;
+        return *at > 0;
+    }
+    return 0;
+}
+
+static tf_status read_option(vk_plugin *pl, const char *k, const char *v, allow_kind *allow,
+                             vk_options *opts)
+{
+    const tf_host_api *host = pl->host;
+    if (strcmp(k, "subgroup_reduce") == 0) {
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+            return tf__vk_fail(host, TF_ERR_VALIDATION,
+                               "vulkan: create: option subgroup_reduce = \"%s\" (expected on or "
+                               "off)",
+                               v);
+        opts->subgroup_reduce = strcmp(v, "on") == 0;
+    } else if (strcmp(k, "memory_limit") == 0) {
+        opts->memory_limit = parse_bytes(v);
+        if (opts->memory_limit == 0)
+            return tf__vk_fail(host, TF_ERR_VALIDATION,
+                               "vulkan: create: option memory_limit = \"%s\" (expected a "
+                               "positive number of bytes, optionally with k, m or g for KiB, "
+                               "MiB or GiB)",
+                               v);
+    } else if (strcmp(k, "debug_fail") == 0) {
+        if (!parse_fault(v, &opts->fault, &opts->fault_at))
+            return tf__vk_fail(host, TF_ERR_VALIDATION,
+                               "vulkan: create: option debug_fail = \"%s\" (expected "
+                               "device_lost@N, wait_lost@N, submit_oom@N or alloc_oom@N with "
+                               "N >= 1)",
+                               v);
+    } else if (strcmp(k, "device_type") == 0) {
         if (strcmp(v, "gpu") == 0)
             *allow = ALLOW_GPU;
         else if (strcmp(v, "cpu") == 0)
@@ -294,10 +349,36 @@ static tf_status read_extra(vk_plugin *pl, const tf_engine_options *o, allow_kin
         else if (strcmp(v, "any") == 0)
             *allow = ALLOW_ANY;
         else
-            return tf__vk_fail(pl->host, TF_ERR_VALIDATION,
+            return tf__vk_fail(host, TF_ERR_VALIDATION,
                                "vulkan: create: option device_type = \"%s\" (expected gpu, cpu "
                                "or any)",
                                v);
+    } else {
+        return tf__vk_fail(host, TF_ERR_VALIDATION,
+                           "vulkan: create: unknown option \"%s\" (the Vulkan engine takes "
+                           "device_type = gpu | cpu | any, subgroup_reduce = on | off, "
+                           "memory_limit = <bytes> and debug_fail = <fault>@<N>)",
+                           k);
+    }
+    return TF_OK;
+}
+
+static tf_status read_extra(vk_plugin *pl, const tf_engine_options *o, allow_kind *allow,
+                            vk_options *opts)
+{
+    int has_gpu = pl->n_devices > 0 && pl->devices[0].info.type != TF_DEVICE_CPU;
+    *allow = has_gpu ? ALLOW_GPU : ALLOW_ANY;
+    memset(opts, 0, sizeof *opts);
+    opts->subgroup_reduce = 1;
+    if (o == NULL || !TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values))
+        return TF_OK;
+    for (uint32_t i = 0; i < o->n_extra; i++) {
+        const char *k = o->extra_keys != NULL ? o->extra_keys[i] : NULL;
+        const char *v = o->extra_values != NULL ? o->extra_values[i] : NULL;
+        tf_status st =
+            read_option(pl, k != NULL ? k : "(null)", v != NULL ? v : "(null)", allow, opts);
+        if (st != TF_OK)
+            return st;
     }
     return TF_OK;
 }

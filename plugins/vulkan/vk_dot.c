@@ -11,8 +11,9 @@
  * temporary is freed at once and released when its batch completes. The
  * output is dense [lhs free, rhs free, batch], which is C[M, N, batch].
  * Outputs with one column (N = 1) or one row (M = 1) take the
- * matrix-vector shader gemv.comp instead of the tiled GEMM, whose 64 x 64
- * tiles would be almost all padding there.
+ * matrix-vector shader gemv.comp instead of the tiled GEMM, whose tiles
+ * would be almost all padding there. Otherwise gemm_tile() picks one of the
+ * tile shapes gemm.comp is built in (see there and README.md).
  */
 #include <string.h>
 
@@ -96,7 +97,7 @@ static tf_status materialise(vk_engine *e, const tf_operand *op, dot_side *s,
         }
     }
     size_t esize = tf_dtype_size((tf_dtype)op->dtype);
-    tf_status st = tf__vk_buffer_alloc(e, (size_t)(n > 0 ? n : 1) * esize, tmp);
+    tf_status st = tf__vk_buffer_alloc(e, (size_t)(n > 0 ? n : 1) * esize, 1, tmp);
     if (st != TF_OK)
         return st;
     tf_operand src = *op, dst = *op;
@@ -157,6 +158,33 @@ static tf_status record_gemv(vk_engine *e, uint32_t dtype, const tf_operand *out
     return tf__vk_record_dispatch(e, &d);
 }
 
+/* The tile shapes of gemm.comp (rows x columns of C per workgroup) and their families. */
+typedef struct gemm_tile {
+    int64_t bm, bn;
+    uint32_t f32; /* the family's f32 variant (f64, i32, i64 follow) */
+} gemm_tile;
+
+/*
+ * Chooses by the output's shape, so that few workgroups compute padding and
+ * large problems get the most reuse per load. Few columns (N <= 16) or few
+ * rows (M <= 16): the 64 x 16 or 16 x 64 tile, whose narrow side covers them
+ * (a 64 x 64 tile would waste three quarters or more). Both sides >= 96: the
+ * 64 x 64 tile (16 products per invocation per loaded pair of values; at
+ * most a third padding along a side). Otherwise the 32 x 32 tile, which
+ * wastes less at the edges and makes four times the workgroups of 64 x 64
+ * on mid-sized outputs. Not tuned on a real GPU yet (docs/performance.md).
+ */
+static gemm_tile gemm_choose(int64_t m, int64_t n)
+{
+    if (n <= 16 && m > 16)
+        return (gemm_tile){64, 16, VK_SHADER_GEMM_T_F32};
+    if (m <= 16 && n > 16)
+        return (gemm_tile){16, 64, VK_SHADER_GEMM_W_F32};
+    if (m >= 96 && n >= 96)
+        return (gemm_tile){64, 64, VK_SHADER_GEMM_F32};
+    return (gemm_tile){32, 32, VK_SHADER_GEMM_M_F32};
+}
+
 static int small(int64_t v)
 {
     return v >= INT32_MIN && v <= INT32_MAX;
@@ -178,9 +206,11 @@ tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x)
         span_l += (lhs->shape[a] - 1) * (lhs->strides[a] < 0 ? -lhs->strides[a] : lhs->strides[a]);
     for (uint32_t a = 0; a < rhs->rank; a++)
         span_r += (rhs->shape[a] - 1) * (rhs->strides[a] < 0 ? -rhs->strides[a] : rhs->strides[a]);
+    gemm_tile tile = gemm_choose(m, n);
     if (m * n * nb >= INT32_MAX || m * k * nb >= INT32_MAX || k * n * nb >= INT32_MAX ||
         !small(lhs->offset + span_l) || !small(rhs->offset + span_r) ||
-        !small(out->offset + m * n * nb) || (m + 63) / 64 > 65535 || (n + 63) / 64 > 65535)
+        !small(out->offset + m * n * nb) || (m + tile.bm - 1) / tile.bm > 65535 ||
+        (n + tile.bn - 1) / tile.bn > 65535)
         return tf__vk_fail(e->host, TF_ERR_UNSUPPORTED,
                            "vulkan: DOT_GENERAL: operands beyond 32-bit indexing (M=%lld N=%lld "
                            "K=%lld batch=%lld)",
@@ -209,14 +239,15 @@ tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x)
                          (int32_t)r.stride[0], (int32_t)r.stride[1], (int32_t)r.stride[2],
                          (int32_t)out->offset};
         vk_dispatch d = {
-            .shader = typed(VK_SHADER_GEMM_F32, lhs->dtype),
+            .shader = typed(tile.f32, lhs->dtype),
             .n_bind = 3,
             .bind = {out->buffer, lb, rb},
             .writes = {1, 0, 0},
             .params = p,
             .n_params = 13,
             .push = {0, 0, 0, 0},
-            .groups = {(uint32_t)((m + 63) / 64), (uint32_t)((n + 63) / 64),
+            .groups = {(uint32_t)((m + tile.bm - 1) / tile.bm),
+                       (uint32_t)((n + tile.bn - 1) / tile.bn),
                        (uint32_t)(nb < 65535 ? nb : 65535)},
         };
         st = tf__vk_record_dispatch(e, &d);

@@ -67,6 +67,50 @@ tf_status tf__vk_fail_vk(const tf_host_api *host, const char *what, VkResult r)
     return tf__vk_fail(host, st, "vulkan: %s: %s (%d)", what, tf__vk_result_name(r), (int)r);
 }
 
+tf_status tf__vk_fail_dev(vk_engine *e, const char *what, VkResult r)
+{
+    if (r != VK_ERROR_DEVICE_LOST)
+        return tf__vk_fail_vk(e->host, what, r);
+    char why[160];
+    snprintf(why, sizeof why, "the device was lost (%s: VK_ERROR_DEVICE_LOST)", what);
+    return tf__vk_lose(e, TF_ERR_DEVICE_LOST, why);
+}
+
+tf_status tf__vk_lose(vk_engine *e, tf_status status, const char *why)
+{
+    if (atomic_load(&e->lost) == 0) {
+        snprintf(e->lost_why, sizeof e->lost_why, "%s", why);
+        atomic_store(&e->lost, 1);
+        /* A lost device answers at once; an injected loss (debug_fail) waits here for the
+           work really submitted, so nothing is freed under a running batch. */
+        vkDeviceWaitIdle(e->dev);
+        for (uint32_t i = 0; i < VK_FRAMES; i++)
+            e->frames[i].in_flight = 0;
+        /* No batch will run again: every buffer may be released now. */
+        pthread_mutex_lock(&e->lock);
+        e->completed = UINT64_MAX;
+        pthread_mutex_unlock(&e->lock);
+        tf__vk_release_deferred(e);
+        e->pending_status = TF_OK;
+        tf__vk_log(e->host, TF_LOG_ERROR, "vulkan: engine on \"%s\" unusable: %s",
+                   e->phys->info.name, e->lost_why);
+    }
+    return tf__vk_fail(e->host, status,
+                       "vulkan: engine on \"%s\" unusable: %s; every later call fails with "
+                       "TF_ERR_DEVICE_LOST (free its buffers, destroy it, create a new engine)",
+                       e->phys->info.name, e->lost_why);
+}
+
+tf_status tf__vk_check_lost(vk_engine *e, const char *what)
+{
+    if (atomic_load(&e->lost) == 0)
+        return TF_OK;
+    return tf__vk_fail(e->host, TF_ERR_DEVICE_LOST,
+                       "vulkan: %s: the engine on \"%s\" is unusable since %s; create a new "
+                       "engine",
+                       what, e->phys->info.name, e->lost_why);
+}
+
 void tf__vk_log(const tf_host_api *host, tf_log_level level, const char *fmt, ...)
 {
     if (!TF_ABI_HAS_FIELD(host, tf_host_api, log) || host->log == NULL)
@@ -201,6 +245,8 @@ static tf_status device_create(vk_engine *e)
                            "vulkan: create: device \"%s\" has no usable memory type", p->info.name);
     e->mem_device = (uint32_t)dev;
     e->mem_host = (uint32_t)host;
+    e->heap = mp.memoryTypes[dev].heapIndex;
+    e->heap_size = mp.memoryHeaps[e->heap].size;
     e->max_range = p->props.limits.maxStorageBufferRange;
     VkDeviceSize align = p->props.limits.minStorageBufferOffsetAlignment;
     e->param_align = align > 16 ? align : 16;
@@ -224,6 +270,7 @@ static void vk_destroy(tf_engine_state *engine)
         tf__vk_memory_destroy(e);
         vkDestroyDevice(e->dev, NULL);
     }
+    pthread_mutex_destroy(&e->rec_lock);
     pthread_mutex_destroy(&e->lock);
     e->host->free(e->host->ctx, e);
 }
@@ -248,7 +295,16 @@ static tf_status vk_create(void *plugin_ctx, const tf_engine_options *options,
     e->plugin = pl;
     e->phys = &pl->devices[index];
     e->subgroup_reduce = opts.subgroup_reduce && e->phys->subgroups;
+    e->mem_limit = opts.memory_limit;
+    e->fault = opts.fault;
+    e->fault_at = opts.fault_at;
+    atomic_init(&e->lost, 0);
     if (pthread_mutex_init(&e->lock, NULL) != 0) {
+        host->free(host->ctx, e);
+        return tf__vk_fail(host, TF_ERR_BACKEND, "vulkan: create: pthread_mutex_init failed");
+    }
+    if (pthread_mutex_init(&e->rec_lock, NULL) != 0) {
+        pthread_mutex_destroy(&e->lock);
         host->free(host->ctx, e);
         return tf__vk_fail(host, TF_ERR_BACKEND, "vulkan: create: pthread_mutex_init failed");
     }
@@ -261,9 +317,10 @@ static tf_status vk_create(void *plugin_ctx, const tf_engine_options *options,
         vk_destroy(e);
         return st;
     }
-    tf__vk_log(host, TF_LOG_INFO, "vulkan: engine on \"%s\" (%s), %s reductions",
+    tf__vk_log(host, TF_LOG_INFO, "vulkan: engine on \"%s\" (%s), %s reductions%s",
                e->phys->info.name, e->phys->info.driver,
-               e->subgroup_reduce ? "subgroup" : "shared-memory");
+               e->subgroup_reduce ? "subgroup" : "shared-memory",
+               e->fault != VK_FAULT_NONE ? ", debug_fail set (testing only)" : "");
     *out = e;
     return TF_OK;
 }
@@ -275,7 +332,9 @@ static tf_status vk_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_engi
 {
     if (out == NULL)
         return tf__vk_fail(engine->host, TF_ERR_VALIDATION, "vulkan: buffer_alloc: out is NULL");
-    tf_status st = tf__vk_buffer_alloc(engine, nbytes, out);
+    tf_status st = tf__vk_check_lost(engine, "buffer_alloc");
+    if (st == TF_OK)
+        st = tf__vk_buffer_alloc(engine, nbytes, 0, out);
     if (st == TF_OK && host_ptr != NULL)
         *host_ptr = NULL;
     return st;
@@ -299,32 +358,38 @@ static tf_status range_ok(const vk_engine *e, const char *what, const tf_engine_
     return TF_OK;
 }
 
-static tf_status vk_upload(tf_engine_state *engine, tf_engine_buffer *buffer, size_t offset,
-                           const void *src, size_t nbytes)
+static tf_status vk_upload_locked(tf_engine_state *engine, tf_engine_buffer *buffer, size_t offset,
+                                  const void *src, size_t nbytes)
 {
     tf_status st = range_ok(engine, "upload", buffer, offset, nbytes, src);
+    if (st == TF_OK)
+        st = tf__vk_check_lost(engine, "upload");
     if (st == TF_OK && nbytes > 0)
         st = tf__vk_record_upload(engine, buffer, offset, src, nbytes);
     return st;
 }
 
-static tf_status vk_download(tf_engine_state *engine, const tf_engine_buffer *buffer, size_t offset,
-                             void *dst, size_t nbytes)
+static tf_status vk_download_locked(tf_engine_state *engine, const tf_engine_buffer *buffer,
+                                    size_t offset, void *dst, size_t nbytes)
 {
     tf_status st = range_ok(engine, "download", buffer, offset, nbytes, dst);
+    if (st == TF_OK)
+        st = tf__vk_check_lost(engine, "download");
     if (st == TF_OK)
         st = tf__vk_download(engine, buffer, offset, dst, nbytes);
     return st;
 }
 
-static tf_status vk_buffer_copy(tf_engine_state *engine, const tf_engine_buffer *src,
-                                size_t src_offset, tf_engine_buffer *dst, size_t dst_offset,
-                                size_t nbytes)
+static tf_status vk_buffer_copy_locked(tf_engine_state *engine, const tf_engine_buffer *src,
+                                       size_t src_offset, tf_engine_buffer *dst, size_t dst_offset,
+                                       size_t nbytes)
 {
     vk_engine *e = engine;
     tf_status st = range_ok(e, "buffer_copy (source)", src, src_offset, nbytes, src);
     if (st == TF_OK)
         st = range_ok(e, "buffer_copy (destination)", dst, dst_offset, nbytes, dst);
+    if (st == TF_OK)
+        st = tf__vk_check_lost(e, "buffer_copy");
     if (st != TF_OK || nbytes == 0)
         return st;
     int overlap =
@@ -333,7 +398,7 @@ static tf_status vk_buffer_copy(tf_engine_state *engine, const tf_engine_buffer 
         return tf__vk_record_copy(e, src, src_offset, dst, dst_offset, nbytes);
     /* vkCmdCopyBuffer forbids overlapping regions: go through a temporary. */
     tf_engine_buffer *tmp;
-    st = tf__vk_buffer_alloc(e, nbytes, &tmp);
+    st = tf__vk_buffer_alloc(e, nbytes, 1, &tmp);
     if (st != TF_OK)
         return st;
     st = tf__vk_record_copy(e, src, src_offset, tmp, 0, nbytes);
@@ -351,16 +416,66 @@ static int vk_supports(tf_engine_state *engine, uint32_t prim, uint32_t op, cons
     return engine != NULL && tf__vk_supports(engine, prim, op, dtypes, n_dtypes);
 }
 
-static tf_status vk_execute(tf_engine_state *engine, const tf_exec *exec)
+static tf_status vk_execute_locked(tf_engine_state *engine, const tf_exec *exec)
 {
     if (engine == NULL || exec == NULL)
         return TF_ERR_VALIDATION;
-    return tf__vk_execute(engine, exec);
+    tf_status st = tf__vk_check_lost(engine, "execute");
+    return st != TF_OK ? st : tf__vk_execute(engine, exec);
+}
+
+static tf_status vk_synchronize_locked(tf_engine_state *engine)
+{
+    tf_status st = tf__vk_check_lost(engine, "synchronize");
+    return st != TF_OK ? st : tf__vk_finish(engine);
+}
+
+/* ---- the entry points that record: each holds rec_lock (see vk_internal.h) --------------- */
+
+static tf_status vk_upload(tf_engine_state *engine, tf_engine_buffer *buffer, size_t offset,
+                           const void *src, size_t nbytes)
+{
+    pthread_mutex_lock(&engine->rec_lock);
+    tf_status st = vk_upload_locked(engine, buffer, offset, src, nbytes);
+    pthread_mutex_unlock(&engine->rec_lock);
+    return st;
+}
+
+static tf_status vk_download(tf_engine_state *engine, const tf_engine_buffer *buffer, size_t offset,
+                             void *dst, size_t nbytes)
+{
+    pthread_mutex_lock(&engine->rec_lock);
+    tf_status st = vk_download_locked(engine, buffer, offset, dst, nbytes);
+    pthread_mutex_unlock(&engine->rec_lock);
+    return st;
+}
+
+static tf_status vk_buffer_copy(tf_engine_state *engine, const tf_engine_buffer *src,
+                                size_t src_offset, tf_engine_buffer *dst, size_t dst_offset,
+                                size_t nbytes)
+{
+    pthread_mutex_lock(&engine->rec_lock);
+    tf_status st = vk_buffer_copy_locked(engine, src, src_offset, dst, dst_offset, nbytes);
+    pthread_mutex_unlock(&engine->rec_lock);
+    return st;
+}
+
+static tf_status vk_execute(tf_engine_state *engine, const tf_exec *exec)
+{
+    if (engine == NULL)
+        return TF_ERR_VALIDATION;
+    pthread_mutex_lock(&engine->rec_lock);
+    tf_status st = vk_execute_locked(engine, exec);
+    pthread_mutex_unlock(&engine->rec_lock);
+    return st;
 }
 
 static tf_status vk_synchronize(tf_engine_state *engine)
 {
-    return tf__vk_finish(engine);
+    pthread_mutex_lock(&engine->rec_lock);
+    tf_status st = vk_synchronize_locked(engine);
+    pthread_mutex_unlock(&engine->rec_lock);
+    return st;
 }
 
 /* ---- descriptor and entry ---------------------------------------------------------------- */

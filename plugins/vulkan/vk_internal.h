@@ -63,9 +63,21 @@ typedef struct vk_physical {
     int subgroups;         /* compute-stage subgroup basic + shuffle operations */
 } vk_physical;
 
+/* Failures the debug_fail option injects (a testing aid; see README.md). */
+typedef enum vk_fault {
+    VK_FAULT_NONE,
+    VK_FAULT_DEVICE_LOST, /* the Nth vkQueueSubmit reports VK_ERROR_DEVICE_LOST */
+    VK_FAULT_WAIT_LOST,   /* the Nth vkWaitForFences reports VK_ERROR_DEVICE_LOST */
+    VK_FAULT_SUBMIT_OOM,  /* the Nth vkQueueSubmit reports VK_ERROR_OUT_OF_DEVICE_MEMORY */
+    VK_FAULT_ALLOC_OOM    /* the Nth device-block vkAllocateMemory reports it */
+} vk_fault;
+
 /* Engine options beyond the device choice (tf_engine_options extra keys). */
 typedef struct vk_options {
-    int subgroup_reduce; /* "subgroup_reduce" = on (default where supported) | off */
+    int subgroup_reduce;   /* "subgroup_reduce" = on (default where supported) | off */
+    uint64_t memory_limit; /* "memory_limit" = bytes of device-local memory; 0: no limit */
+    vk_fault fault;        /* "debug_fail" = <fault>@<N> */
+    uint64_t fault_at;     /* N, counted from 1 */
 } vk_options;
 
 /* The plugin context made by init: the instance and the devices. */
@@ -135,7 +147,8 @@ typedef struct vk_frame {
     VkDeviceSize params_used, staging_used;
     uint32_t dispatches;
     uint64_t serial; /* of the batch it holds */
-    int recording;   /* begun, not yet submitted */
+    int recording;   /* begun, not yet ended */
+    int ended;       /* ended, not yet submitted (a submit failed for lack of memory) */
     int in_flight;   /* submitted, fence not yet waited */
 } vk_frame;
 
@@ -161,7 +174,9 @@ struct tf_engine_state {
     vk_pipeline *pipes;
     uint32_t n_pipes, cap_pipes;
     uint32_t mem_device, mem_host; /* memory type indices */
-    VkDeviceSize max_range;        /* maxStorageBufferRange */
+    uint32_t heap;                 /* the heap of mem_device */
+    VkDeviceSize heap_size;
+    VkDeviceSize max_range; /* maxStorageBufferRange */
     VkDeviceSize param_align;
     int subgroup_reduce; /* REDUCE uses the subgroup shader variants */
 
@@ -171,8 +186,23 @@ struct tf_engine_state {
     uint32_t n_blocks, cap_blocks;
     tf_engine_buffer *deferred; /* freed while pending: released once their batch completes */
     uint64_t completed;         /* every batch with serial <= this has completed */
+    VkDeviceSize mem_limit;     /* the memory_limit option (0: none) */
+    VkDeviceSize mem_held;      /* bytes of every block */
+    uint64_t alloc_calls;       /* device-block vkAllocateMemory calls (fault injection) */
 
-    /* Recording (the host serialises these calls on one instance). */
+    /* Lost device: set once, read on any thread; afterwards every call but buffer_free and
+       destroy fails with TF_ERR_DEVICE_LOST. */
+    atomic_int lost;
+    char lost_why[160];
+
+    vk_fault fault; /* debug_fail */
+    uint64_t fault_at;
+    uint64_t submit_calls, wait_calls;
+
+    /* Recording: the host serialises these calls on one instance; rec_lock is held by each
+       call that records (and by buffer_alloc on another thread when it must finish pending
+       work to reclaim memory). Lock order: rec_lock, then lock. */
+    pthread_mutex_t rec_lock;
     vk_frame frames[VK_FRAMES];
     uint32_t cur;         /* frame being recorded */
     uint64_t next_serial; /* serial of the next batch begun */
@@ -196,6 +226,16 @@ tf_status tf__vk_fail(const tf_host_api *host, tf_status status, const char *fmt
     VK_PRINTF(3, 4);
 /* Reports a failed Vulkan call: "vulkan: <what>: VkResult <name> (<code>)". */
 tf_status tf__vk_fail_vk(const tf_host_api *host, const char *what, VkResult r);
+/* The same for a call on the engine's device: VK_ERROR_DEVICE_LOST marks it lost. */
+tf_status tf__vk_fail_dev(vk_engine *e, const char *what, VkResult r);
+/*
+ * Marks the engine lost (once): waits for the device to go idle, counts every
+ * batch as completed and releases deferred buffers. Reports and returns
+ * `status` (TF_ERR_DEVICE_LOST, or the failure that cost the engine its work).
+ */
+tf_status tf__vk_lose(vk_engine *e, tf_status status, const char *why);
+/* TF_OK, or TF_ERR_DEVICE_LOST (reported) once the engine is lost. Any thread. */
+tf_status tf__vk_check_lost(vk_engine *e, const char *what);
 void tf__vk_log(const tf_host_api *host, tf_log_level level, const char *fmt, ...) VK_PRINTF(3, 4);
 const char *tf__vk_result_name(VkResult r);
 const char *tf__vk_prim_name(uint32_t prim);
@@ -207,8 +247,12 @@ const char *tf__vk_prim_name(uint32_t prim);
 tf_status tf__vk_hostbuf_create(vk_engine *e, VkDeviceSize size, VkBufferUsageFlags usage,
                                 vk_hostbuf *out);
 void tf__vk_hostbuf_destroy(vk_engine *e, vk_hostbuf *hb);
-/* A device buffer of nbytes (> 0). Thread-safe. */
-tf_status tf__vk_buffer_alloc(vk_engine *e, size_t nbytes, tf_engine_buffer **out);
+/*
+ * A device buffer of nbytes (> 0). Thread-safe. Out of memory while freed
+ * buffers wait for pending work, it finishes that work and tries again:
+ * `recording` says the caller holds rec_lock (it records work itself).
+ */
+tf_status tf__vk_buffer_alloc(vk_engine *e, size_t nbytes, int recording, tf_engine_buffer **out);
 /* Frees now, or once the last batch that used it completes. Thread-safe. */
 void tf__vk_buffer_free(vk_engine *e, tf_engine_buffer *b);
 /* Releases deferred buffers whose batches completed (takes the lock). */
@@ -256,6 +300,8 @@ tf_status tf__vk_download(vk_engine *e, const tf_engine_buffer *src, size_t offs
                           size_t nbytes);
 /* Submits the open batch (if any) without waiting. */
 tf_status tf__vk_submit(vk_engine *e);
+/* Submits and waits for every batch (a data error stays pending). rec_lock held. */
+tf_status tf__vk_drain(vk_engine *e);
 /* Submits and waits for every batch; then reports a pending data error once. */
 tf_status tf__vk_finish(vk_engine *e);
 /* Waits for the device to go idle (teardown); no report. */

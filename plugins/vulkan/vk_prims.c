@@ -13,6 +13,9 @@
  * (dslice.comp). GATHER moves every dtype; SCATTER is computed per output
  * element, without atomics (ADD on bool is a logical or).
  *
+ * Dense operands of UNARY/BINARY (f32, i32), COPY and FILL (32-bit) take
+ * the shaders' VEC4 variants, 4 elements per access (vec4_ok says when).
+ *
  * Every shader addresses elements with 32-bit integers: execute refuses
  * (TF_ERR_UNSUPPORTED, before recording anything) an operand whose element
  * count or addressed range does not fit.
@@ -235,6 +238,38 @@ static int layout(const tf_operand *const *ops, uint32_t nops, uint32_t nfit, in
     return 1;
 }
 
+/* The dense variant of an elementwise shader (VEC4, 16-byte accesses); UINT32_MAX if none. */
+static uint32_t vec4_variant(uint32_t shader)
+{
+    switch (shader) {
+    case VK_SHADER_UNARY_F32: return VK_SHADER_UNARY_F32_V4;
+    case VK_SHADER_UNARY_I32: return VK_SHADER_UNARY_I32_V4;
+    case VK_SHADER_BINARY_F32: return VK_SHADER_BINARY_F32_V4;
+    case VK_SHADER_BINARY_I32: return VK_SHADER_BINARY_I32_V4;
+    case VK_SHADER_COPY_W32: return VK_SHADER_COPY_W32_V4;
+    case VK_SHADER_FILL_W32: return VK_SHADER_FILL_W32_V4;
+    default: return UINT32_MAX;
+    }
+}
+
+/*
+ * Whether the walk `p` (from layout) lets every operand be read and written
+ * as vectors of 4: one merged axis with stride 1 for all (dense, no
+ * broadcast, not reversed) and element offsets that are multiples of 4 (the
+ * bindings start 256-byte aligned, so vector j is 16-byte aligned). The
+ * shader handles n % 4 trailing elements itself.
+ */
+static int vec4_ok(const int32_t *p, uint32_t nops, uint64_t n)
+{
+    if (p[0] != 1 || n < 4)
+        return 0;
+    for (uint32_t j = 0; j < nops; j++) {
+        if (p[10 + 9 * j] != 1 || p[9 + 9 * j] % 4 != 0)
+            return 0;
+    }
+    return 1;
+}
+
 /* One elementwise dispatch over ops (ops[0] the output, written). */
 static tf_status elementwise(vk_engine *e, uint32_t prim, uint32_t shader, uint32_t spec,
                              const tf_operand *const *ops, uint32_t nops, vk_push push)
@@ -258,6 +293,11 @@ static tf_status elementwise(vk_engine *e, uint32_t prim, uint32_t shader, uint3
     d.push.n = (uint32_t)n;
     d.groups[0] = tf__vk_groups(n);
     d.groups[1] = d.groups[2] = 1;
+    uint32_t v4 = vec4_variant(shader);
+    if (v4 != UINT32_MAX && vec4_ok(p, nops, n)) {
+        d.shader = v4;
+        d.groups[0] = tf__vk_groups((n + 3) / 4);
+    }
     return tf__vk_record_dispatch(e, &d);
 }
 
@@ -300,7 +340,9 @@ static tf_status exec_iota(vk_engine *e, const tf_exec *x)
     for (uint32_t k = 0; k < pr->axis && k < out->rank; k++)
         inner *= (uint64_t)out->shape[k];
     uint64_t ext = out->rank > pr->axis ? (uint64_t)out->shape[pr->axis] : 1;
-    static const uint32_t shaders[3] = {VK_SHADER_IOTA_F32, VK_SHADER_IOTA_F64, VK_SHADER_IOTA_I32};
+    /* Indexed by family(): f32, f64, i32, (bool: never supported), i64. */
+    static const uint32_t shaders[5] = {VK_SHADER_IOTA_F32, VK_SHADER_IOTA_F64, VK_SHADER_IOTA_I32,
+                                        VK_SHADER_IOTA_I32, VK_SHADER_IOTA_I64};
     if (inner == 0 || ext == 0)
         return TF_OK;
     if (inner * ext >= INT32_MAX)

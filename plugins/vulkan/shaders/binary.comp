@@ -11,6 +11,11 @@
 layout(std430, binding = 0) writeonly buffer Out { S o[]; };
 layout(std430, binding = 1) readonly buffer A { S a[]; };
 layout(std430, binding = 2) readonly buffer B { S b[]; };
+#if defined(VEC4) /* the same bindings, seen as vectors */
+layout(std430, binding = 0) writeonly buffer Out4 { V4 o4[]; };
+layout(std430, binding = 1) readonly buffer A4 { V4 a4[]; };
+layout(std430, binding = 2) readonly buffer B4 { V4 b4[]; };
+#endif
 
 #if defined(S_F32) || defined(S_F64)
 #define F S
@@ -127,9 +132,19 @@ S apply(S x, S y, uint i)
 
 void main()
 {
+#if defined(VEC4)
+    VEC4_FOR_EACH(q) {
+        V4 u = a4[VOFF(1) + int(q)], v = b4[VOFF(2) + int(q)];
+        uint i = 4u * q; /* the element index an error reports */
+        o4[VOFF(0) + int(q)] = V4(apply(u.x, v.x, i), apply(u.y, v.y, i + 1u),
+                                  apply(u.z, v.z, i + 2u), apply(u.w, v.w, i + 3u));
+    }
+    VEC4_TAIL(t) o[P[9] + int(t)] = apply(a[P[18] + int(t)], b[P[27] + int(t)], t);
+#else
     FOR_EACH_ELEMENT(i) {
         int off[NOPS];
         walk(i, off);
         o[off[0]] = apply(a[off[1]], b[off[2]], i);
     }
+#endif
 }

@@ -69,6 +69,18 @@ void raise_error(uint code, uint index)
 #define D uint8_t
 #endif
 
+/* -DVEC4: the dense variant of an elementwise shader moves 4 elements per
+   16-byte access (see vec4_range below); V4 is the vector of S or W. */
+#if defined(VEC4)
+#if defined(S_F32)
+#define V4 vec4
+#elif defined(S_I32)
+#define V4 ivec4
+#elif defined(W_32)
+#define V4 uvec4
+#endif
+#endif
+
 #if defined(W_8)
 #define W uint8_t
 #elif defined(W_32)
@@ -92,6 +104,20 @@ void walk(uint i, out int off[NOPS])
             off[j] += idx * P[10 + 9 * j + k];
     }
 }
+
+/*
+ * The dense (VEC4) variants: the host chose one only when every operand is
+ * dense with stride 1 after merging and starts at an element offset that is
+ * a multiple of 4, so operand j's vector index is P[9 + 9j] / 4 + q. Each
+ * invocation takes vectors q of [0, pc.n / 4) with a grid stride; the last
+ * pc.n % 4 elements go one each to the first invocations (VEC4_TAIL).
+ */
+#define VEC4_FOR_EACH(q) \
+    for (uint q = gl_GlobalInvocationID.x; q < pc.n / 4u; q += gl_NumWorkGroups.x * WG)
+#define VEC4_TAIL(t) \
+    uint t = (pc.n / 4u) * 4u + gl_GlobalInvocationID.x; \
+    if (t < pc.n)
+#define VOFF(j) (P[9 + 9 * (j)] / 4)
 
 #define FOR_EACH_ELEMENT(i) \
     for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += gl_NumWorkGroups.x * WG)

@@ -3,6 +3,9 @@
 #define NOPS 1
 #include "common.glsl"
 layout(std430, binding = 0) writeonly buffer Out { W o[]; };
+#if defined(VEC4) /* the same binding, seen as vectors */
+layout(std430, binding = 0) writeonly buffer Out4 { V4 o4[]; };
+#endif
 
 void main()
 {
@@ -11,9 +14,14 @@ void main()
 #else
     W v = W(pc.a0);
 #endif
+#if defined(VEC4)
+    VEC4_FOR_EACH(q) o4[VOFF(0) + int(q)] = V4(v);
+    VEC4_TAIL(t) o[P[9] + int(t)] = v;
+#else
     FOR_EACH_ELEMENT(i) {
         int off[NOPS];
         walk(i, off);
         o[off[0]] = v;
     }
+#endif
 }

@@ -7,9 +7,14 @@
  * batch, A offset, A strides (m, k, batch), B offset, B strides (k, n,
  * batch), C offset.
  *
- * Tiling: a workgroup of 256 invocations computes a 64 x 64 tile of C,
- * staging 16-deep slices of A and B in shared memory; each invocation keeps
- * a 4 x 4 block of C in registers (rows tx + 16r, columns ty + 16c).
+ * Tiling: a workgroup of 256 invocations (16 x 16) computes a BM x BN tile
+ * of C, staging BK-deep slices of A and B in shared memory; each invocation
+ * keeps a TM x TN block of C in registers (rows tx + 16r, columns ty + 16c),
+ * so BM = 16 TM and BN = 16 TN. The build makes one module per tile shape
+ * (-DTM, -DTN; vk_dot.c chooses by problem size): 64 x 64 (4 x 4, large
+ * problems), 32 x 32 (2 x 2, medium), 64 x 16 (4 x 1, few columns) and
+ * 16 x 64 (1 x 4, few rows). Edge tiles read zeros outside A and B and
+ * store only inside C.
  * Variants: f32, f64 (fused multiply-add), i32, i64 (wrapping).
  */
 #define NOPS 1
@@ -18,8 +23,14 @@ layout(std430, binding = 0) writeonly buffer Out { S c[]; };
 layout(std430, binding = 1) readonly buffer InA { S a[]; };
 layout(std430, binding = 2) readonly buffer InB { S b[]; };
 
-#define BM 64
-#define BN 64
+#ifndef TM
+#define TM 4
+#endif
+#ifndef TN
+#define TN 4
+#endif
+#define BM (16 * TM)
+#define BN (16 * TN)
 #define BK 16
 
 shared S As[BK][BM];
@@ -33,29 +44,32 @@ void main()
     int i0 = int(gl_WorkGroupID.x) * BM, j0 = int(gl_WorkGroupID.y) * BN;
     for (int bt = int(gl_WorkGroupID.z); bt < NB; bt += int(gl_NumWorkGroups.z)) {
         int abase = P[4] + bt * P[7], bbase = P[8] + bt * P[11];
-        S acc[4][4];
-        for (int r = 0; r < 4; r++)
-            for (int q = 0; q < 4; q++)
+        S acc[TM][TN];
+        for (int r = 0; r < TM; r++)
+            for (int q = 0; q < TN; q++)
                 acc[r][q] = S(0);
         for (int p0 = 0; p0 < K; p0 += BK) {
-            for (int q = 0; q < 4; q++) {
-                int e = int(lid) + 256 * q;
+            /* Neighbouring invocations load neighbouring rows of A and neighbouring depths
+               of B: contiguous for column-major operands. */
+            for (int e = int(lid); e < BK * BM; e += WG) {
                 int i = e % BM, p = e / BM;
                 As[p][i] = (i0 + i < M && p0 + p < K)
                     ? a[abase + (i0 + i) * P[5] + (p0 + p) * P[6]] : S(0);
+            }
+            for (int e = int(lid); e < BK * BN; e += WG) {
                 int pb = e % BK, j = e / BK;
                 Bs[pb][j] = (j0 + j < N && p0 + pb < K)
                     ? b[bbase + (p0 + pb) * P[9] + (j0 + j) * P[10]] : S(0);
             }
             barrier();
             for (int p = 0; p < BK; p++) {
-                S av[4], bv[4];
-                for (int r = 0; r < 4; r++)
+                S av[TM], bv[TN];
+                for (int r = 0; r < TM; r++)
                     av[r] = As[p][tx + 16 * r];
-                for (int q = 0; q < 4; q++)
+                for (int q = 0; q < TN; q++)
                     bv[q] = Bs[p][ty + 16 * q];
-                for (int r = 0; r < 4; r++)
-                    for (int q = 0; q < 4; q++)
+                for (int r = 0; r < TM; r++)
+                    for (int q = 0; q < TN; q++)
 #if defined(S_INT)
                         acc[r][q] += av[r] * bv[q]; /* wraps */
 #else
@@ -64,9 +78,9 @@ void main()
             }
             barrier();
         }
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < TM; r++) {
             int i = i0 + tx + 16 * r;
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < TN; q++) {
                 int j = j0 + ty + 16 * q;
                 if (i < M && j < N)
                     c[P[12] + i + j * M + bt * M * N] = acc[r][q];

@@ -10,6 +10,10 @@
 #include "common.glsl"
 layout(std430, binding = 0) writeonly buffer Out { S o[]; };
 layout(std430, binding = 1) readonly buffer In { S x[]; };
+#if defined(VEC4) /* the same bindings, seen as vectors */
+layout(std430, binding = 0) writeonly buffer Out4 { V4 o4[]; };
+layout(std430, binding = 1) readonly buffer In4 { V4 x4[]; };
+#endif
 
 #if defined(S_F32) || defined(S_F64)
 #define F S
@@ -137,9 +141,17 @@ S apply(S v) { return uint8_t(uint(v) == 0u ? 1u : 0u); }
 
 void main()
 {
+#if defined(VEC4)
+    VEC4_FOR_EACH(q) {
+        V4 v = x4[VOFF(1) + int(q)];
+        o4[VOFF(0) + int(q)] = V4(apply(v.x), apply(v.y), apply(v.z), apply(v.w));
+    }
+    VEC4_TAIL(t) o[P[9] + int(t)] = apply(x[P[18] + int(t)]);
+#else
     FOR_EACH_ELEMENT(i) {
         int off[NOPS];
         walk(i, off);
         o[off[0]] = apply(x[off[1]]);
     }
+#endif
 }

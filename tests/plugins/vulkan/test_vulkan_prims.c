@@ -2,7 +2,10 @@
  * test_vulkan_prims.c - every primitive the Vulkan engine claims, on random
  * shapes (rank 0 to 4, zero extents) and input layouts (dense, transposed,
  * reversed, broadcast, stepped), against the CPU reference engine, with the
- * Khronos validation layer on and any message of it a failure.
+ * Khronos validation layer on and any message of it a failure. test_dot_tiles
+ * and test_vec4_elementwise choose shapes and offsets that reach every GEMM
+ * tile shape and both the vector and the element path of the dense
+ * elementwise kernels, and check in the engine's log that each ran.
  *
  * Tolerances: f32 arithmetic is compared at 1e-6 relative, f64 at 1e-15;
  * f64 transcendental ops (the engine's own series, math64.glsl) at 1e-13. Transcendental
@@ -59,7 +62,7 @@ static void test_fill_iota(void **state)
             vk_pair_output(&out, dts[t], rank, shape);
             vk_run_compare("FILL", TF_PRIM_FILL, &fp, 0, NULL, &out, 0, 0);
             vk_pair_free(&out);
-            if (dts[t] == TF_BOOL || dts[t] == TF_I64 || rank == 0)
+            if (dts[t] == TF_BOOL || rank == 0)
                 continue;
             tf_iota_params ip = {sizeof ip, (uint32_t)tfr_rng_int(&rng, 0, (int64_t)rank - 1)};
             vk_pair_output(&out, dts[t], rank, shape);
@@ -636,7 +639,55 @@ static void test_reduce_shared_memory(void **state)
 
 /* ---- DOT_GENERAL --------------------------------------------------------------------------- */
 
-/* lhs [m, k, b] (axes permuted at random), rhs [k, n, b] likewise; sizes cross tile edges. */
+/*
+ * One DOT_GENERAL of lhs [m, k, b] and rhs [k, n, b] (axes permuted at random, each operand in
+ * a random layout; without `batched` the batch axis is absent and b is 1) on both engines.
+ */
+static void run_dot(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, int64_t b,
+                    int batched)
+{
+    int lp[3], rp[3];
+    tfr_rng_perm(rng, batched ? 3 : 2, lp);
+    tfr_rng_perm(rng, batched ? 3 : 2, rp);
+    int64_t lsh_logical[3] = {m, k, b}, rsh_logical[3] = {k, n, b};
+    size_t rank = batched ? 3 : 2;
+    int64_t lsh[3], rsh[3];
+    tf_dot_general_params p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.n_contracting = 1;
+    p.n_batch = batched ? 1 : 0;
+    /* axis i of lhs holds logical axis lp[i] */
+    for (size_t i = 0; i < rank; i++) {
+        lsh[i] = lsh_logical[lp[i]];
+        rsh[i] = rsh_logical[rp[i]];
+        if (lp[i] == 1)
+            p.lhs_contracting[0] = (uint32_t)i;
+        if (lp[i] == 2)
+            p.lhs_batch[0] = (uint32_t)i;
+        if (rp[i] == 0)
+            p.rhs_contracting[0] = (uint32_t)i;
+        if (rp[i] == 2)
+            p.rhs_batch[0] = (uint32_t)i;
+    }
+    int64_t osh[3] = {m, n, b};
+    vk_pair in[2], out;
+    vk_gen g = is_int(dt) ? (vk_gen){-1000, 1000} : sym; /* ints: sums wrap */
+    vk_pair_make(&in[0], rng, dt, rank, lsh, random_layout(rng), g);
+    vk_pair_make(&in[1], rng, dt, rank, rsh, random_layout(rng), g);
+    vk_pair_output(&out, dt, rank, osh);
+    char what[96];
+    snprintf(what, sizeof what, "DOT_GENERAL %s m=%lld n=%lld k=%lld b=%lld", tf_dtype_name(dt),
+             (long long)m, (long long)n, (long long)k, (long long)(batched ? b : 1));
+    double eps = dt == TF_F32 ? 1.2e-7 : (dt == TF_F64 ? 2.3e-16 : 0);
+    vk_run_compare(what, TF_PRIM_DOT_GENERAL, &p, 2, in, &out, 4 * eps * (double)k,
+                   9.0 * 4 * eps * (double)k);
+    vk_pair_free(&in[0]);
+    vk_pair_free(&in[1]);
+    vk_pair_free(&out);
+}
+
+/* Random sizes that cross tile edges, matrix-vector shapes and long dot products. */
 static void test_dot_general(void **state)
 {
     (void)state;
@@ -656,49 +707,182 @@ static void test_dot_general(void **state)
                 m = 1; /* vector-matrix */
             if (c % 8 == 0)
                 k = 300 + c; /* long dot products: a workgroup per output */
-            int batched = tfr_rng_chance(&rng, 50);
-            int lp[3], rp[3];
-            tfr_rng_perm(&rng, batched ? 3 : 2, lp);
-            tfr_rng_perm(&rng, batched ? 3 : 2, rp);
-            int64_t lsh_logical[3] = {m, k, b}, rsh_logical[3] = {k, n, b};
-            size_t rank = batched ? 3 : 2;
-            int64_t lsh[3], rsh[3];
-            tf_dot_general_params p;
-            memset(&p, 0, sizeof p);
-            p.struct_size = sizeof p;
-            p.n_contracting = 1;
-            p.n_batch = batched ? 1 : 0;
-            /* axis i of lhs holds logical axis lp[i] */
-            for (size_t i = 0; i < rank; i++) {
-                lsh[i] = lsh_logical[lp[i]];
-                rsh[i] = rsh_logical[rp[i]];
-                if (lp[i] == 1)
-                    p.lhs_contracting[0] = (uint32_t)i;
-                if (lp[i] == 2)
-                    p.lhs_batch[0] = (uint32_t)i;
-                if (rp[i] == 0)
-                    p.rhs_contracting[0] = (uint32_t)i;
-                if (rp[i] == 2)
-                    p.rhs_batch[0] = (uint32_t)i;
-            }
-            int64_t osh[3] = {m, n, b};
-            vk_pair in[2], out;
-            vk_gen g = is_int(dts[t]) ? (vk_gen){-1000, 1000} : sym; /* ints: sums wrap */
-            vk_pair_make(&in[0], &rng, dts[t], rank, lsh, random_layout(&rng), g);
-            vk_pair_make(&in[1], &rng, dts[t], rank, rsh, random_layout(&rng), g);
-            vk_pair_output(&out, dts[t], rank, osh);
-            char what[96];
-            snprintf(what, sizeof what, "DOT_GENERAL %s m=%lld n=%lld k=%lld b=%lld",
-                     tf_dtype_name(dts[t]), (long long)m, (long long)n, (long long)k,
-                     (long long)(batched ? b : 1));
-            double eps = dts[t] == TF_F32 ? 1.2e-7 : (dts[t] == TF_F64 ? 2.3e-16 : 0);
-            vk_run_compare(what, TF_PRIM_DOT_GENERAL, &p, 2, in, &out, 4 * eps * (double)k,
-                           9.0 * 4 * eps * (double)k);
-            vk_pair_free(&in[0]);
-            vk_pair_free(&in[1]);
-            vk_pair_free(&out);
+            run_dot(&rng, dts[t], m, n, k, b, tfr_rng_chance(&rng, 50));
         }
     }
+}
+
+/* ---- kernel shapes: GEMM tiles, dense vector paths ---------------------------------------- */
+
+/*
+ * Puts a new engine in place of vk_engine and captures DEBUG lines: the
+ * engine logs each pipeline it creates once ("vulkan: pipeline <name> spec
+ * <n>"), which shows which kernels a workload ran.
+ */
+static tf_engine *fresh_engine_begin(void)
+{
+    tf_engine *saved = vk_engine, *fresh = NULL;
+    TF_ASSERT_OK(tf_engine_open("vulkan", 0, &fresh));
+    vk_engine = fresh;
+    tf_test_log_start(TF_LOG_DEBUG);
+    return saved;
+}
+
+static void fresh_engine_end(tf_engine *saved)
+{
+    vk_assert_validation_clean();
+    tf_test_log_start(TF_LOG_WARN);
+    tf_engine_destroy(vk_engine);
+    vk_engine = saved;
+}
+
+static void assert_pipeline_used(const char *name)
+{
+    char line[64];
+    snprintf(line, sizeof line, "vulkan: pipeline %s spec", name);
+    if (tf_test_log_count(TF_LOG_DEBUG, line) == 0) {
+        tf_test_log_dump();
+        fail_msg("the kernel %s was never used", name);
+    }
+}
+
+/*
+ * Shapes chosen to reach every GEMM tile shape (see gemm_choose in
+ * plugins/vulkan/vk_dot.c) with full and partial edge tiles, batched and not,
+ * and the matrix-vector path; each dtype must have used every family.
+ */
+static void test_dot_tiles(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t m, n, k, b;
+    } cases[] = {
+        {130, 97, 33, 1}, {128, 128, 16, 2}, {96, 200, 5, 1},               /* 64 x 64 */
+        {50, 40, 17, 1},  {95, 33, 70, 3},   {16, 16, 9, 1},  {2, 2, 3, 1}, /* 32 x 32 */
+        {200, 3, 20, 1},  {65, 16, 31, 2},   {17, 2, 64, 1},                /* 64 x 16 */
+        {2, 150, 19, 1},  {16, 65, 64, 2},   {3, 17, 0, 1},                 /* 16 x 64 */
+        {70, 1, 300, 2},  {1, 70, 40, 1},                                   /* matrix-vector */
+    };
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64};
+    static const char *const names[] = {"f32", "f64", "i32", "i64"};
+    tf_engine *saved = fresh_engine_begin();
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 52);
+    for (size_t t = 0; t < 4; t++) {
+        tf_dtype d[3] = {dts[t], dts[t], dts[t]};
+        if (!tf_engine_supports(vk_engine, TF_PRIM_DOT_GENERAL, 0, d, 3))
+            continue;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            run_dot(&rng, dts[t], cases[c].m, cases[c].n, cases[c].k, cases[c].b,
+                    cases[c].b > 1 || c % 2 == 0);
+        static const char *const families[] = {"gemm", "gemm_m", "gemm_t", "gemm_w", "gemv"};
+        for (size_t f = 0; f < 5; f++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s_%s", families[f], names[t]);
+            assert_pipeline_used(name);
+        }
+    }
+    fresh_engine_end(saved);
+}
+
+/* A dense 1-D operand starting at element `off` of a larger uploaded root. */
+static void offset_pair(vk_pair *p, tfr_rng *rng, tf_dtype dt, int64_t n, int64_t off, vk_gen g)
+{
+    int64_t root_n = n + off, start = off, limit = off + n, step = 1;
+    vk_pair root;
+    vk_pair_make(&root, rng, dt, 1, &root_n, VK_DENSE, g);
+    TF_ASSERT_OK(tf_tensor_slice(root.cpu, &start, &limit, &step, &p->cpu));
+    TF_ASSERT_OK(tf_tensor_slice(root.vk, &start, &limit, &step, &p->vk));
+    vk_pair_free(&root);
+}
+
+/*
+ * The dense elementwise kernels with 16-byte accesses (UNARY, BINARY on f32
+ * and i32; COPY and FILL of 32-bit values): lengths around multiples of 4
+ * (the tail), operands at element offsets 0 and 4 (vector path) and 1, 2
+ * (element path, also when only one operand is misaligned).
+ */
+static void test_vec4_elementwise(void **state)
+{
+    (void)state;
+    static const int64_t lengths[] = {4, 5, 6, 7, 8, 1001, 4099};
+    static const int64_t offsets[][2] = {{0, 0}, {4, 8}, {1, 1}, {4, 2}, {0, 1}};
+    tf_engine *saved = fresh_engine_begin();
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 53);
+    for (int t = 0; t < 2; t++) {
+        tf_dtype dt = t == 0 ? TF_F32 : TF_I32;
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            int64_t n = lengths[l];
+            for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+                vk_gen ga = dt == TF_F32 ? sym : (vk_gen){-100, 100};
+                vk_pair in[2], out;
+                offset_pair(&in[0], &rng, dt, n, offsets[o][0], ga);
+                offset_pair(&in[1], &rng, dt, n, offsets[o][1], (vk_gen){1, 9});
+                char what[96];
+                tf_unary_params up = {sizeof up, dt == TF_F32 ? TF_UNARY_EXP : TF_UNARY_ABS};
+                snprintf(what, sizeof what, "dense UNARY %s n=%lld at %lld", tf_dtype_name(dt),
+                         (long long)n, (long long)offsets[o][0]);
+                vk_pair_output(&out, dt, 1, &n);
+                vk_run_compare(what, TF_PRIM_UNARY, &up, 1, in, &out, 2e-5, 1e-6);
+                vk_pair_free(&out);
+                tf_binary_params bp = {sizeof bp, dt == TF_F32 ? TF_BINARY_MUL : TF_BINARY_DIV};
+                snprintf(what, sizeof what, "dense BINARY %s n=%lld at %lld, %lld",
+                         tf_dtype_name(dt), (long long)n, (long long)offsets[o][0],
+                         (long long)offsets[o][1]);
+                vk_pair_output(&out, dt, 1, &n);
+                vk_run_compare(what, TF_PRIM_BINARY, &bp, 2, in, &out, 1e-6, 0);
+                vk_pair_free(&out);
+                snprintf(what, sizeof what, "dense COPY %s n=%lld", tf_dtype_name(dt),
+                         (long long)n);
+                vk_pair_output(&out, dt, 1, &n);
+                vk_run_compare(what, TF_PRIM_COPY, NULL, 1, in, &out, 0, 0);
+                vk_pair_free(&out);
+                vk_pair_free(&in[0]);
+                vk_pair_free(&in[1]);
+            }
+            /* FILL into a dense view at offset 4 (vectors) and 1 (elements) of a root. */
+            for (int64_t off = 1; off <= 4; off += 3) {
+                int64_t root_n = n + 5, start = off, limit = off + n, step = 1;
+                vk_pair root, view;
+                vk_pair_output(&root, dt, 1, &root_n);
+                tf_fill_params zero = {sizeof zero, 0, {0.0, 0}};
+                vk_run_compare("FILL root", TF_PRIM_FILL, &zero, 0, NULL, &root, 0, 0);
+                TF_ASSERT_OK(tf_tensor_slice(root.cpu, &start, &limit, &step, &view.cpu));
+                TF_ASSERT_OK(tf_tensor_slice(root.vk, &start, &limit, &step, &view.vk));
+                tf_fill_params fp = {sizeof fp, 0, {-1.5, -7}};
+                TF_ASSERT_OK(tf_engine_execute(vk_cpu, TF_PRIM_FILL, &fp, 0, NULL, 1, &view.cpu));
+                TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_FILL, &fp, 0, NULL, 1, &view.vk));
+                vk_compare("FILL into an offset view", root.cpu, root.vk, 0, 0);
+                vk_pair_free(&view);
+                vk_pair_free(&root);
+            }
+        }
+    }
+    static const char *const used[] = {"unary_f32_v4",  "unary_i32_v4", "binary_f32_v4",
+                                       "binary_i32_v4", "copy_w32_v4",  "fill_w32_v4",
+                                       "unary_f32",     "binary_i32",   "copy_w32"};
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+        assert_pipeline_used(used[i]);
+
+    /* A division by zero at element 6 is reported with its index by the vector path too. */
+    int32_t a[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[9] = {1, 1, 1, 1, 1, 1, 0, 1, 1};
+    int64_t n9 = 9;
+    tf_tensor *ah = NULL, *bh = NULL, *av = NULL, *bv = NULL, *ov = NULL;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_I32, 1, &n9, a, 9, &ah));
+    TF_ASSERT_OK(tf_tensor_from_host(TF_I32, 1, &n9, b, 9, &bh));
+    TF_ASSERT_OK(tf_engine_upload(vk_engine, ah, &av));
+    TF_ASSERT_OK(tf_engine_upload(vk_engine, bh, &bv));
+    TF_ASSERT_OK(tf_tensor_empty(vk_engine, TF_I32, 1, &n9, &ov));
+    tf_tensor *in2[2] = {av, bv};
+    tf_binary_params div = {sizeof div, TF_BINARY_DIV};
+    TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_BINARY, &div, 2, in2, 1, &ov));
+    TF_ASSERT_STATUS(tf_engine_synchronize(vk_engine), TF_ERR_VALIDATION);
+    assert_non_null(strstr(tf_error_cause(), "element 6 "));
+    tf_tensor *all[] = {ah, bh, av, bv, ov};
+    for (size_t i = 0; i < 5; i++)
+        tf_tensor_release(all[i]);
+    fresh_engine_end(saved);
 }
 
 /* A chain of dependent ops in one batch, then one download: barriers must order them. */
@@ -748,6 +932,8 @@ int main(void)
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_reduce_shared_memory),
         cmocka_unit_test(test_dot_general),
+        cmocka_unit_test(test_dot_tiles),
+        cmocka_unit_test(test_vec4_elementwise),
         cmocka_unit_test(test_dependent_chain),
     };
     return cmocka_run_group_tests_name("vulkan primitives vs cpu", tests, vk_group_setup,

@@ -1,0 +1,207 @@
+/*
+ * abi.c - ABI behaviour of the engine under test beyond correct values:
+ * the descriptor and devices, supports() answers for what the engine cannot
+ * know, refusal of unclaimed work (counted while the table ran), and the
+ * data-dependent errors engine_abi.h makes the engine's job (out-of-range
+ * indices, integer division by zero, checked conversions), each followed by
+ * a check that the instance still computes correctly.
+ */
+#include <string.h>
+
+#include "check.h"
+
+static void descriptor(ck_ctx *ctx)
+{
+    const tf_plugin *p = ctx->plugin;
+    uint32_t n = tf_plugin_device_count(p);
+    if (!tf_plugin_version(p)[0])
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "the descriptor's version string is empty");
+    for (uint32_t i = 0; i < n; i++) {
+        tf_device_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        tf_status st = tf_plugin_device_info(p, i, &info);
+        if (st)
+            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "device_info(%u) of %u devices failed: %s: %s", i,
+                        n, tf_status_name(st), ck_error_text());
+        else if (!memchr(info.name, '\0', sizeof info.name) || !info.name[0])
+            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "device %u's name is empty or not terminated", i);
+    }
+    ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "descriptor and %u device(s) described", n);
+}
+
+/* supports() must answer 0 for primitives, sub-ops and dtypes it cannot know. */
+static void unknowns(ck_ctx *ctx)
+{
+    static const struct {
+        uint32_t prim, op, n;
+        tf_dtype d[3];
+        const char *what;
+    } asks[] = {
+        {TF_PRIM_COUNT_, 0, 1, {TF_F32}, "an unknown primitive (16)"},
+        {1000, 0, 2, {TF_F32, TF_F32}, "an unknown primitive (1000)"},
+        {TF_PRIM_UNARY, TF_UNARY_COUNT_, 2, {TF_F32, TF_F32}, "an unknown unary op"},
+        {TF_PRIM_BINARY, TF_BINARY_COUNT_, 3, {TF_F32, TF_F32, TF_F32}, "an unknown binary op"},
+        {TF_PRIM_COMPARE, TF_COMPARE_COUNT_, 3, {TF_F32, TF_F32, TF_BOOL}, "an unknown compare op"},
+        {TF_PRIM_REDUCE, TF_REDUCE_COUNT_, 2, {TF_F32, TF_F32}, "an unknown reduce op"},
+        {TF_PRIM_COPY,
+         0,
+         2,
+         {(tf_dtype)TF_DTYPE_COUNT, (tf_dtype)TF_DTYPE_COUNT},
+         "an unknown dtype (5)"},
+        {TF_PRIM_FILL, 0, 1, {(tf_dtype)77}, "an unknown dtype (77)"},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++)
+        if (tf_engine_supports(ctx->eut, (tf_prim)asks[i].prim, asks[i].op, asks[i].d, asks[i].n)) {
+            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "supports() claims %s; it must answer 0",
+                        asks[i].what);
+            bad = 1;
+        }
+    if (!bad)
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS,
+                    "supports() answers 0 for unknown primitives, "
+                    "sub-ops and dtypes");
+}
+
+/* ---- data-dependent errors ---- */
+
+static tf_status upload(tf_engine *e, tf_dtype dt, int64_t n, const void *data, tf_tensor **out)
+{
+    tf_tensor *h = NULL;
+    tf_status st = tf_tensor_from_host(dt, 1, &n, data, (size_t)n, &h);
+    if (!st)
+        st = tf_engine_upload(e, h, out);
+    tf_tensor_release(h);
+    return st;
+}
+
+/* Executes and waits; an asynchronous engine may report the error at synchronize or download. */
+static tf_status exec_sync(tf_engine *e, tf_prim prim, const void *params, size_t n_in,
+                           tf_tensor *const *in, tf_tensor *out)
+{
+    tf_status st = tf_engine_execute(e, prim, params, n_in, in, 1, &out);
+    if (!st)
+        st = tf_engine_synchronize(e);
+    tf_tensor *h = NULL;
+    if (!st)
+        st = tf_engine_download(e, out, &h);
+    tf_tensor_release(h);
+    return st;
+}
+
+typedef struct bad_call {
+    const char *what;
+    tf_prim prim;
+    uint32_t op;
+    const void *params;
+    uint32_t n_in;  /* 1 or 2 */
+    tf_dtype dt[3]; /* inputs' dtypes (n_in), then the output's */
+    int64_t n;      /* elements of each operand */
+    const void *in0, *in1;
+    tf_status expect;
+} bad_call;
+
+static void data_error(ck_ctx *ctx, const bad_call *b)
+{
+    if (!tf_engine_supports(ctx->eut, b->prim, b->op, b->dt, b->n_in + 1)) {
+        ck_line_add(ctx, CK_SEC_ABI, CK_UNSUP, "%s: not claimed", b->what);
+        return;
+    }
+    ck_doing("abi: %s", b->what);
+    tf_tensor *in[2] = {0}, *out = NULL;
+    tf_status st = upload(ctx->eut, b->dt[0], b->n, b->in0, &in[0]);
+    if (!st && b->n_in == 2)
+        st = upload(ctx->eut, b->dt[1], b->n, b->in1, &in[1]);
+    if (!st)
+        st = tf_tensor_empty(ctx->eut, b->dt[b->n_in], 1, &b->n, &out);
+    if (st) {
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "%s: setting up failed: %s: %s", b->what,
+                    tf_status_name(st), ck_error_text());
+    } else {
+        tf_error_clear();
+        st = exec_sync(ctx->eut, b->prim, b->params, b->n_in, in, out);
+        if (st != b->expect)
+            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "%s: expected %s, got %s%s%s", b->what,
+                        tf_status_name(b->expect), tf_status_name(st), st ? ": " : "",
+                        st ? ck_error_text() : "");
+        else if (!tf_error_cause()[0])
+            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                        "%s: %s but the engine reported no message "
+                        "through host->report_error",
+                        b->what, tf_status_name(st));
+        else
+            ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "%s: %s (\"%s\")", b->what, tf_status_name(st),
+                        tf_error_cause());
+    }
+    tf_tensor_release(in[0]);
+    tf_tensor_release(in[1]);
+    tf_tensor_release(out);
+    /* the instance must keep working after the error */
+    int64_t n = 4;
+    double one[4] = {1, 2, 3, 4}, back[4] = {0};
+    tf_tensor *t = NULL, *h = NULL;
+    st = upload(ctx->eut, TF_F64, n, one, &t);
+    if (!st)
+        st = tf_engine_download(ctx->eut, t, &h);
+    if (!st)
+        st = tf_tensor_copy_to_host(h, TF_F64, back, 4);
+    if (st || memcmp(one, back, sizeof one) != 0)
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                    "after %s the instance no longer round-trips data "
+                    "(%s)",
+                    b->what, tf_status_name(st));
+    tf_tensor_release(t);
+    tf_tensor_release(h);
+}
+
+static void data_errors(ck_ctx *ctx)
+{
+    static const int32_t x5[5] = {10, 20, 30, 40, 50}, idx_bad[5] = {0, 1, 5, 2, 3};
+    static const int32_t num[5] = {7, -7, 3, 9, 1}, den[5] = {2, 3, 0, 1, -1};
+    static const double frac[5] = {1, 2, 0.5, 4, 5};
+    static const int64_t idx64_neg[5] = {0, -1, 1, 2, 3};
+    tf_gather_params gp = {sizeof gp, 0, TF_GATHER_INDEX_SELECT, 0};
+    tf_binary_params div = {sizeof div, TF_BINARY_DIV}, rem = {sizeof rem, TF_BINARY_REM};
+    tf_convert_params chk = {sizeof chk, 1};
+    /* one call per two lines reads better than one field per line */
+    // clang-format off
+    const bad_call calls[] = {
+        {"gather i32[5] with index 5 (extent 5)", TF_PRIM_GATHER, 0, &gp, 2,
+         {TF_I32, TF_I32, TF_I32}, 5, x5, idx_bad, TF_ERR_OUT_OF_RANGE},
+        {"gather i32[5] with index -1 (i64 index)", TF_PRIM_GATHER, 0, &gp, 2,
+         {TF_I32, TF_I64, TF_I32}, 5, x5, idx64_neg, TF_ERR_OUT_OF_RANGE},
+        {"i32 division by zero", TF_PRIM_BINARY, TF_BINARY_DIV, &div, 2,
+         {TF_I32, TF_I32, TF_I32}, 5, num, den, TF_ERR_VALIDATION},
+        {"i32 remainder by zero", TF_PRIM_BINARY, TF_BINARY_REM, &rem, 2,
+         {TF_I32, TF_I32, TF_I32}, 5, num, den, TF_ERR_VALIDATION},
+        {"checked convert f64 -> i32 of 0.5", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_F64, TF_I32}, 5, frac, NULL, TF_ERR_OUT_OF_RANGE},
+    };
+    // clang-format on
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        data_error(ctx, &calls[i]);
+}
+
+void ck_run_abi(ck_ctx *ctx)
+{
+    ck_doing("abi: descriptor and supports() of unknowns");
+    descriptor(ctx);
+    unknowns(ctx);
+    if (ctx->refused || ctx->wrongly_refused)
+        ck_line_add(ctx, CK_SEC_ABI, ctx->wrongly_refused ? CK_FAIL : CK_PASS,
+                    "unclaimed combinations executed: %d refused with TF_ERR_UNSUPPORTED and "
+                    "output memory untouched (the core refuses once supports() answers 0, so "
+                    "the engine's execute never sees them); %d not refused properly",
+                    ctx->refused, ctx->wrongly_refused);
+    data_errors(ctx);
+    char first[512];
+    int n = ck_logged_errors(first, sizeof first);
+    if (n)
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                    "%d error message(s) logged through host->log "
+                    "during the checks; the first: %s",
+                    n, first);
+    else
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "no error logged through host->log");
+}

@@ -1,0 +1,279 @@
+/*
+ * prim_cases.c - the calls the conformance kit makes of each primitive.
+ *
+ * One table row per primitive and sub-op, one cell per dtype. Each cell runs
+ * a generated set of cases: rank 0 to 4, empty and size-1 extents, a larger
+ * extent than one GPU workgroup, and every input layout of ck_layout in turn
+ * (offsets, gaps, reversed and transposed strides, broadcast stride 0).
+ * Value domains keep each case inside what engine_abi.h defines (positive
+ * arguments for log, nonzero integer divisors, in-range indices) while still
+ * reaching the edges the ABI specifies (integer wrapping, NaN propagation,
+ * saturating conversions, clamped slice starts).
+ */
+#include <string.h>
+
+#include "prims.h"
+
+typedef struct ck_shape {
+    size_t rank;
+    int64_t d[4];
+} ck_shape;
+
+/* The first six are the --quick set. */
+static const ck_shape k_shapes[] = {
+    {0, {0}},          {1, {9}}, {2, {3, 4}}, {1, {0}},   {3, {2, 1, 3}},
+    {4, {2, 3, 1, 2}}, {1, {1}}, {2, {0, 3}}, {1, {300}}, {2, {17, 5}},
+};
+
+static int n_shapes(const ck_ctx *ctx)
+{
+    return ctx->quick ? 6 : (int)(sizeof k_shapes / sizeof k_shapes[0]);
+}
+
+static const tf_dtype k_all[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+
+static int want(const ck_ctx *ctx, tf_dtype d)
+{
+    return (ctx->dtype_mask >> d) & 1u;
+}
+
+static void set_arg(ck_arg *a, tf_dtype dt, size_t rank, const int64_t *shape, int layout,
+                    int domain, int64_t lim)
+{
+    memset(a, 0, sizeof *a);
+    a->dtype = dt;
+    a->rank = rank;
+    for (size_t i = 0; i < rank; i++)
+        a->shape[i] = shape[i];
+    a->layout = layout;
+    a->domain = domain;
+    a->lim = lim;
+}
+
+/* Elementwise rows: out and every input have the shape; input k rotates layouts. */
+typedef struct ew {
+    tf_prim prim;
+    uint32_t op;
+    const void *params;
+    size_t n_in;
+    tf_dtype in_dt[3];
+    int in_dom[3];
+    tf_dtype out_dt;
+    int kind; /* tolerance kind (ck_case_tol) */
+    int64_t lim;
+    int strided_out; /* FILL, COPY: any output layout */
+} ew;
+
+static void run_ew(ck_ctx *ctx, ck_row *row, tf_dtype col, const ew *e)
+{
+    for (int i = 0; i < n_shapes(ctx); i++) {
+        const ck_shape *s = &k_shapes[i];
+        ck_case c = {.prim = e->prim, .op = e->op, .params = e->params, .n_in = e->n_in};
+        for (size_t k = 0; k < e->n_in; k++)
+            set_arg(&c.in[k], e->in_dt[k], s->rank, s->d, (int)((i + (int)k) % CK_L_COUNT_),
+                    e->in_dom[k], e->lim);
+        int out_layout = i % 2 ? CK_L_OFFSET : CK_L_DENSE;
+        if (e->strided_out) /* FILL may even repeat addresses; COPY must not */
+            out_layout = (i + 2) % (e->prim == TF_PRIM_FILL ? CK_L_COUNT_ : CK_L_BCAST);
+        set_arg(&c.out, e->out_dt, s->rank, s->d, out_layout, CK_D_ANY, 0);
+        ck_case_tol(&c, e->out_dt, e->kind, 1);
+        ck_case_run(ctx, row, col, &c);
+    }
+}
+
+/* ---- fill, iota ---- */
+
+static void rows_fill_iota(ck_ctx *ctx)
+{
+    ck_row *row = ck_row_add(ctx, "fill");
+    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        if (!want(ctx, k_all[d]))
+            continue;
+        tf_fill_params p = {sizeof p, 0, {-3.25, -7}};
+        if (k_all[d] == TF_BOOL)
+            p.value.i = 1;
+        ew e = {TF_PRIM_FILL, 0, &p, 0, {0}, {0}, k_all[d], 0, 0, 1};
+        run_ew(ctx, row, k_all[d], &e);
+    }
+    row = ck_row_add(ctx, "iota");
+    for (int d = 0; row && d < 4; d++) {
+        if (!want(ctx, k_all[d]))
+            continue;
+        for (int i = 0; i < n_shapes(ctx); i++) {
+            const ck_shape *s = &k_shapes[i];
+            if (s->rank == 0)
+                continue;
+            tf_iota_params p = {sizeof p, (uint32_t)(i % (int)s->rank)};
+            ck_case c = {.prim = TF_PRIM_IOTA, .params = &p};
+            set_arg(&c.out, k_all[d], s->rank, s->d, i % 2 ? CK_L_OFFSET : CK_L_DENSE, 0, 0);
+            ck_case_tol(&c, k_all[d], 0, 1);
+            ck_case_run(ctx, row, k_all[d], &c);
+        }
+    }
+}
+
+/* ---- unary, binary, compare, select ---- */
+
+static int unary_defined(uint32_t op, tf_dtype d)
+{
+    if (tf_dtype_is_float(d))
+        return op != TF_UNARY_LOGICAL_NOT;
+    if (tf_dtype_is_int(d))
+        return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
+               op == TF_UNARY_SQUARE;
+    return op == TF_UNARY_LOGICAL_NOT;
+}
+
+static int unary_domain(uint32_t op)
+{
+    switch (op) {
+    case TF_UNARY_LOG:
+    case TF_UNARY_SQRT:
+    case TF_UNARY_RSQRT: return CK_D_POS;
+    case TF_UNARY_LOG1P: return CK_D_UNIT;
+    case TF_UNARY_RECIPROCAL: return CK_D_NONZERO;
+    default: return CK_D_ANY;
+    }
+}
+
+static int unary_kind(uint32_t op)
+{
+    switch (op) {
+    case TF_UNARY_NEG:
+    case TF_UNARY_ABS:
+    case TF_UNARY_SIGN:
+    case TF_UNARY_SQUARE:
+    case TF_UNARY_FLOOR:
+    case TF_UNARY_CEIL:
+    case TF_UNARY_RECIPROCAL:
+    case TF_UNARY_SQRT: return 0;
+    default: return 1;
+    }
+}
+
+static void rows_unary(ck_ctx *ctx)
+{
+    for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++) {
+        ck_row *row = ck_row_add(ctx, "unary/%s", tf_prim_op_name(TF_PRIM_UNARY, op));
+        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+            tf_dtype dt = k_all[d];
+            if (!want(ctx, dt) || !unary_defined(op, dt))
+                continue;
+            tf_unary_params p = {sizeof p, op};
+            ew e = {TF_PRIM_UNARY, op, &p, 1, {dt}, {unary_domain(op)}, dt, unary_kind(op), 0, 0};
+            run_ew(ctx, row, dt, &e);
+        }
+    }
+}
+
+static int binary_defined(uint32_t op, tf_dtype d)
+{
+    if (tf_dtype_is_float(d))
+        return op <= TF_BINARY_REM;
+    if (tf_dtype_is_int(d))
+        return 1;
+    return op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR ||
+           op == TF_BINARY_MAX || op == TF_BINARY_MIN;
+}
+
+static void rows_binary(ck_ctx *ctx)
+{
+    for (uint32_t op = 0; op < TF_BINARY_COUNT_; op++) {
+        ck_row *row = ck_row_add(ctx, "binary/%s", tf_prim_op_name(TF_PRIM_BINARY, op));
+        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+            tf_dtype dt = k_all[d];
+            if (!want(ctx, dt) || !binary_defined(op, dt))
+                continue;
+            tf_binary_params p = {sizeof p, op};
+            int da = CK_D_ANY, db = CK_D_ANY;
+            if (op == TF_BINARY_DIV || op == TF_BINARY_REM)
+                db = CK_D_NONZERO;
+            if (op == TF_BINARY_POW)
+                da = tf_dtype_is_float(dt) ? CK_D_POS : CK_D_NONZERO;
+            if (op == TF_BINARY_POW && !tf_dtype_is_float(dt))
+                db = CK_D_SMALL;
+            if ((op == TF_BINARY_MAX || op == TF_BINARY_MIN) && tf_dtype_is_float(dt))
+                da = CK_D_NAN; /* NaN must propagate */
+            int kind = op == TF_BINARY_POW ? 1 : 0;
+            ew e = {TF_PRIM_BINARY, op, &p, 2, {dt, dt}, {da, db}, dt, kind, 0, 0};
+            run_ew(ctx, row, dt, &e);
+        }
+    }
+}
+
+static void rows_compare_select(ck_ctx *ctx)
+{
+    for (uint32_t op = 0; op < TF_COMPARE_COUNT_; op++) {
+        ck_row *row = ck_row_add(ctx, "compare/%s", tf_prim_op_name(TF_PRIM_COMPARE, op));
+        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+            tf_dtype dt = k_all[d];
+            if (!want(ctx, dt))
+                continue;
+            tf_compare_params p = {sizeof p, op};
+            ew e = {TF_PRIM_COMPARE, op, &p, 2, {dt, dt}, {CK_D_FEW, CK_D_FEW}, TF_BOOL, 0, 0, 0};
+            run_ew(ctx, row, dt, &e);
+        }
+    }
+    ck_row *row = ck_row_add(ctx, "select");
+    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        tf_dtype dt = k_all[d];
+        if (!want(ctx, dt))
+            continue;
+        ew e = {TF_PRIM_SELECT,          0,  NULL, 3, {TF_BOOL, dt, dt},
+                {0, CK_D_ANY, CK_D_ANY}, dt, 0,    0, 0};
+        run_ew(ctx, row, dt, &e);
+    }
+}
+
+/* ---- convert: a row per source dtype and mode, a column per target ---- */
+
+static void rows_convert(ck_ctx *ctx)
+{
+    for (int checked = 0; checked < 2; checked++) {
+        for (int f = 0; f < TF_DTYPE_COUNT; f++) {
+            tf_dtype from = k_all[f];
+            ck_row *row = ck_row_add(ctx, "convert%s/from %s", checked ? ".checked" : "",
+                                     tf_dtype_name(from));
+            if (!row || !want(ctx, from))
+                continue;
+            for (int t = 0; t < TF_DTYPE_COUNT; t++) {
+                tf_dtype to = k_all[t];
+                if (!want(ctx, to))
+                    continue;
+                tf_convert_params p = {sizeof p, (uint32_t)checked};
+                int dom = CK_D_CONVERT;
+                int64_t lim = 0;
+                if (checked) { /* values every dtype of the pair holds exactly */
+                    dom = CK_D_EXACT;
+                    lim = to == TF_BOOL ? 1 : 0;
+                    if (tf_dtype_is_float(from) && tf_dtype_is_float(to))
+                        dom = CK_D_ANY;
+                }
+                ew e = {TF_PRIM_CONVERT, 0, &p, 1, {from}, {dom}, to, 0, lim, 0};
+                run_ew(ctx, row, to, &e);
+            }
+        }
+    }
+}
+
+static void rows_copy(ck_ctx *ctx)
+{
+    ck_row *row = ck_row_add(ctx, "copy");
+    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        tf_dtype dt = k_all[d];
+        if (!want(ctx, dt))
+            continue;
+        ew e = {TF_PRIM_COPY, 0, NULL, 1, {dt}, {CK_D_ANY}, dt, 0, 0, 1};
+        run_ew(ctx, row, dt, &e);
+    }
+}
+
+void ck_cases_elementwise(ck_ctx *ctx)
+{
+    rows_fill_iota(ctx);
+    rows_unary(ctx);
+    rows_binary(ctx);
+    rows_compare_select(ctx);
+    rows_convert(ctx);
+    rows_copy(ctx);
+}

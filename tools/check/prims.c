@@ -1,0 +1,528 @@
+/*
+ * prims.c - runs one primitive call (a ck_case) on the engine under test and
+ * on the reference engine and compares them.
+ *
+ * Both engines get the same bytes: every operand is generated once on the
+ * host as a flat "base" memory, uploaded to each engine, and viewed with the
+ * case's shape, strides and offset. Outputs too start from the same random
+ * base, and the whole base is compared afterwards, so an engine that writes
+ * outside its output view is caught as well as one that computes wrong values;
+ * the inputs' memory is read back from the engine under test and must be as
+ * uploaded. A combination the engine does not claim is executed once per cell
+ * and must be refused with TF_ERR_UNSUPPORTED, its output memory untouched.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prims.h"
+
+/* The memory behind one operand: strides, offset and how many elements. */
+typedef struct ck_mem {
+    int64_t strides[TF_MAX_RANK];
+    int64_t offset;
+    int64_t n; /* elements of the base memory (>= 1) */
+} ck_mem;
+
+static int64_t numel(const ck_arg *a)
+{
+    int64_t n = 1;
+    for (size_t i = 0; i < a->rank; i++)
+        n *= a->shape[i];
+    return n;
+}
+
+static void mem_of(const ck_arg *a, ck_mem *m)
+{
+    size_t r = a->rank;
+    int lay = a->layout;
+    int64_t run = lay == CK_L_GAP ? 2 : 1;
+    m->offset = 0;
+    for (size_t k = 0; k < r; k++) {
+        size_t ax = lay == CK_L_TRANS ? r - 1 - k : k; /* row-major walks axes backwards */
+        int bcast = lay == CK_L_BCAST && (ax == 0 || ax == r - 1) && a->shape[ax] > 1;
+        m->strides[ax] = bcast ? 0 : run;
+        if (!bcast)
+            run *= a->shape[ax] > 0 ? a->shape[ax] : 1;
+    }
+    if (numel(a) == 0) { /* nothing addressable: any strides do, one element of memory */
+        m->n = 1;
+        return;
+    }
+    if (lay == CK_L_OFFSET || lay == CK_L_GAP)
+        m->offset = 3;
+    if (lay == CK_L_REV) {
+        m->offset = 1;
+        for (size_t ax = 0; ax < r; ax++) {
+            m->offset += (a->shape[ax] - 1) * m->strides[ax];
+            m->strides[ax] = -m->strides[ax];
+        }
+    }
+    int64_t hi = m->offset;
+    for (size_t ax = 0; ax < r; ax++)
+        if (m->strides[ax] > 0)
+            hi += (a->shape[ax] - 1) * m->strides[ax];
+    m->n = hi + 2; /* one spare element after the view */
+}
+
+double ck_rand(uint64_t *s)
+{
+    uint64_t x = *s ? *s : 0x9e3779b97f4a7c15u;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return (double)((x * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+static int64_t rand_int(uint64_t *s, int64_t lo, int64_t hi) /* inclusive */
+{
+    return lo + (int64_t)(ck_rand(s) * (double)(hi - lo + 1));
+}
+
+static double gen_float(const ck_arg *a, uint64_t *s)
+{
+    double u = ck_rand(s);
+    switch (a->domain) {
+    case CK_D_POS: return 0.1 + 2.9 * u;
+    case CK_D_UNIT: return -0.9 + 1.8 * u;
+    case CK_D_NONZERO: return (u < 0.5 ? -1 : 1) * (0.5 + 3 * fabs(u - 0.5));
+    case CK_D_NEAR1: return 0.6 + 0.8 * u;
+    case CK_D_FEW: return u < 0.1 ? NAN : (double)rand_int(s, -2, 2) / 2;
+    case CK_D_NAN: return u < 0.1 ? NAN : -2 + 4 * ck_rand(s);
+    case CK_D_EXACT:
+        return a->lim == 1 ? (u < 0.2 ? -0.0 : (double)rand_int(s, 0, 1))
+                           : (double)rand_int(s, -100, 100);
+    case CK_D_CONVERT: {
+        static const double special[] = {NAN,  INFINITY, -INFINITY, -0.0, 1e10, -1e10,
+                                         3e38, 4e9,      -3e9,      2.5,  -2.5, 0.5};
+        if (u < 0.3)
+            return special[rand_int(s, 0, 11)];
+        return -300 + 600 * ck_rand(s);
+    }
+    default: return -2 + 4 * u;
+    }
+}
+
+static int64_t gen_int(const ck_arg *a, uint64_t *s)
+{
+    int64_t big = a->dtype == TF_I32 ? INT32_MAX : INT64_MAX;
+    double u = ck_rand(s);
+    switch (a->domain) {
+    case CK_D_POS: return rand_int(s, 1, 50);
+    case CK_D_NONZERO: {
+        int64_t v = rand_int(s, 1, 50);
+        return u < 0.5 ? -v : v;
+    }
+    case CK_D_SMALL: return rand_int(s, -9, 9);
+    case CK_D_FEW: return rand_int(s, -2, 2);
+    case CK_D_NEAR1: return rand_int(s, -2, 2);
+    case CK_D_INDEX: return rand_int(s, 0, a->lim - 1);
+    case CK_D_STARTS: return rand_int(s, -2, a->lim + 2);
+    case CK_D_EXACT: return a->lim == 1 ? rand_int(s, 0, 1) : rand_int(s, -100, 100);
+    case CK_D_CONVERT:
+    case CK_D_ANY:
+    default:
+        /* mostly small, sometimes at the type's edges, where wrapping shows */
+        if (u < 0.08)
+            return u < 0.04 ? -big - 1 : big;
+        if (a->domain == CK_D_CONVERT && u < 0.3)
+            return rand_int(s, -((int64_t)1 << 40), (int64_t)1 << 40);
+        return rand_int(s, -50, 50);
+    }
+}
+
+/* The base memory of operand a: m->n elements of a's dtype. */
+static void *gen_base(const ck_arg *a, const ck_mem *m, uint64_t *s)
+{
+    size_t es = tf_dtype_size(a->dtype);
+    unsigned char *p = malloc((size_t)m->n * es);
+    if (!p)
+        return NULL;
+    for (int64_t i = 0; i < m->n; i++) {
+        void *e = p + (size_t)i * es;
+        switch (a->dtype) {
+        case TF_F32: *(float *)e = (float)gen_float(a, s); break;
+        case TF_F64: *(double *)e = gen_float(a, s); break;
+        case TF_I32: *(int32_t *)e = (int32_t)gen_int(a, s); break;
+        case TF_I64: *(int64_t *)e = gen_int(a, s); break;
+        case TF_BOOL: *(uint8_t *)e = ck_rand(s) < 0.5; break;
+        }
+    }
+    return p;
+}
+
+/* One engine's operands for a case. */
+typedef struct ck_side {
+    tf_tensor *base[5], *view[5]; /* inputs, then the output at n_in */
+} ck_side;
+
+static void side_free(ck_side *sd)
+{
+    for (int i = 0; i < 5; i++) {
+        tf_tensor_release(sd->view[i]);
+        tf_tensor_release(sd->base[i]);
+    }
+    memset(sd, 0, sizeof *sd);
+}
+
+static tf_status side_operand(tf_engine *e, const ck_arg *a, const ck_mem *m, const void *bytes,
+                              tf_tensor **base, tf_tensor **view)
+{
+    tf_tensor *h = NULL;
+    tf_status st = tf_tensor_from_host(a->dtype, 1, &m->n, bytes, (size_t)m->n, &h);
+    if (!st)
+        st = tf_engine_upload(e, h, base);
+    tf_tensor_release(h);
+    if (!st)
+        st = tf_tensor_view(*base, a->rank, a->shape, m->strides, m->offset, view);
+    return st;
+}
+
+/* The whole base memory of an operand, downloaded into *out (malloc'd). */
+static tf_status fetch_base(tf_engine *e, const tf_tensor *base, tf_dtype dt, int64_t n, void **out)
+{
+    tf_tensor *h = NULL;
+    tf_status st = tf_engine_download(e, base, &h);
+    if (!st) {
+        *out = malloc((size_t)n * tf_dtype_size(dt));
+        if (!*out)
+            st = TF_ERR_OUT_OF_MEMORY;
+        else if ((st = tf_tensor_copy_to_host(h, dt, *out, (size_t)n)) != TF_OK) {
+            free(*out);
+            *out = NULL;
+        }
+    }
+    tf_tensor_release(h);
+    return st;
+}
+
+/* Where an engine wrote into an input: which input and which memory element (-1: none). */
+typedef struct ck_clobber {
+    int input;
+    int64_t element;
+} ck_clobber;
+
+/*
+ * Builds, executes and downloads the output base into *out_bytes. With
+ * `always` the output base is downloaded even when execute failed (to see
+ * whether a refused call touched it); the execute status is returned then.
+ * With `clobber`, the inputs' memory is downloaded too and compared with
+ * what was uploaded: inputs are read-only to an engine.
+ */
+static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, void *const *bytes,
+                          void **out_bytes, int always, ck_clobber *clobber)
+{
+    ck_side sd = {0};
+    tf_status st = TF_OK, exec = TF_OK;
+    for (size_t i = 0; i <= c->n_in && !st; i++) {
+        const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
+        st = side_operand(e, a, &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
+    }
+    if (!st)
+        st = tf_engine_execute(e, c->prim, c->params, c->n_in, sd.view, 1, &sd.view[c->n_in]);
+    if (!st)
+        st = tf_engine_synchronize(e);
+    if (st && always && sd.base[c->n_in]) {
+        exec = st;
+        st = TF_OK;
+    }
+    if (!st)
+        st = fetch_base(e, sd.base[c->n_in], c->out.dtype, mem[c->n_in].n, out_bytes);
+    if (clobber)
+        clobber->input = -1;
+    for (size_t i = 0; clobber && !st && i < c->n_in && clobber->input < 0; i++) {
+        void *now = NULL;
+        size_t es = tf_dtype_size(c->in[i].dtype);
+        st = fetch_base(e, sd.base[i], c->in[i].dtype, mem[i].n, &now);
+        for (int64_t k = 0; !st && k < mem[i].n; k++)
+            if (memcmp((char *)now + k * (int64_t)es, (const char *)bytes[i] + k * (int64_t)es,
+                       es) != 0) {
+                clobber->input = (int)i;
+                clobber->element = k;
+                break;
+            }
+        free(now);
+    }
+    side_free(&sd);
+    return exec ? exec : st;
+}
+
+/* ---- describing a case for failure messages ---- */
+
+static size_t put_list(char *buf, size_t cap, const int64_t *v, size_t n)
+{
+    size_t u = (size_t)snprintf(buf, cap, "[");
+    for (size_t i = 0; i < n && u < cap; i++)
+        u += (size_t)snprintf(buf + u, cap - u, "%s%" PRId64, i ? "," : "", v[i]);
+    if (u < cap)
+        u += (size_t)snprintf(buf + u, cap - u, "]");
+    return u < cap ? u : cap;
+}
+
+static void describe(const ck_case *c, const ck_mem *mem, char *buf, size_t cap)
+{
+    size_t u = 0;
+    for (size_t i = 0; i <= c->n_in && u < cap; i++) {
+        const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
+        if (i < c->n_in)
+            u += (size_t)snprintf(buf + u, cap - u, "%sin%zu ", i ? "; " : "", i);
+        else
+            u += (size_t)snprintf(buf + u, cap - u, "%sout ", c->n_in ? "; " : "");
+        if (u >= cap)
+            break;
+        u += (size_t)snprintf(buf + u, cap - u, "%s", tf_dtype_name(a->dtype));
+        if (u < cap)
+            u += put_list(buf + u, cap - u, a->shape, a->rank);
+        if (u < cap)
+            u += (size_t)snprintf(buf + u, cap - u, " strides ");
+        if (u < cap)
+            u += put_list(buf + u, cap - u, mem[i].strides, a->rank);
+        if (u < cap)
+            u += (size_t)snprintf(buf + u, cap - u, " offset %" PRId64, mem[i].offset);
+    }
+}
+
+/* The view index of base element k ("" with `outside` set if the view does not address it). */
+static void locate(const ck_arg *a, const ck_mem *m, int64_t k, const char *kind, char *buf,
+                   size_t cap)
+{
+    int64_t idx[TF_MAX_RANK] = {0}, n = numel(a);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t addr = m->offset, rem = e;
+        for (size_t ax = 0; ax < a->rank; ax++) {
+            idx[ax] = rem % a->shape[ax];
+            rem /= a->shape[ax];
+            addr += idx[ax] * m->strides[ax];
+        }
+        if (addr == k) {
+            size_t u = (size_t)snprintf(buf, cap, "element ");
+            put_list(buf + u, cap - u, idx, a->rank);
+            return;
+        }
+    }
+    snprintf(buf, cap, "memory element %" PRId64 " outside the %s view (must stay unchanged)", k,
+             kind);
+}
+
+/* ---- comparing ---- */
+
+static double get_f(tf_dtype dt, const void *p, int64_t k)
+{
+    return dt == TF_F32 ? ((const float *)p)[k] : ((const double *)p)[k];
+}
+
+static int64_t get_i(tf_dtype dt, const void *p, int64_t k)
+{
+    switch (dt) {
+    case TF_I32: return ((const int32_t *)p)[k];
+    case TF_I64: return ((const int64_t *)p)[k];
+    default: return ((const uint8_t *)p)[k];
+    }
+}
+
+typedef struct ck_diff {
+    int64_t worst;  /* base element with the largest error, -1 if all agree */
+    double ratio;   /* its error over the allowed error (> 1 fails) */
+    double max_abs; /* largest absolute error among floats */
+} ck_diff;
+
+static void compare(const ck_case *c, int64_t n, const void *got, const void *want, ck_diff *d)
+{
+    tf_dtype dt = c->out.dtype;
+    d->worst = -1;
+    d->ratio = 0;
+    d->max_abs = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double r;
+        if (tf_dtype_is_float(dt)) {
+            double g = get_f(dt, got, k), w = get_f(dt, want, k);
+            if ((isnan(g) && isnan(w)) || g == w)
+                continue;
+            double err = fabs(g - w);
+            if (isnan(err)) { /* one NaN, or infinities of different signs */
+                r = INFINITY;
+            } else {
+                r = err / (c->atol + c->rtol * fabs(w));
+                if (err > d->max_abs)
+                    d->max_abs = err;
+            }
+        } else {
+            if (get_i(dt, got, k) == get_i(dt, want, k))
+                continue;
+            r = INFINITY;
+        }
+        if (d->worst < 0 || r > d->ratio) {
+            d->worst = k;
+            d->ratio = r;
+        }
+    }
+}
+
+static void fmt_value(tf_dtype dt, const void *p, int64_t k, char *buf, size_t cap)
+{
+    if (tf_dtype_is_float(dt))
+        snprintf(buf, cap, "%.9g", get_f(dt, p, k));
+    else
+        snprintf(buf, cap, "%" PRId64, get_i(dt, p, k));
+}
+
+/* ---- the runner ---- */
+
+static int signature(const ck_case *c, tf_dtype *dt)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->n_in; i++)
+        dt[n++] = c->in[i].dtype;
+    dt[n++] = c->out.dtype;
+    return n;
+}
+
+static void merge(ck_cell *cell, ck_state s)
+{
+    if (s > cell->state)
+        cell->state = s; /* NA < UNSUP < PASS < FAIL < ERROR */
+    if (s == CK_UNSUP && cell->state == CK_NA)
+        cell->state = CK_UNSUP;
+}
+
+/* An unclaimed combination must be refused with TF_ERR_UNSUPPORTED, memory untouched. */
+static void check_refusal(ck_ctx *ctx, const ck_row *row, const ck_case *c, const ck_mem *mem,
+                          void *const *bytes)
+{
+    void *after = NULL;
+    char what[600];
+    describe(c, mem, what, sizeof what);
+    ck_doing("executing unclaimed %s (%s) [%s]", row->name, tf_dtype_name(c->out.dtype), what);
+    tf_error_clear();
+    tf_status st = side_run(ctx->eut, c, mem, bytes, &after, 1, NULL);
+    int64_t nb = mem[c->n_in].n * (int64_t)tf_dtype_size(c->out.dtype);
+    int touched = after && memcmp(after, bytes[c->n_in], (size_t)nb) != 0;
+    if (st == TF_ERR_UNSUPPORTED && !touched) {
+        ctx->refused++;
+    } else if (st == TF_ERR_UNSUPPORTED) {
+        ctx->wrongly_refused++;
+        ck_failure(ctx,
+                   "%s (%s): refused with TF_ERR_UNSUPPORTED but the output memory changed "
+                   "[%s]",
+                   row->name, tf_dtype_name(c->out.dtype), what);
+    } else {
+        ctx->wrongly_refused++;
+        ck_failure(ctx,
+                   "%s (%s): the engine does not claim it, yet executing it gave %s "
+                   "instead of TF_ERR_UNSUPPORTED%s%s [%s]",
+                   row->name, tf_dtype_name(c->out.dtype), tf_status_name(st), st ? ": " : "",
+                   st ? ck_error_text() : "", what);
+    }
+    free(after);
+}
+
+void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n)
+{
+    double eps = dt == TF_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+    double k = kind ? 64 : 4; /* transcendental functions may lose a few more bits */
+    if (n < 1)
+        n = 1;
+    c->rtol = k * eps * (double)n;
+    c->atol = k * eps * 4 * (double)n; /* sums of values of magnitude ~4 may cancel */
+}
+
+void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
+{
+    ck_cell *cell = &row->cell[col];
+    if (cell->state >= CK_FAIL || ctx->oom)
+        return; /* one detailed failure per cell is enough */
+    tf_dtype dt[5];
+    int nd = signature(c, dt);
+    int claimed = tf_engine_supports(ctx->eut, c->prim, c->op, dt, (size_t)nd);
+    if (claimed != tf_engine_supports(ctx->eut, c->prim, c->op, dt, (size_t)nd)) {
+        ck_failure(ctx, "%s (%s): supports() gave different answers to the same question",
+                   row->name, tf_dtype_name(col));
+        merge(cell, CK_FAIL);
+        return;
+    }
+    if (!claimed && (cell->state != CK_NA || cell->refusal_checked))
+        return; /* refusal already checked for this cell */
+    ck_mem mem[5];
+    void *bytes[5] = {0};
+    uint64_t seed = 0x5eed0000u + (uint64_t)c->prim * 7919u + c->op * 131u + (uint64_t)col;
+    seed += (uint64_t)cell->cases * 104729u;
+    int ok = 1;
+    for (size_t i = 0; i <= c->n_in; i++) {
+        const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
+        mem_of(a, &mem[i]);
+        bytes[i] = gen_base(a, &mem[i], &seed);
+        ok = ok && bytes[i];
+    }
+    if (!ok) {
+        ctx->oom = 1;
+    } else if (!claimed) {
+        merge(cell, CK_UNSUP);
+        check_refusal(ctx, row, c, mem, bytes);
+        cell->refusal_checked = 1;
+    } else {
+        void *got = NULL, *want = NULL;
+        char what[600];
+        ck_clobber clobber = {-1, 0};
+        tf_error_clear();
+        describe(c, mem, what, sizeof what);
+        ck_doing("%s (%s) [%s]", row->name, tf_dtype_name(col), what);
+        tf_status st = side_run(ctx->ref, c, mem, bytes, &want, 0, NULL);
+        if (st) {
+            ck_failure(ctx, "%s (%s): the reference engine failed: %s: %s [%s]", row->name,
+                       tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
+            cell->status = st;
+            merge(cell, CK_ERROR);
+        } else if ((st = side_run(ctx->eut, c, mem, bytes, &got, 0, &clobber)) != TF_OK) {
+            ck_failure(ctx, "%s (%s): the engine returned %s: %s [%s]", row->name,
+                       tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
+            cell->status = st;
+            merge(cell, CK_ERROR);
+        } else if (clobber.input >= 0) {
+            char where[160];
+            locate(&c->in[clobber.input], &mem[clobber.input], clobber.element, "input", where,
+                   sizeof where);
+            ck_failure(ctx, "%s (%s): the engine wrote into input %d (read-only) at %s [%s]",
+                       row->name, tf_dtype_name(col), clobber.input, where, what);
+            merge(cell, CK_FAIL);
+            cell->max_err = INFINITY;
+        } else {
+            ck_diff d;
+            compare(c, mem[c->n_in].n, got, want, &d);
+            if (d.max_abs > cell->max_err)
+                cell->max_err = d.max_abs;
+            if (d.worst >= 0 && d.ratio > 1) {
+                char where[160], g[40], w[40];
+                locate(&c->out, &mem[c->n_in], d.worst, "output", where, sizeof where);
+                fmt_value(c->out.dtype, got, d.worst, g, sizeof g);
+                fmt_value(c->out.dtype, want, d.worst, w, sizeof w);
+                if (tf_dtype_is_float(c->out.dtype))
+                    ck_failure(ctx,
+                               "%s (%s): wrong result at %s: got %s, expected %s (error %.3g, "
+                               "allowed %.3g + %.3g*|expected|) [%s]",
+                               row->name, tf_dtype_name(col), where, g, w, fabs(atof(g) - atof(w)),
+                               c->atol, c->rtol, what);
+                else
+                    ck_failure(ctx, "%s (%s): wrong result at %s: got %s, expected %s [%s]",
+                               row->name, tf_dtype_name(col), where, g, w, what);
+                merge(cell, CK_FAIL);
+                if (cell->max_err == 0)
+                    cell->max_err = INFINITY; /* integers: any difference */
+            } else {
+                merge(cell, CK_PASS);
+            }
+            cell->cases++;
+        }
+        free(got);
+        free(want);
+    }
+    for (size_t i = 0; i <= c->n_in; i++)
+        free(bytes[i]);
+}
+
+void ck_run_prims(ck_ctx *ctx)
+{
+    ck_cases_elementwise(ctx);
+    ck_cases_structural(ctx);
+}

@@ -1,0 +1,71 @@
+/*
+ * prims.h - one primitive call of the conformance kit (a ck_case) and the
+ * runner that executes it on the engine under test and on the reference.
+ *
+ * prim_cases.c describes the calls (shapes, layouts, value domains, params);
+ * prims.c builds the operands identically on both engines, runs, compares
+ * and records the outcome in the table.
+ */
+#ifndef TF_CHECK_PRIMS_H
+#define TF_CHECK_PRIMS_H
+
+#include "check.h"
+
+/* How an operand is laid out in its memory. */
+typedef enum ck_layout {
+    CK_L_DENSE,  /* column-major, offset 0 */
+    CK_L_OFFSET, /* column-major, offset 3 */
+    CK_L_GAP,    /* every stride doubled, offset 3: a strided slice */
+    CK_L_REV,    /* every axis reversed (negative strides) */
+    CK_L_TRANS,  /* row-major: a transposed view */
+    CK_L_BCAST,  /* stride 0 on the first and last axes (inputs, FILL outputs) */
+    CK_L_COUNT_
+} ck_layout;
+
+/* Where an operand's values come from. */
+typedef enum ck_domain {
+    CK_D_ANY,     /* floats in [-2, 2); integers small, sometimes extreme; bool 0/1 */
+    CK_D_POS,     /* floats in [0.1, 3); integers in [1, 50] */
+    CK_D_UNIT,    /* floats in [-0.9, 0.9) */
+    CK_D_NONZERO, /* |x| in [0.5, 2) for floats; integers in [-50, 50] without 0 */
+    CK_D_SMALL,   /* integers in [-9, 9]; floats in [-2, 2) */
+    CK_D_FEW,     /* few distinct values (ties), NaN among floats */
+    CK_D_NEAR1,   /* floats in [0.6, 1.4); integers in [-2, 2] */
+    CK_D_INDEX,   /* integers in [0, lim) */
+    CK_D_STARTS,  /* integers in [-2, lim + 2] (clamped by the primitive) */
+    CK_D_EXACT,   /* integral values in [-100, 100] (lim 1: only 0 and 1) */
+    CK_D_CONVERT, /* fractions, huge values, NaN, inf, -0.0 / extreme integers */
+    CK_D_NAN      /* as ANY with NaN sprinkled among floats */
+} ck_domain;
+
+typedef struct ck_arg {
+    tf_dtype dtype;
+    size_t rank;
+    int64_t shape[TF_MAX_RANK];
+    int layout; /* ck_layout */
+    int domain; /* ck_domain */
+    int64_t lim;
+} ck_arg;
+
+typedef struct ck_case {
+    tf_prim prim;
+    uint32_t op; /* the sub-op supports() is asked about */
+    const void *params;
+    size_t n_in;
+    ck_arg in[4];
+    ck_arg out;
+    double rtol, atol; /* floats: |got - want| <= atol + rtol * |want| */
+    int variant;       /* which signature of the cell (e.g. the index dtype) */
+} ck_case;
+
+/* Runs c (claimed: compared with the reference; not: must be refused) into row's cell `col`. */
+void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c);
+
+/* Sets c's rtol/atol for dtype dt: kind 0 exact arithmetic, 1 transcendental; n summands. */
+void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n);
+
+/* Every primitive's rows (prim_cases.c). */
+void ck_cases_elementwise(ck_ctx *ctx);
+void ck_cases_structural(ck_ctx *ctx);
+
+#endif /* TF_CHECK_PRIMS_H */

@@ -1,0 +1,563 @@
+/*
+ * cmd_check_engine.c - `tenferro check-engine PLUGIN`: the conformance kit.
+ *
+ * Loads an engine plugin and checks it against the CPU reference engine
+ * through the public API only: every primitive it claims (tools/check/
+ * prims.c), the derivatives of the eager ops on it (grads.c), instance
+ * lifecycle and threads (lifecycle.c) and ABI behaviour (abi.c). Prints a
+ * table of op x dtype, then a section per part and the exact failures, and
+ * exits 0 when everything the engine claims passed, 1 on any failure, 2 when
+ * the plugin could not be loaded or the command line is wrong (docs/cli.md).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+#include "cli.h"
+
+#define MAX_EXTRA 16
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tenferro check-engine [options] PLUGIN\n"
+               "\n"
+               "Checks an engine plugin against the reference engine: every primitive x\n"
+               "sub-op x dtype it claims on generated shapes, strides and data; that what it\n"
+               "does not claim is refused; finite-difference gradients of eager ops on it;\n"
+               "instance lifecycle and threads. PLUGIN is an engine name on the plugin\n"
+               "search path (\"vulkan\") or a path to a .so.\n"
+               "\n"
+               "options:\n"
+               "  --quick              fewer shapes per cell and fewer gradient checks\n"
+               "  --dtype LIST         only these dtypes (comma-separated: f32,f64,i32,i64,bool)\n"
+               "  --option KEY=VALUE   an engine option for every instance (repeatable)\n"
+               "  --device N           the device index (default 0)\n"
+               "  --threads N          the engine's thread count (default: its own)\n"
+               "  --reference NAME     the reference engine (default: cpu)\n"
+               "  --skip PART          skip prims, grads, lifecycle or abi (repeatable)\n"
+               "  --timeout SECONDS    give up after this long, naming the check that hung\n"
+               "  --verbose            also list what passed in the sections\n"
+               "  --json               print the results as one JSON object (docs/cli.md)\n"
+               "  -h, --help           this text\n"
+               "\n"
+               "exit status: 0 everything claimed passed, 1 a failure, 2 usage error or the\n"
+               "plugin (or the reference) could not be loaded or instantiated.\n");
+}
+
+/* ---- result collection ---- */
+
+ck_row *ck_row_add(ck_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->n_rows >= CK_MAX_ROWS) {
+        ctx->oom = 1;
+        return NULL;
+    }
+    ck_row *row = &ctx->rows[ctx->n_rows++];
+    memset(row, 0, sizeof *row);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(row->name, sizeof row->name, fmt, ap);
+    va_end(ap);
+    return row;
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+void ck_failure(ck_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->n_failures == ctx->cap_failures) {
+        int cap = ctx->cap_failures ? 2 * ctx->cap_failures : 32;
+        char **f = realloc(ctx->failures, (size_t)cap * sizeof *f);
+        if (!f) {
+            ctx->oom = 1;
+            return;
+        }
+        ctx->failures = f;
+        ctx->cap_failures = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vformat(fmt, ap);
+    va_end(ap);
+    if (!s) {
+        ctx->oom = 1;
+        return;
+    }
+    ctx->failures[ctx->n_failures++] = s;
+}
+
+void ck_line_add(ck_ctx *ctx, ck_section sec, ck_state state, const char *fmt, ...)
+{
+    if (ctx->n_lines == ctx->cap_lines) {
+        int cap = ctx->cap_lines ? 2 * ctx->cap_lines : 32;
+        ck_line *l = realloc(ctx->lines, (size_t)cap * sizeof *l);
+        if (!l) {
+            ctx->oom = 1;
+            return;
+        }
+        ctx->lines = l;
+        ctx->cap_lines = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vformat(fmt, ap);
+    va_end(ap);
+    if (!s) {
+        ctx->oom = 1;
+        return;
+    }
+    ctx->lines[ctx->n_lines++] = (ck_line){(int)sec, state, s};
+}
+
+const char *ck_error_text(void)
+{
+    static _Thread_local char buf[1024];
+    const char *msg = tf_error_message(), *cause = tf_error_cause();
+    if (cause[0] && !strstr(msg, cause))
+        snprintf(buf, sizeof buf, "%s (cause: %s)", msg, cause);
+    else
+        snprintf(buf, sizeof buf, "%s", msg[0] ? msg : "(no message)");
+    return buf;
+}
+
+tf_status ck_eut_create(ck_ctx *ctx, tf_engine **out)
+{
+    return tf_engine_create(ctx->plugin, &ctx->options, out);
+}
+
+/* ---- output ---- */
+
+static void cell_text(const ck_cell *c, char *buf, size_t cap)
+{
+    switch (c->state) {
+    case CK_NA: snprintf(buf, cap, "-"); break;
+    case CK_UNSUP: snprintf(buf, cap, "unsup"); break;
+    case CK_PASS: snprintf(buf, cap, "pass"); break;
+    case CK_FAIL:
+        if (isinf(c->max_err))
+            snprintf(buf, cap, "FAIL wrong");
+        else
+            snprintf(buf, cap, "FAIL %.1e", c->max_err);
+        break;
+    case CK_ERROR: {
+        const char *n = tf_status_name(c->status);
+        snprintf(buf, cap, "ERR %s", strncmp(n, "TF_ERR_", 7) == 0 ? n + 7 : n);
+        break;
+    }
+    }
+}
+
+static void print_table(const ck_ctx *ctx)
+{
+    printf("\nprimitives (pass | FAIL <max abs error> | ERR <status> | unsup | - not defined):\n");
+    printf("  %-28s", "op");
+    for (int d = 0; d < TF_DTYPE_COUNT; d++)
+        if ((ctx->dtype_mask >> d) & 1u)
+            printf(" %-15s", tf_dtype_name((tf_dtype)d));
+    printf("\n");
+    for (int r = 0; r < ctx->n_rows; r++) {
+        const ck_row *row = &ctx->rows[r];
+        printf("  %-28s", row->name);
+        for (int d = 0; d < TF_DTYPE_COUNT; d++) {
+            if (!((ctx->dtype_mask >> d) & 1u))
+                continue;
+            char t[32];
+            cell_text(&row->cell[d], t, sizeof t);
+            printf(" %-15s", t);
+        }
+        printf("\n");
+    }
+}
+
+static const char *const k_section_names[CK_SEC_COUNT_] = {"gradients", "lifecycle", "abi"};
+
+static void print_sections(const ck_ctx *ctx)
+{
+    for (int s = 0; s < CK_SEC_COUNT_; s++) {
+        int total = 0, quiet = 0, shown = 0;
+        for (int i = 0; i < ctx->n_lines; i++) {
+            const ck_line *l = &ctx->lines[i];
+            if (l->section != s)
+                continue;
+            total++;
+            /* failures always; what passed or was not run only with --verbose */
+            if (l->state < CK_FAIL && !ctx->verbose) {
+                quiet += l->state != CK_PASS;
+                continue;
+            }
+            if (!shown++)
+                printf("\n%s:\n", k_section_names[s]);
+            const char *tag = l->state == CK_PASS    ? "pass "
+                              : l->state == CK_UNSUP ? "unsup"
+                              : l->state == CK_NA    ? "skip "
+                                                     : "FAIL ";
+            printf("  %s %s\n", tag, l->text);
+        }
+        if (!total)
+            continue;
+        int hidden = total - quiet - shown; /* passed, not listed */
+        if (!shown)
+            printf("\n%s: %d passed", k_section_names[s], hidden);
+        else if (hidden || quiet)
+            printf("  (%d passed", hidden);
+        if (quiet)
+            printf(", %d not run: not claimed, or needing primitives the engine does not claim; "
+                   "--verbose lists them",
+                   quiet);
+        if (!shown)
+            printf("\n");
+        else if (hidden || quiet)
+            printf(")\n");
+    }
+}
+
+/* Counts cells (of the dtypes checked) and section lines by state. */
+static void tally(const ck_ctx *ctx, int *table, int *all)
+{
+    for (int r = 0; r < ctx->n_rows; r++)
+        for (int d = 0; d < TF_DTYPE_COUNT; d++)
+            if ((ctx->dtype_mask >> d) & 1u) {
+                table[ctx->rows[r].cell[d].state]++;
+                all[ctx->rows[r].cell[d].state]++;
+            }
+    for (int i = 0; i < ctx->n_lines; i++)
+        all[ctx->lines[i].state]++;
+}
+
+static const char *const k_state_json[] = {"n/a", "unsup", "pass", "fail", "error"};
+
+static void json_cell(const ck_cell *c)
+{
+    printf("{\"state\": \"%s\", \"cases\": %d", k_state_json[c->state], c->cases);
+    if (c->state == CK_FAIL && isfinite(c->max_err))
+        printf(", \"max_abs_error\": %.9g", c->max_err);
+    if (c->state == CK_ERROR)
+        printf(", \"status\": \"%s\"", tf_status_name(c->status));
+    printf("}");
+}
+
+/* The --json form: one object, documented in docs/cli.md. */
+static void print_json(const ck_ctx *ctx, const int *all, int bad)
+{
+    const tf_plugin *p = ctx->plugin;
+    printf("{\n  \"engine\": {\"name\": ");
+    tf_cli_json_string(stdout, tf_plugin_name(p));
+    printf(", \"version\": ");
+    tf_cli_json_string(stdout, tf_plugin_version(p));
+    printf(", \"file\": ");
+    tf_cli_json_string(stdout, tf_plugin_file(p));
+    printf(", \"abi\": {\"major\": %u, \"minor\": %u}},\n  \"reference\": {\"name\": ",
+           tf_plugin_abi_major(p), tf_plugin_abi_minor(p));
+    tf_cli_json_string(stdout, tf_plugin_name(ctx->ref_plugin));
+    printf(", \"file\": ");
+    tf_cli_json_string(stdout, tf_plugin_file(ctx->ref_plugin));
+    printf("},\n  \"primitives\": [");
+    for (int r = 0; r < ctx->n_rows; r++) {
+        printf("%s\n    {\"op\": ", r ? "," : "");
+        tf_cli_json_string(stdout, ctx->rows[r].name);
+        printf(", \"cells\": {");
+        int first = 1;
+        for (int d = 0; d < TF_DTYPE_COUNT; d++) {
+            if (!((ctx->dtype_mask >> d) & 1u))
+                continue;
+            printf("%s\"%s\": ", first ? "" : ", ", tf_dtype_name((tf_dtype)d));
+            json_cell(&ctx->rows[r].cell[d]);
+            first = 0;
+        }
+        printf("}}");
+    }
+    printf("\n  ],\n");
+    for (int sec = 0; sec < CK_SEC_COUNT_; sec++) {
+        printf("  \"%s\": [", k_section_names[sec]);
+        int first = 1;
+        for (int i = 0; i < ctx->n_lines; i++) {
+            if (ctx->lines[i].section != sec)
+                continue;
+            printf("%s\n    {\"state\": \"%s\", \"text\": ", first ? "" : ",",
+                   k_state_json[ctx->lines[i].state]);
+            tf_cli_json_string(stdout, ctx->lines[i].text);
+            printf("}");
+            first = 0;
+        }
+        printf("%s],\n", first ? "" : "\n  ");
+    }
+    printf("  \"failures\": [");
+    for (int i = 0; i < ctx->n_failures; i++) {
+        printf("%s\n    ", i ? "," : "");
+        tf_cli_json_string(stdout, ctx->failures[i]);
+    }
+    printf("%s],\n", ctx->n_failures ? "\n  " : "");
+    printf("  \"refused\": %d,\n  \"passed\": %d,\n  \"failed\": %d,\n  \"unsupported\": %d,\n"
+           "  \"result\": \"%s\"\n}\n",
+           ctx->refused, all[CK_PASS], all[CK_FAIL] + all[CK_ERROR], all[CK_UNSUP],
+           bad ? "fail" : "pass");
+}
+
+/* ---- options ---- */
+
+typedef struct ck_args {
+    const char *plugin, *reference;
+    const char *keys[MAX_EXTRA], *values[MAX_EXTRA];
+    char *kv[MAX_EXTRA];
+    uint32_t n_extra;
+    int device, threads, timeout;
+    unsigned skip; /* bit per part: 1 prims, 2 grads, 4 lifecycle, 8 abi */
+} ck_args;
+
+static int parse_dtypes(const char *list, unsigned *mask)
+{
+    *mask = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        int found = 0;
+        for (int d = 0; d < TF_DTYPE_COUNT; d++) {
+            const char *name = tf_dtype_name((tf_dtype)d);
+            if (strlen(name) == n && strncmp(p, name, n) == 0) {
+                *mask |= 1u << d;
+                found = 1;
+            }
+        }
+        if (!found)
+            return -1;
+        p += n + (p[n] == ',');
+    }
+    return *mask ? 0 : -1;
+}
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > 1 << 20)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
+{
+    static const char *const parts[] = {"prims", "grads", "lifecycle", "abi"};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int needs = strcmp(o, "--dtype") == 0 || strcmp(o, "--option") == 0 ||
+                    strcmp(o, "--device") == 0 || strcmp(o, "--threads") == 0 ||
+                    strcmp(o, "--reference") == 0 || strcmp(o, "--skip") == 0 ||
+                    strcmp(o, "--timeout") == 0;
+        if (needs && !v) {
+            fprintf(stderr, "tenferro check-engine: %s needs a value\n", o);
+            return -1;
+        }
+        if (strcmp(o, "--quick") == 0) {
+            ctx->quick = 1;
+        } else if (strcmp(o, "--json") == 0) {
+            ctx->json = 1;
+        } else if (strcmp(o, "--verbose") == 0) {
+            ctx->verbose = 1;
+        } else if (strcmp(o, "--dtype") == 0) {
+            if (parse_dtypes(v, &ctx->dtype_mask)) {
+                fprintf(stderr,
+                        "tenferro check-engine: bad --dtype '%s' (want a list of "
+                        "f32,f64,i32,i64,bool)\n",
+                        v);
+                return -1;
+            }
+            i++;
+        } else if (strcmp(o, "--option") == 0) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || a->n_extra == MAX_EXTRA) {
+                fprintf(stderr,
+                        "tenferro check-engine: bad --option '%s' (want KEY=VALUE, at "
+                        "most %d)\n",
+                        v, MAX_EXTRA);
+                return -1;
+            }
+            char *kv = malloc(strlen(v) + 1);
+            if (!kv)
+                return -1;
+            strcpy(kv, v);
+            kv[eq - v] = '\0';
+            a->kv[a->n_extra] = kv;
+            a->keys[a->n_extra] = kv;
+            a->values[a->n_extra++] = kv + (eq - v) + 1;
+            i++;
+        } else if (strcmp(o, "--device") == 0 || strcmp(o, "--threads") == 0 ||
+                   strcmp(o, "--timeout") == 0) {
+            int *dst = o[2] == 'd' ? &a->device : o[3] == 'h' ? &a->threads : &a->timeout;
+            if (parse_int(v, 0, dst)) {
+                fprintf(stderr, "tenferro check-engine: %s wants an integer >= 0, got '%s'\n", o,
+                        v);
+                return -1;
+            }
+            i++;
+        } else if (strcmp(o, "--reference") == 0) {
+            a->reference = v;
+            i++;
+        } else if (strcmp(o, "--skip") == 0) {
+            int k = 0;
+            while (k < 4 && strcmp(v, parts[k]) != 0)
+                k++;
+            if (k == 4) {
+                fprintf(stderr,
+                        "tenferro check-engine: bad --skip '%s' (want prims, grads, "
+                        "lifecycle or abi)\n",
+                        v);
+                return -1;
+            }
+            a->skip |= 1u << k;
+            i++;
+        } else if (o[0] == '-') {
+            fprintf(stderr, "tenferro check-engine: unknown option '%s'\n", o);
+            return -1;
+        } else if (a->plugin) {
+            fprintf(stderr, "tenferro check-engine: one PLUGIN only ('%s' and '%s')\n", a->plugin,
+                    o);
+            return -1;
+        } else {
+            a->plugin = o;
+        }
+    }
+    if (!a->plugin) {
+        fprintf(stderr, "tenferro check-engine: no PLUGIN given\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- loading ---- */
+
+static int load_failed(const char *what, const char *name, tf_status st)
+{
+    fprintf(stderr, "tenferro check-engine: cannot %s '%s': %s: %s\n", what, name,
+            tf_status_name(st), ck_error_text());
+    return 2;
+}
+
+static int open_engines(ck_ctx *ctx, const ck_args *a)
+{
+    tf_status st = tf_plugin_load(a->plugin, &ctx->plugin);
+    if (st)
+        return load_failed("load engine plugin", a->plugin, st);
+    if ((st = ck_eut_create(ctx, &ctx->eut)))
+        return load_failed("create an instance of engine", a->plugin, st);
+    if ((st = tf_plugin_load(a->reference, &ctx->ref_plugin)))
+        return load_failed("load the reference engine", a->reference, st);
+    if ((st = tf_engine_create(ctx->ref_plugin, NULL, &ctx->ref)))
+        return load_failed("create the reference engine", a->reference, st);
+    return 0;
+}
+
+static void print_header(const ck_ctx *ctx, const ck_args *a)
+{
+    const tf_plugin *p = ctx->plugin;
+    printf("engine '%s' %s, ABI %u.%u, from %s\n", tf_plugin_name(p), tf_plugin_version(p),
+           tf_plugin_abi_major(p), tf_plugin_abi_minor(p), tf_plugin_file(p));
+    tf_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    if (tf_plugin_device_info(p, (uint32_t)a->device, &info) == TF_OK)
+        printf("device %d: %s%s%s\n", a->device, info.name, info.driver[0] ? " / " : "",
+               info.driver);
+    printf("reference: '%s' from %s\n", tf_plugin_name(ctx->ref_plugin),
+           tf_plugin_file(ctx->ref_plugin));
+    fflush(stdout);
+}
+
+static void ctx_free(ck_ctx *ctx)
+{
+    for (int i = 0; i < ctx->n_failures; i++)
+        free(ctx->failures[i]);
+    free(ctx->failures);
+    for (int i = 0; i < ctx->n_lines; i++)
+        free(ctx->lines[i].text);
+    free(ctx->lines);
+    tf_engine_destroy(ctx->eut);
+    tf_engine_destroy(ctx->ref);
+}
+
+int tf_cli_check_engine(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    ck_hooks_install(); /* before anything of the library holds memory */
+    static ck_ctx ctx;  /* the table is large; one check per process */
+    memset(&ctx, 0, sizeof ctx);
+    ctx.dtype_mask = (1u << TF_DTYPE_COUNT) - 1;
+    ck_args a = {.reference = "cpu"};
+    int rc = parse_args(argc, argv, &ctx, &a);
+    if (rc) {
+        fprintf(stderr, "\n");
+        usage(stderr);
+        rc = 2;
+    }
+    ctx.plugin_arg = a.plugin;
+    ctx.options = (tf_engine_options){
+        .struct_size = sizeof ctx.options,
+        .device_index = (uint32_t)a.device,
+        .threads = a.threads,
+        .n_extra = a.n_extra,
+        .extra_keys = a.keys,
+        .extra_values = a.values,
+    };
+    if (!rc) {
+        ck_guard_install((unsigned)a.timeout);
+        ck_doing("loading '%s'", a.plugin);
+        rc = open_engines(&ctx, &a);
+    }
+    if (!rc) {
+        if (!ctx.json)
+            print_header(&ctx, &a);
+        if (!(a.skip & 1u))
+            ck_run_prims(&ctx);
+        if (!(a.skip & 2u))
+            ck_run_grads(&ctx);
+        if (!(a.skip & 4u))
+            ck_run_lifecycle(&ctx);
+        if (!(a.skip & 8u))
+            ck_run_abi(&ctx);
+        int table[CK_ERROR + 1] = {0}, all[CK_ERROR + 1] = {0};
+        tally(&ctx, table, all);
+        int bad = all[CK_FAIL] + all[CK_ERROR] + ctx.n_failures + ctx.oom;
+        if (ctx.json) {
+            print_json(&ctx, all, bad);
+        } else {
+            if (!(a.skip & 1u))
+                print_table(&ctx);
+            print_sections(&ctx);
+            if (ctx.n_failures) {
+                printf("\nfailures (%d):\n", ctx.n_failures);
+                for (int i = 0; i < ctx.n_failures; i++)
+                    printf("  %s\n", ctx.failures[i]);
+            }
+            if (ctx.oom)
+                printf("\nthe kit ran out of memory; results are incomplete\n");
+            if (!(a.skip & 1u) && table[CK_PASS] + table[CK_FAIL] + table[CK_ERROR] == 0)
+                printf("\nnote: the engine claims no primitive for the dtypes checked\n");
+            printf("\n%s: engine '%s': %d passed, %d failed, %d unsupported (refused as they "
+                   "must be: %d)\n",
+                   bad ? "FAIL" : "PASS", tf_plugin_name(ctx.plugin), all[CK_PASS],
+                   all[CK_FAIL] + all[CK_ERROR], all[CK_UNSUP], ctx.refused);
+        }
+        rc = bad ? 1 : 0;
+    }
+    ctx_free(&ctx);
+    for (uint32_t i = 0; i < a.n_extra; i++)
+        free(a.kv[i]);
+    return rc;
+}
