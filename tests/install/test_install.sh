@@ -68,6 +68,11 @@ out=$(run LD_LIBRARY_PATH="$p/$libdir" "$work/app-pc")
 [ "$(pkg-config --variable=plugindir tenferro)" -ef "$p/$libdir/tenferro/plugins" ] ||
     fail "plugindir does not name the moved plugin folder"
 
+# The conformance kit of the moved tree passes the bundled CPU engine.
+out=$(run "$p/bin/tenferro" check-engine --quick cpu) || fail "check-engine cpu failed: $out"
+echo "$out" | grep -q "^PASS: engine 'cpu': [1-9][0-9]* passed, 0 failed" ||
+    fail "check-engine cpu printed: $out"
+
 # ---- the SDK templates ----------------------------------------------------
 # A plugin must export exactly its entry symbol and must not need libtenferro.
 check_plugin() { # FILE ENTRY
@@ -103,6 +108,11 @@ check_templates() { # DIR CONFIG CHECK LABEL
     out=$(run TENFERRO_CONFIG="$2" LD_LIBRARY_PATH="$p/$libdir" "$3" 2>&1) ||
         fail "$4: check_fused failed: $out"
     [ "$out" = "check_fused: ok on engine example" ] || fail "$4: check_fused printed '$out'"
+    # The conformance kit, found through the same configuration, passes it.
+    out=$(run TENFERRO_CONFIG="$2" "$p/bin/tenferro" check-engine example) ||
+        fail "$4: check-engine example failed: $out"
+    echo "$out" | grep -q "^PASS: engine 'example': [1-9][0-9]* passed, 0 failed" ||
+        fail "$4: check-engine example printed: $out"
 }
 
 # Through the CMake package (tenferro_add_engine_plugin & co.).
