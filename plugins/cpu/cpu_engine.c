@@ -165,11 +165,22 @@ static void device_describe(tf_device_info *info)
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     cpu_model_name(info->name, sizeof info->name);
-    /* "OpenBLAS <config>"; the config string of most builds already starts with the name. */
-    const char *config = openblas_get_config();
+    /*
+     * "OpenBLAS <version> <kernel>": the kernel OpenBLAS chose for this
+     * processor matters most (it decides GEMM speed) and must not be cut off
+     * by the 63 characters of the field, which the whole build configuration
+     * ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX ...")
+     * would overflow. The version is the configuration's first word after
+     * the name.
+     */
+    const char *config = openblas_get_config(), *core = openblas_get_corename();
     config = config != NULL ? config : "";
-    snprintf(info->driver, sizeof info->driver, "%s%s",
-             strncmp(config, "OpenBLAS", 8) == 0 ? "" : "OpenBLAS ", config);
+    if (strncmp(config, "OpenBLAS ", 9) == 0) {
+        config += 9;
+    }
+    int vlen = (int)strcspn(config, " ");
+    snprintf(info->driver, sizeof info->driver, "OpenBLAS %.*s %s", vlen, config,
+             core != NULL ? core : "");
 }
 
 static tf_status cpu_init(const tf_host_api *host, void **plugin_ctx)
