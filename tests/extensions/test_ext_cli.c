@@ -4,33 +4,15 @@
  * JSON, with the extension ABI), and the malformed fixtures as refused
  * candidates with their errors.
  */
-#define _POSIX_C_SOURCE 200809L /* popen, pclose */
-
-#include <sys/wait.h>
 
 #include "json_check.h"
 #include "tf_test.h"
+#include "tf_test_run.h"
 
-/* Runs `cmd`; returns its exit status and its stdout in a malloc'd string. */
+/* Runs `cmd`; its exit status, its stdout in *out (malloc'd). */
 static int run(const char *cmd, char **out)
 {
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    size_t cap = 1 << 16, len = 0, n;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int status = pclose(f);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return tf_test_run(cmd, out);
 }
 
 static void test_info_lists_linalg(void **state)

@@ -5,33 +5,17 @@
  * expected figure is there, a workload list selects, bad arguments exit
  * with 2. Timings are never asserted.
  */
-#define _POSIX_C_SOURCE 200809L /* popen, pclose, strtok_r */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 
 #include <math.h>
-#include <sys/wait.h>
 
 #include "tf_test.h"
+#include "tf_test_run.h"
 
-/* Runs `cmd`, returns its exit status and its stdout in a malloc'd string. */
+/* Runs `cmd`; its exit status, its stdout in *out (malloc'd). */
 static int run(const char *cmd, char **out)
 {
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    size_t cap = 1 << 16, len = 0, n;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int status = pclose(f);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return tf_test_run(cmd, out);
 }
 
 static const char *const k_units[] = {"ns", "ms", "MiB", "GFLOP/s"};

@@ -8,13 +8,12 @@
  * status and message, when the plugin cannot be loaded or the command line
  * is wrong.
  */
-#define _POSIX_C_SOURCE 200809L /* popen, pclose */
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include "json_check.h"
 #include "tf_test.h"
+#include "tf_test_run.h"
 
 #define KIT "env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " check-engine "
 #define WRONG TF_FIXTURE_DIR "/tenferro-engine-wrong.so"
@@ -30,23 +29,9 @@ static int run(const char *cmd, char **out)
     g_out = NULL;
     char full[1024];
     snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *f = popen(full, "r");
-    assert_non_null(f);
-    size_t cap = 1 << 16, len = 0, n;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int status = pclose(f);
-    *out = g_out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int status = tf_test_run(full, &g_out);
+    *out = g_out;
+    return status;
 }
 
 static void expect(const char *out, const char *text)

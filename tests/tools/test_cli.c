@@ -4,37 +4,18 @@
  * and refused plugins with their reasons; `demo` trains its model to the
  * promised accuracy; usage errors exit with 2.
  */
-#define _POSIX_C_SOURCE 200809L /* popen, pclose */
-
-#include <sys/wait.h>
 
 #include "json_check.h"
 #include "tf_test.h"
+#include "tf_test_run.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x) /* a macro's value as a string literal */
 
-/* Runs `cmd`, returns its exit status and its stdout in a malloc'd string. */
+/* Runs `cmd`; its exit status, its stdout in *out (malloc'd). */
 static int run(const char *cmd, char **out)
 {
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int status = pclose(f);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return tf_test_run(cmd, out);
 }
 
 static void test_json_checker(void **state)
