@@ -11,6 +11,7 @@
  * of compare and sign, conversions) are checked against hand-computed
  * values.
  */
+#include <float.h>
 #include <math.h>
 
 #include <tenferro/ops.h>
@@ -705,14 +706,14 @@ static void test_pow_special_points(void **state)
     tf_eager *l = sum_all(f.s, z), *gx = tft_grad(f.rt, l, x), *gy = tft_grad(f.rt, l, y);
     /* d/dx = y x^(y-1), taken as 0 where y == 0 */
     expect_exact(gx, TF_F64, (double[]){0, 0, 0, 1, 0, 6}, 6);
-    /* d/dy = x^y log x, taken as 0 where x == 0 */
-    expect_exact(gy, TF_F64, (double[]){0, 0, log(2.0), 0, 0, 9 * log(3.0)}, 6);
+    /* d/dy = x^y log x, taken as 0 where x == 0; log within libmvec's 4 ulp of libm's */
+    tft_expect_near(gy, (double[]){0, 0, log(2.0), 0, 0, 9 * log(3.0)}, 6, 8 * DBL_EPSILON);
     /* the forward rule agrees */
     tf_eager *t = tft_f64(f.rt, 0, 1, sh, (double[]){1, 1, 1, 1, 1, 1}, 6), *jx = NULL, *jy = NULL;
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, x, t, &jx));
     TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, y, t, &jy));
     expect_exact(jx, TF_F64, (double[]){0, 0, 0, 1, 0, 6}, 6);
-    expect_exact(jy, TF_F64, (double[]){0, 0, log(2.0), 0, 0, 9 * log(3.0)}, 6);
+    tft_expect_near(jy, (double[]){0, 0, log(2.0), 0, 0, 9 * log(3.0)}, 6, 8 * DBL_EPSILON);
     tf_eager_release(jx);
     tf_eager_release(jy);
     tf_eager_release(t);
