@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tenferro/config.h>
@@ -31,6 +32,8 @@ typedef struct engine_section {
     char *device;
     size_t n_extra;
     char *keys[CFG_MAX_EXTRA], *values[CFG_MAX_EXTRA];
+    /* where each key was set (0: not yet), to refuse a second setting */
+    int threads_line, device_line, extra_lines[CFG_MAX_EXTRA];
 } engine_section;
 
 struct tf_config {
@@ -49,10 +52,12 @@ typedef struct parse_state {
     tf_config *cfg;
     const char *file;
     FILE *stream;
-    int line, at_line_start;
+    int line;
+    bool indented; /* the current line starts with a blank */
     tf_status st;
     int err_line;
-    char *msg; /* CFG_MSG bytes */
+    char *msg;                                  /* CFG_MSG bytes */
+    int default_line, fallback_line, path_line; /* where each was set, 0: not yet */
 } parse_state;
 
 /* ---- freeing ---- */
@@ -91,6 +96,25 @@ static int fail(parse_state *ps, tf_status st, const char *section, const char *
     return 0;
 }
 
+/*
+ * A key set a second time. libinih passes an indented line that follows a
+ * pair as a continuation of that pair's value (another call with the same
+ * key); the file format has no multi-line values, so that case gets its
+ * own explanation.
+ */
+static int fail_again(parse_state *ps, const char *section, const char *key, int first_line)
+{
+    char why[160];
+    if (ps->indented)
+        snprintf(why, sizeof why,
+                 "an indented line continues the value set on line %d; values are one line "
+                 "(remove the indentation)",
+                 first_line);
+    else
+        snprintf(why, sizeof why, "duplicate key, first set on line %d", first_line);
+    return fail(ps, TF_ERR_CONFIG, section, key, why, NULL);
+}
+
 /* Replaces *slot with a copy of value; false when out of memory. */
 static bool set_string(char **slot, const char *value)
 {
@@ -123,6 +147,15 @@ static bool valid_list(const char *value, bool single)
             return false;
         p++;
     }
+}
+
+/* The number of items of a list that valid_list accepted. */
+static size_t list_length(const char *value)
+{
+    size_t n = 1;
+    for (const char *p = value; *p; p++)
+        n += *p == ',';
+    return n;
 }
 
 static bool valid_plugin_path(const char *value)
@@ -163,9 +196,14 @@ static int engine_key(parse_state *ps, const char *section, const char *key, con
     if (!*ename)
         return fail(ps, TF_ERR_CONFIG, section, key, "engine section without a name", NULL);
     engine_section *s = section_for(ps->cfg, ename, true);
+    /* section_for fails for a full table or for lack of memory for the name */
+    if (!s && ps->cfg->n_sections < CFG_MAX_SECTIONS)
+        return fail(ps, TF_ERR_OUT_OF_MEMORY, section, key, "out of memory", NULL);
     if (!s)
         return fail(ps, TF_ERR_CONFIG, section, key, "too many engine sections (at most 16)", NULL);
     if (strcmp(key, "threads") == 0) {
+        if (s->threads_line)
+            return fail_again(ps, section, key, s->threads_line);
         char *end;
         errno = 0;
         long t = strtol(value, &end, 10);
@@ -173,9 +211,13 @@ static int engine_key(parse_state *ps, const char *section, const char *key, con
             return fail(ps, TF_ERR_CONFIG, section, key,
                         "bad value, expected an integer in 0..1024, got", value);
         s->threads = (int)t;
+        s->threads_line = ps->line;
         return 1;
     }
     if (strcmp(key, "device") == 0) {
+        if (s->device_line)
+            return fail_again(ps, section, key, s->device_line);
+        s->device_line = ps->line;
         if (!*value)
             return fail(ps, TF_ERR_CONFIG, section, key,
                         "bad value, expected a device index or name", value);
@@ -183,10 +225,14 @@ static int engine_key(parse_state *ps, const char *section, const char *key, con
                    ? 1
                    : fail(ps, TF_ERR_OUT_OF_MEMORY, section, key, "out of memory", NULL);
     }
+    for (size_t k = 0; k < s->n_extra; k++)
+        if (strcmp(s->keys[k], key) == 0)
+            return fail_again(ps, section, key, s->extra_lines[k]);
     if (s->n_extra == CFG_MAX_EXTRA)
         return fail(ps, TF_ERR_CONFIG, section, key, "too many engine options (at most 16)", NULL);
     s->keys[s->n_extra] = tf__strdup(key);
     s->values[s->n_extra] = tf__strdup(value);
+    s->extra_lines[s->n_extra] = ps->line;
     s->n_extra++;
     if (!s->keys[s->n_extra - 1] || !s->values[s->n_extra - 1])
         return fail(ps, TF_ERR_OUT_OF_MEMORY, section, key, "out of memory", NULL);
@@ -205,11 +251,19 @@ static int handler(void *user, const char *section, const char *key, const char 
     if (strcmp(section, "engine") == 0) {
         if (strcmp(key, "default") == 0 || strcmp(key, "fallback") == 0) {
             bool single = key[0] == 'd';
+            int *set_on = single ? &ps->default_line : &ps->fallback_line;
+            if (*set_on)
+                return fail_again(ps, section, key, *set_on);
+            *set_on = ps->line;
             if (!valid_list(value, single))
                 return fail(ps, TF_ERR_CONFIG, section, key,
                             single ? "bad value, expected one engine name, got"
                                    : "bad value, expected engine names separated by ',', got",
                             value);
+            /* the default comes first: 15 fallbacks at most */
+            if (!single && list_length(value) >= CFG_MAX_ENGINES)
+                return fail(ps, TF_ERR_CONFIG, section, key,
+                            "too many engine names (at most 15 fallbacks), got", value);
             slot = single ? &c->file_default : &c->file_fallback;
         } else {
             return fail(ps, TF_ERR_CONFIG, section, key,
@@ -218,6 +272,9 @@ static int handler(void *user, const char *section, const char *key, const char 
     } else if (strcmp(section, "plugins") == 0) {
         if (strcmp(key, "path") != 0)
             return fail(ps, TF_ERR_CONFIG, section, key, "unknown key (expected path)", NULL);
+        if (ps->path_line)
+            return fail_again(ps, section, key, ps->path_line);
+        ps->path_line = ps->line;
         if (!valid_plugin_path(value))
             return fail(ps, TF_ERR_CONFIG, section, key,
                         "bad value, expected absolute directories separated by ':', got", value);
@@ -231,17 +288,34 @@ static int handler(void *user, const char *section, const char *key, const char 
                : fail(ps, TF_ERR_OUT_OF_MEMORY, section, key, "out of memory", NULL);
 }
 
-/* fgets that counts lines, so that the handler knows where it is. */
+/*
+ * fgets that counts lines, so that the handler knows where it is. libinih
+ * reads into a fixed buffer (num bytes) and would take the rest of a longer
+ * line for a line of its own, so such a line ends the parse with an error
+ * instead; that also keeps libinih's line numbers (of syntax errors) equal
+ * to the file's.
+ */
 static char *reader(char *str, int num, void *stream)
 {
     parse_state *ps = stream;
+    if (ps->st)
+        return NULL; /* the first error ends the parse */
     char *r = fgets(str, num, ps->stream);
     if (!r)
         return NULL;
-    if (ps->at_line_start)
-        ps->line++;
+    ps->line++;
+    ps->indented = r[0] == ' ' || r[0] == '\t';
     size_t n = strlen(r);
-    ps->at_line_start = n > 0 && r[n - 1] == '\n';
+    if (n + 1 == (size_t)num && r[n - 1] != '\n') {
+        int next = getc(ps->stream);
+        if (next != EOF) {
+            ps->st = TF_ERR_CONFIG;
+            ps->err_line = ps->line;
+            snprintf(ps->msg, CFG_MSG, "%s:%d: line longer than %d characters", ps->file, ps->line,
+                     num - 2);
+            return NULL;
+        }
+    }
     return r;
 }
 
@@ -252,7 +326,13 @@ static tf_status parse_file(tf_config *c, const char *file, char *msg)
         snprintf(msg, CFG_MSG, "%s: cannot read the configuration file: %s", file, strerror(errno));
         return TF_ERR_CONFIG;
     }
-    parse_state ps = {c, file, f, 0, 1, TF_OK, 0, msg};
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        snprintf(msg, CFG_MSG, "%s: cannot read the configuration file: it is a directory", file);
+        return TF_ERR_CONFIG;
+    }
+    parse_state ps = {.cfg = c, .file = file, .stream = f, .msg = msg};
     int r = ini_parse_stream(reader, &ps, handler, &ps);
     fclose(f);
     if (r > 0 && (!ps.st || r < ps.err_line)) {
@@ -306,6 +386,11 @@ static tf_status choose_engines(tf_config *c, char *msg)
                      "TENFERRO_ENGINE: bad value, expected engine names separated by ',', "
                      "got '%s'",
                      env);
+            return TF_ERR_CONFIG;
+        }
+        if (list_length(env) > CFG_MAX_ENGINES) {
+            snprintf(msg, CFG_MSG, "TENFERRO_ENGINE: too many engine names (at most %d), got '%s'",
+                     CFG_MAX_ENGINES, env);
             return TF_ERR_CONFIG;
         }
         c->source = "TENFERRO_ENGINE";

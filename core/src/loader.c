@@ -36,6 +36,10 @@ static refusal *g_refused;
 
 /* ---- the search path ---- */
 
+/* Room for why a path is unsafe (it may name a folder) and for a skip's reason. */
+#define WHY_MAX (PATH_MAX + 128)
+#define REASON_MAX (WHY_MAX + 96)
+
 static bool is_dir(const char *path)
 {
     struct stat st;
@@ -125,44 +129,141 @@ static void skip_push(skip_list *sk, const char *path, const char *reason)
     sk->oom = !e->path || !e->reason;
 }
 
-bool tf__plugin_path_unsafe(const char *path, char *why, size_t cap)
+/* Why `st` (a plugin folder or file) may not be trusted: another user owns
+   it, or someone other than its owner may write it. */
+static bool leaf_unsafe(const struct stat *st, char *why, size_t cap)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return false;
-    if (st.st_uid != 0 && st.st_uid != geteuid()) {
-        snprintf(why, cap, "owned by uid %u, neither the user nor root", (unsigned)st.st_uid);
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        snprintf(why, cap, "owned by uid %u, neither the user nor root", (unsigned)st->st_uid);
         return true;
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
         snprintf(why, cap, "writable by %s (mode %03o)",
-                 (st.st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st.st_mode & 0777));
+                 (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(st->st_mode & 0777));
         return true;
     }
     return false;
 }
 
-/* Adds one directory entry of a path list, unless it is relative or unsafe. */
-static bool push_checked(path_list *pl, skip_list *sk, const char *dir, size_t len,
-                         const char *origin)
+/*
+ * Whoever may rename or replace the entries of a folder controls what every
+ * path through it leads to. A folder on the way is trusted when the user or
+ * root owns it and only its owner may write it, or when it has the sticky
+ * bit (like /tmp): others may then add entries there, but not rename or
+ * delete the user's.
+ */
+static bool ancestor_unsafe(const char *dir, char *why, size_t cap)
 {
-    char d[PATH_MAX], why[128], reason[192];
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return false; /* gone meanwhile: the check of the path itself decides */
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        snprintf(why, cap, "the folder %s on its way is owned by uid %u, neither the user nor root",
+                 dir, (unsigned)st.st_uid);
+        return true;
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+        snprintf(why, cap, "the folder %s on its way is writable by %s and not sticky (mode %04o)",
+                 dir, (st.st_mode & S_IWOTH) ? "others" : "its group",
+                 (unsigned)(st.st_mode & 07777));
+        return true;
+    }
+    return false;
+}
+
+/* Whether `dir` is `trusted` or a folder above it (trusted may be NULL). */
+static bool at_or_above(const char *dir, const char *trusted)
+{
+    size_t n = strlen(dir);
+    if (!trusted || strncmp(dir, trusted, n) != 0)
+        return false;
+    return trusted[n] == '\0' || trusted[n] == '/' || (n > 0 && dir[n - 1] == '/');
+}
+
+/*
+ * Every folder above the absolute `path`, from "/" down, by ancestor_unsafe,
+ * except `trusted` (NULL for none) and the folders above it: those were
+ * judged already.
+ */
+static bool ancestors_unsafe(const char *path, const char *trusted, char *why, size_t cap)
+{
+    char dir[PATH_MAX];
+    size_t len = strlen(path);
+    if (path[0] != '/' || len >= sizeof dir)
+        return false;
+    memcpy(dir, path, len + 1);
+    while (len > 1 && dir[len - 1] == '/') /* "/a/b/" is /a/b: above it are / and /a */
+        dir[--len] = '\0';
+    if (len > 1 && !at_or_above("/", trusted) && ancestor_unsafe("/", why, cap))
+        return true;
+    for (size_t i = 1; i < len; i++) {
+        if (dir[i] != '/' || dir[i - 1] == '/')
+            continue;
+        dir[i] = '\0';
+        bool bad = !at_or_above(dir, trusted) && ancestor_unsafe(dir, why, cap);
+        dir[i] = '/';
+        if (bad)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Why `path` (an absolute directory or plugin file) must not be trusted,
+ * into `why` (cap bytes; WHY_MAX holds any reason): it is owned by someone
+ * other than the user and root, or writable by group or others; or a folder
+ * above it, as written or as resolved through symbolic links, is owned by
+ * someone else or writable by group or others without the sticky bit.
+ * `trusted` (NULL for none) and the folders above it, as written and as
+ * resolved, are left out: they were judged already. False when it is safe
+ * or does not exist.
+ */
+static bool path_unsafe_below(const char *path, const char *trusted, char *why, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    if (leaf_unsafe(&st, why, cap))
+        return true;
+    /* The folders of the path as written (a symbolic link on the way is an
+       entry of one of them) and of the path it resolves to (the folders the
+       links lead through). */
+    if (ancestors_unsafe(path, trusted, why, cap))
+        return true;
+    char real[PATH_MAX], real_trusted[PATH_MAX];
+    if (!realpath(path, real) || strcmp(real, path) == 0)
+        return false;
+    if (trusted && !realpath(trusted, real_trusted))
+        trusted = NULL;
+    return ancestors_unsafe(real, trusted ? real_trusted : NULL, why, cap);
+}
+
+/*
+ * Adds one directory entry of a path list, unless it is relative or unsafe
+ * (judged below `trusted`, see push_builtin_dirs; NULL for all of it).
+ */
+static bool push_checked(path_list *pl, skip_list *sk, const char *dir, size_t len,
+                         const char *origin, const char *trusted)
+{
+    char d[PATH_MAX], why[WHY_MAX], reason[REASON_MAX];
     if (len == 0 || len >= sizeof d)
         return true;
     memcpy(d, dir, len);
     d[len] = '\0';
-    if (d[0] != '/') {
+    if (d[0] != '/')
         snprintf(reason, sizeof reason,
                  "relative directory (from %s); only absolute ones are searched", origin);
-        skip_push(sk, d, reason);
-        return true;
-    }
-    if (tf__plugin_path_unsafe(d, why, sizeof why)) {
+    else if (path_unsafe_below(d, trusted, why, sizeof why))
         snprintf(reason, sizeof reason, "unsafe directory (from %s): %s", origin, why);
+    else
+        return path_push(pl, d, len);
+    /* A search warns through the log callback; tf_plugin_path_skipped (sk)
+       is the report itself, and repeating it there would say it twice. */
+    if (sk)
         skip_push(sk, d, reason);
-        return true;
-    }
-    return path_push(pl, d, len);
+    else
+        tf__log(TF_LOG_WARN, "plugin search path: skipped %s: %s", d, reason);
+    return true;
 }
 
 static bool push_list(path_list *pl, skip_list *sk, const char *list, const char *origin)
@@ -170,7 +271,7 @@ static bool push_list(path_list *pl, skip_list *sk, const char *list, const char
     while (list && *list) {
         const char *colon = strchr(list, ':');
         size_t len = colon ? (size_t)(colon - list) : strlen(list);
-        if (!push_checked(pl, sk, list, len, origin))
+        if (!push_checked(pl, sk, list, len, origin, NULL))
             return false;
         list = colon ? colon + 1 : NULL;
     }
@@ -180,6 +281,13 @@ static bool push_list(path_list *pl, skip_list *sk, const char *list, const char
 /*
  * The build tree's plugin folder counts only for the library of that build
  * tree; an installed copy finds its plugins relative to itself.
+ *
+ * Both are judged only below the library's own folder: whoever controls the
+ * folders above it could have replaced the library itself, the code running
+ * now, so refusing its plugins for them would protect nothing. It keeps a
+ * build tree working in a checkout another user owns (a container running
+ * as root over a mounted checkout); the plugin folder itself, and anything
+ * between it and the shared folder, is still checked in full.
  */
 static bool push_builtin_dirs(path_list *pl, skip_list *sk)
 {
@@ -189,11 +297,12 @@ static bool push_builtin_dirs(path_list *pl, skip_list *sk)
     char built_lib[PATH_MAX];
     if (realpath(TF_BUILD_LIB_DIR, built_lib) && strcmp(built_lib, libdir) == 0 &&
         is_dir(TF_PLUGIN_BUILD_DIR) &&
-        !push_checked(pl, sk, TF_PLUGIN_BUILD_DIR, strlen(TF_PLUGIN_BUILD_DIR), "the build tree"))
+        !push_checked(pl, sk, TF_PLUGIN_BUILD_DIR, strlen(TF_PLUGIN_BUILD_DIR), "the build tree",
+                      libdir))
         return false;
     int n = snprintf(dir, sizeof dir, "%s/%s", libdir, TF_PLUGIN_INSTALL_SUBDIR);
     if (n > 0 && (size_t)n < sizeof dir && is_dir(dir) &&
-        !push_checked(pl, sk, dir, (size_t)n, "the library's folder"))
+        !push_checked(pl, sk, dir, (size_t)n, "the library's folder", libdir))
         return false;
     return true;
 }
@@ -247,10 +356,10 @@ static void skip_unsafe_files(skip_list *sk, const char *dir)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        char path[PATH_MAX], why[128], reason[192];
+        char path[PATH_MAX], why[WHY_MAX], reason[REASON_MAX];
         int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (!plugin_file_name(e->d_name) || n <= 0 || (size_t)n >= sizeof path ||
-            !tf__plugin_path_unsafe(path, why, sizeof why))
+            !path_unsafe_below(path, dir, why, sizeof why))
             continue;
         snprintf(reason, sizeof reason, "unsafe plugin file: %s", why);
         skip_push(sk, path, reason);
@@ -294,18 +403,21 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
     tf_status st = tf_plugin_path_get(&dirs, &count);
     if (st)
         return st;
-    char tried[512] = "";
+    char tried[2048] = "";
     size_t used = 0;
     for (size_t i = 0; i < count; i++) {
         char cand[PATH_MAX];
         int n = snprintf(cand, sizeof cand, "%s/%s%s%s", dirs[i], prefix, name,
                          TF_PLUGIN_FILE_SUFFIX);
-        char why[128];
+        char why[WHY_MAX];
         if (n > 0 && (size_t)n < sizeof cand && realpath(cand, path)) {
-            if (!tf__plugin_path_unsafe(path, why, sizeof why)) {
+            /* cand, not path: the checks cover the folders of both, those
+               of its directory (judged when the search path was made) aside */
+            if (!path_unsafe_below(cand, dirs[i], why, sizeof why)) {
                 tf_plugin_path_free(dirs);
                 return TF_OK;
             }
+            tf__log(TF_LOG_WARN, "plugin search path: skipped unsafe %s: %s", cand, why);
             if (used < sizeof tried)
                 used += (size_t)snprintf(tried + used, sizeof tried - used,
                                          "%s(skipped unsafe %s: %s)", i ? ":" : "", cand, why);
@@ -370,7 +482,7 @@ static tf_status check_functions(const char *file, const tf_engine_plugin *d)
     return TF_OK;
 }
 
-static tf_status check_descriptor(const char *file, const tf_engine_plugin *d)
+tf_status tf__plugin_check_descriptor(const char *file, const tf_engine_plugin *d)
 {
     if (d->struct_size >= offsetof(tf_engine_plugin, abi_minor) &&
         d->abi_major != TF_ENGINE_ABI_MAJOR)
@@ -386,6 +498,15 @@ static tf_status check_descriptor(const char *file, const tf_engine_plugin *d)
                          "(ABI %d.0)",
                          file, d->struct_size, (size_t)TF_ENGINE_PLUGIN_MIN_SIZE,
                          TF_ENGINE_ABI_MAJOR);
+    /* A descriptor of a minor this host knows is no larger than that minor's
+       struct (1.0 is the only one yet): a larger struct_size is a lie that
+       would have the host read fields past the plugin's object. */
+    if (d->abi_minor <= TF_ENGINE_ABI_MINOR && d->struct_size > sizeof(tf_engine_plugin))
+        return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, "plugin_load", NULL,
+                         "plugin '%s': descriptor struct_size is %u bytes, expected at most %zu "
+                         "for the ABI %d.%u it states",
+                         file, d->struct_size, sizeof(tf_engine_plugin), TF_ENGINE_ABI_MAJOR,
+                         d->abi_minor);
     return check_functions(file, d);
 }
 
@@ -428,7 +549,7 @@ static tf_status open_and_check(const char *file, void **handle, const tf_engine
                          "plugin '%s': expected a descriptor, the entry returned NULL (it "
                          "refuses host ABI %d.%d)",
                          file, TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR);
-    tf_status st = check_descriptor(file, d);
+    tf_status st = tf__plugin_check_descriptor(file, d);
     if (st)
         return st;
     *handle = h;
@@ -628,10 +749,13 @@ static bool scan_dir(path_list *files, const char *dir, const char *prefix)
     bool ok = true;
     struct dirent *e;
     while (ok && (e = readdir(d))) {
-        char path[PATH_MAX], why[128];
+        char path[PATH_MAX], why[WHY_MAX];
         int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (name_matches(e->d_name, prefix) && n > 0 && (size_t)n < sizeof path &&
-            !tf__plugin_path_unsafe(path, why, sizeof why)) /* reported by path_skipped */
+        if (!name_matches(e->d_name, prefix) || n <= 0 || (size_t)n >= sizeof path)
+            continue;
+        if (path_unsafe_below(path, dir, why, sizeof why)) /* listed by path_skipped */
+            tf__log(TF_LOG_WARN, "plugin search path: skipped unsafe %s: %s", path, why);
+        else
             ok = path_push(&names, e->d_name, strlen(e->d_name));
     }
     closedir(d);

@@ -278,12 +278,22 @@ static tf_status unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
     return rb_done(&b, d ? rb_mul(&b, tin[0], d) : NULL, tout);
 }
 
-/* The tie-splitting mask of maximum (gt) / minimum (lt): 1, 1/2 on ties, 0. */
+/*
+ * x's share of the derivative of maximum (gt) / minimum (lt): 1 where x
+ * wins, 1/2 on ties, 0 where y wins. A NaN result comes from a NaN input,
+ * which takes the whole derivative (both NaN: a tie), as in reduce_max.
+ * NaN compares false, so without the NaN terms a NaN x would pass its
+ * derivative to y.
+ */
 static tf_eager *extremum_mask(rule_builder *b, tf_eager *x, tf_eager *y, tf_compare_op win)
 {
+    tf_eager *half = rb_scalar(b, x, 0.5);
     tf_eager *wins = rb_mask(b, rb_compare(b, x, y, win), x);
     tf_eager *ties = rb_mask(b, rb_compare(b, x, y, TF_COMPARE_EQ), x);
-    return rb_add(b, wins, rb_mul(b, ties, rb_scalar(b, x, 0.5)));
+    tf_eager *nan_x = rb_mask(b, rb_compare(b, x, x, TF_COMPARE_NE), x);
+    tf_eager *nan_y = rb_mask(b, rb_compare(b, y, y, TF_COMPARE_NE), x);
+    tf_eager *m = rb_add(b, rb_add(b, wins, nan_x), rb_mul(b, ties, half));
+    return rb_sub(b, m, rb_mul(b, rb_mul(b, nan_x, nan_y), half));
 }
 
 /*

@@ -31,14 +31,16 @@ tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***file
  */
 char *tf__config_plugin_path(void);
 
-/*
- * Why `path` (a directory or plugin file) must not be trusted, into `why`
- * (cap bytes): it is owned by someone other than the user and root, or
- * writable by group or others. False when it is safe or does not exist.
- */
-bool tf__plugin_path_unsafe(const char *path, char *why, size_t cap);
-
 /* The major m in 2..9 for which <symbol_stem><m> resolves in handle; 0 if none. */
 unsigned tf__plugin_other_major(void *handle, const char *symbol_stem);
+
+/*
+ * Checks an engine descriptor as the loader does before calling init: ABI
+ * major, struct_size and every required field (`file` names the plugin in
+ * messages). Records the error (TF_ERR_PLUGIN_ABI, TF_ERR_PLUGIN_STRUCT_SIZE,
+ * TF_ERR_PLUGIN_MISSING_FUNCTION) and returns it; reads only the descriptor.
+ * External (not static) so that the descriptor fuzzer (tests/fuzz) can call it.
+ */
+tf_status tf__plugin_check_descriptor(const char *file, const tf_engine_plugin *d);
 
 #endif /* TF_PLUGIN_PATH_H */

@@ -156,9 +156,13 @@ static inline double sigmoid_f64(double a)
     return z / (1.0 + z);
 }
 
-/* NaN if either is NaN, else the larger / smaller. */
-#define FMAX(a, b) ((a) != (a) || (b) != (b) ? (a) + (b) : (a) > (b) ? (a) : (b))
-#define FMIN(a, b) ((a) != (a) || (b) != (b) ? (a) + (b) : (a) < (b) ? (a) : (b))
+/* IEEE 754-2019 maximum / minimum: NaN if either is NaN, else the larger /
+   smaller, with -0 < +0 (so the result does not depend on the argument
+   order, which a plain comparison would decide for equal zeros). */
+#define FMAX(a, b) \
+    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) > (b) || ((a) == (b) && !signbit(a)) ? (a) : (b))
+#define FMIN(a, b) \
+    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) < (b) || ((a) == (b) && signbit(a)) ? (a) : (b))
 
 /* Wrapping integer arithmetic through the unsigned type of the same width. */
 #define W32(op, a, b) ((int32_t)((uint32_t)(a)op(uint32_t)(b)))

@@ -114,8 +114,12 @@ typedef struct red_kernel {
 
 #define OP_ADD(a, b) ((a) + (b))
 #define OP_MUL(a, b) ((a) * (b))
-#define OP_FMAX(a, b) ((a) != (a) || (b) != (b) ? (a) + (b) : (a) > (b) ? (a) : (b))
-#define OP_FMIN(a, b) ((a) != (a) || (b) != (b) ? (a) + (b) : (a) < (b) ? (a) : (b))
+/* IEEE 754-2019 maximum / minimum: NaN propagates and -0 < +0, so the fold's
+   result does not depend on the order in which equal zeros meet. */
+#define OP_FMAX(a, b) \
+    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) > (b) || ((a) == (b) && !signbit(a)) ? (a) : (b))
+#define OP_FMIN(a, b) \
+    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) < (b) || ((a) == (b) && signbit(a)) ? (a) : (b))
 #define OP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define OP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define OP_OR(a, b) ((a) | (b))
@@ -352,10 +356,17 @@ static void red_unit_tile(const red_plan *pl, const red_item *it, int64_t u, red
     }
 }
 
+/*
+ * Stores an item's len results. Only a kept-inner item has more than one,
+ * spaced by the first kept axis's stride; otherwise there may be no kept
+ * axis at all (a full reduction) and kout[0] was never set, so it must not
+ * be read, even to be multiplied by t = 0 (valgrind saw that read).
+ */
 static void red_store_tile(const red_plan *pl, const red_item *it, const red_acc *acc)
 {
+    int64_t step = pl->kinner ? pl->kout[0] : 0;
     for (int64_t t = 0; t < it->len; t++) {
-        pl->k->store(pl->out + (it->out_off + t * pl->kout[0]) * (int64_t)pl->esize, acc[t]);
+        pl->k->store(pl->out + (it->out_off + t * step) * (int64_t)pl->esize, acc[t]);
     }
 }
 

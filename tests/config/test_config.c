@@ -10,14 +10,20 @@
  * Every test runs in a fresh temporary HOME with the tenferro variables
  * unset, so the user's own configuration never leaks in.
  */
-#define _GNU_SOURCE /* mkdtemp, setenv, popen */
+#define _GNU_SOURCE /* mkdtemp, setenv, popen, unshare */
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tf_test.h"
+#include "tf_test_log.h"
 
 static char g_home[64];
 
@@ -116,6 +122,130 @@ static void test_named_file_missing(void **state)
     TF_ASSERT_STATUS(tf_engine_open_configured(&e, NULL), TF_ERR_CONFIG);
     assert_ptr_equal(e, (tf_engine *)&e);
     TF_ASSERT_STATUS(tf_config_load_file(in_home("absent.ini"), &c), TF_ERR_CONFIG);
+    assert_ptr_equal(c, (tf_config *)&c);
+
+    /* a directory is not a file to read (fopen would give an empty one) */
+    make_dirs("a-dir.ini");
+    setenv("TENFERRO_CONFIG", in_home("a-dir.ini"), 1);
+    TF_ASSERT_STATUS(tf_config_load(&c), TF_ERR_CONFIG);
+    assert_ptr_equal(c, (tf_config *)&c);
+    assert_non_null(strstr(tf_error_message(), "it is a directory"));
+    /* so is one found in the search order */
+    unsetenv("TENFERRO_CONFIG");
+    make_dirs(".config/tenferro/config.ini");
+    TF_ASSERT_STATUS(tf_config_load(&c), TF_ERR_CONFIG);
+    assert_non_null(strstr(tf_error_message(), in_home(".config/tenferro/config.ini")));
+}
+
+/*
+ * The last place, /etc/tenferro/config.ini, checked in a child process that
+ * has an /etc of its own: an empty tmpfs mounted in a private mount
+ * namespace (as root, or else inside a user namespace), so that the real
+ * /etc is neither read nor changed. Returns 0 when every check passed, 77
+ * when no namespace could be made, another number naming the failed check.
+ */
+static bool write_id_map(const char *file, const char *text)
+{
+    int fd = open(file, O_WRONLY);
+    bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+static int private_etc(void)
+{
+    if (unshare(CLONE_NEWNS) != 0) {
+        char map[64];
+        unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            return 77;
+        snprintf(map, sizeof map, "0 %u 1\n", uid);
+        bool ok = write_id_map("/proc/self/uid_map", map);
+        snprintf(map, sizeof map, "0 %u 1\n", gid);
+        ok = ok && write_id_map("/proc/self/setgroups", "deny") &&
+             write_id_map("/proc/self/gid_map", map);
+        if (!ok)
+            return 77;
+    }
+    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tf-test-etc", "/etc", "tmpfs", 0, "mode=0755") != 0 ||
+        mkdir("/etc/tenferro", 0755) != 0)
+        return 77;
+    return 0;
+}
+
+/* The file tf_config_load picks, or the error's message ("!" first). */
+static const char *chosen(void)
+{
+    static char buf[1024];
+    tf_config *c;
+    if (tf_config_load(&c) != TF_OK) {
+        snprintf(buf, sizeof buf, "!%s", tf_error_message());
+        return buf;
+    }
+    snprintf(buf, sizeof buf, "%s", tf_config_file(c));
+    tf_config_free(c);
+    return buf;
+}
+
+static int system_file_child(void)
+{
+    int r = private_etc();
+    if (r)
+        return r;
+    const char *etc = "/etc/tenferro/config.ini";
+    char home_file[256], xdg_file[256];
+    snprintf(home_file, sizeof home_file, "%s", in_home(".config/tenferro/config.ini"));
+    snprintf(xdg_file, sizeof xdg_file, "%s", in_home("xdg/tenferro/config.ini"));
+    if (strcmp(chosen(), "") != 0)
+        return 1; /* nothing anywhere: the built-in choice */
+    write_file(etc, "[engine]\ndefault = from_etc\n");
+    if (strcmp(chosen(), etc) != 0)
+        return 2;
+    tf_config *c;
+    if (tf_config_load(&c) != TF_OK || strcmp(tf_config_engine_at(c, 0), "from_etc") != 0)
+        return 3;
+    tf_config_free(c);
+    write_file(home_file, "[engine]\ndefault = cpu\n"); /* ~/.config comes before /etc */
+    if (strcmp(chosen(), home_file) != 0)
+        return 4;
+    setenv("XDG_CONFIG_HOME", in_home("xdg"), 1); /* ... XDG_CONFIG_HOME replaces it */
+    if (strcmp(chosen(), etc) != 0)
+        return 5; /* no file there: on to /etc, never back to ~/.config */
+    write_file(xdg_file, "[engine]\ndefault = cpu\n");
+    if (strcmp(chosen(), xdg_file) != 0)
+        return 6;
+    unlink(xdg_file);
+    unsetenv("XDG_CONFIG_HOME");
+    unlink(home_file);
+    write_file(etc, "[engine]\n\nbogus = 1\n"); /* an error there names that file */
+    const char *m = chosen();
+    if (m[0] != '!' || !strstr(m, "/etc/tenferro/config.ini:3: [engine] bogus: unknown key"))
+        return 7;
+    return 0;
+}
+
+static void test_system_file(void **state)
+{
+    (void)state;
+    make_dirs(".config/tenferro");
+    make_dirs("xdg/tenferro");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(system_file_child());
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) {
+        fprintf(stderr, "test_system_file: no mount namespace here (%s); /etc not checked\n",
+                strerror(EPERM));
+        skip();
+    }
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("the /etc search-order check %d failed", WEXITSTATUS(status));
 }
 
 /* ---- contents and overrides ---- */
@@ -242,6 +372,39 @@ static void test_fallback(void **state)
     tf_config_report_free(r);
 }
 
+/* device = INDEX or a substring of the device's name, per engine section */
+static void test_device_by_index_and_name(void **state)
+{
+    (void)state;
+    tf_test_log_start(TF_LOG_INFO);
+    char *r =
+        open_with("[engine]\ndefault = devmem\n[engine.devmem]\ndevice = mem-1\n", TF_OK, "devmem");
+    assert_int_equal(tf_test_log_count(TF_LOG_INFO, "create instance"), 1);
+    assert_int_equal(tf_test_log_count(TF_LOG_INFO, "on devmem-1"), 1);
+    tf_config_report_free(r);
+    tf_test_log_clear();
+    r = open_with("[engine]\ndefault = devmem\n[engine.devmem]\ndevice = 1\n", TF_OK, "devmem");
+    assert_int_equal(tf_test_log_count(TF_LOG_INFO, "on devmem-1"), 1);
+    tf_config_report_free(r);
+    tf_test_log_clear();
+    r = open_with("[engine]\ndefault = devmem\n", TF_OK, "devmem"); /* no section: device 0 */
+    assert_int_equal(tf_test_log_count(TF_LOG_INFO, "on devmem-0"), 1);
+    tf_config_report_free(r);
+    tf_test_log_stop();
+
+    /* a device that is not there skips the engine, saying so */
+    r = open_with("[engine]\ndefault = devmem\nfallback = cpu\n[engine.devmem]\ndevice = tpu\n",
+                  TF_OK, "cpu");
+    assert_non_null(strstr(r, "skipped engine 'devmem': TF_ERR_VALIDATION"));
+    assert_non_null(strstr(r, "no device named like 'tpu'"));
+    assert_non_null(strstr(r, "selected engine 'cpu' (choice 2 of 2"));
+    tf_config_report_free(r);
+    r = open_with("[engine]\ndefault = devmem\nfallback = cpu\n[engine.devmem]\ndevice = 7\n",
+                  TF_OK, "cpu");
+    assert_non_null(strstr(r, "no device 7"));
+    tf_config_report_free(r);
+}
+
 /* ---- malformed files ---- */
 
 static void expect_bad(const char *text, const char *line, const char *key, const char *value)
@@ -281,6 +444,36 @@ static void test_malformed(void **state)
     /* the first error wins, whichever kind it is */
     expect_bad("[engine]\ndefault = cpu\nbogus = 1\nnot a pair\n", "3", "bogus", NULL);
     expect_bad("[engine]\nnot a pair\nbogus = 1\n", "2", NULL, "syntax error");
+    /* a key set twice, in one section or in a repeated one */
+    expect_bad("[engine]\ndefault = cpu\ndefault = vulkan\n", "3", "default",
+               "duplicate key, first set on line 2");
+    expect_bad("[engine]\nfallback = cpu\n[plugins]\npath = /opt\n[engine]\nfallback = x\n", "6",
+               "fallback", "first set on line 2");
+    expect_bad("[plugins]\npath = /opt\npath = /usr\n", "3", "path", "duplicate key");
+    expect_bad("[engine.cpu]\nthreads = 1\n\nthreads = 2\n", "4", "threads", "first set on line 2");
+    expect_bad("[engine.gpu]\ndevice = 0\n[engine.cpu]\n[engine.gpu]\ndevice = 1\n", "5",
+               "[engine.gpu] device", "first set on line 2");
+    expect_bad("[engine.gpu]\nmode = a\nmode = b\n", "3", "[engine.gpu] mode", "duplicate key");
+    /* libinih's multi-line values (an indented line after a pair) are refused */
+    expect_bad("[engine]\nfallback = cpu\n  vulkan\n", "3", "fallback",
+               "an indented line continues the value set on line 2");
+    /* limits */
+    expect_bad("[engine]\nfallback = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p\n", "2", "fallback",
+               "too many engine names");
+    char text[2048];
+    size_t len = 0;
+    for (int i = 0; i < 17; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "[engine.e%d]\nthreads = 1\n", i);
+    expect_bad(text, "34", "[engine.e16] threads", "too many engine sections (at most 16)");
+    len = (size_t)snprintf(text, sizeof text, "[engine.cpu]\n");
+    for (int i = 0; i < 17; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "k%d = v\n", i);
+    expect_bad(text, "18", "k16", "too many engine options (at most 16)");
+    /* libinih reads lines of up to 198 characters; a longer one is refused, not split */
+    len = (size_t)snprintf(text, sizeof text, "[plugins]\n\npath = /");
+    memset(text + len, 'a', 300);
+    snprintf(text + len + 300, sizeof text - len - 300, "\n[engine]\ndefault = cpu\n");
+    expect_bad(text, "3", NULL, "line longer than 198 characters");
     /* tf_config_load_file reports the same way */
     tf_config *c = (tf_config *)&c;
     write_file(in_home("bad2.ini"), "[engine.cpu]\nthreads = x\n");
@@ -288,6 +481,38 @@ static void test_malformed(void **state)
     assert_non_null(strstr(tf_error_message(), ":2:"));
     TF_ASSERT_STATUS(tf_config_load_file(NULL, &c), TF_ERR_VALIDATION);
     assert_ptr_equal(c, (tf_config *)&c);
+}
+
+static void test_accepted_forms(void **state)
+{
+    (void)state;
+    /* a line of 198 characters (libinih's limit) with a path of 191 */
+    char text[512], dir[200];
+    memset(dir, 'a', sizeof dir);
+    dir[0] = '/';
+    dir[191] = '\0';
+    snprintf(text, sizeof text, "[plugins]\npath = %s\n[engine]  \n  default = cpu ; inline\n",
+             dir);
+    assert_int_equal(strlen("path = ") + strlen(dir), 198);
+    tf_config *c = load_text(text);
+    assert_string_equal(tf_config_plugin_path(c), dir);
+    assert_int_equal(tf_config_engine_count(c), 1);
+    assert_string_equal(tf_config_engine_at(c, 0), "cpu");
+    tf_config_free(c);
+
+    /* 16 engines in all, duplicates dropped; TENFERRO_ENGINE has the same limit */
+    c = load_text("[engine]\ndefault = cpu\nfallback = a,b,c,d,e,f,g,h,i,j,k,l,m,n,cpu\n");
+    assert_int_equal(tf_config_engine_count(c), 15);
+    tf_config_free(c);
+    setenv("TENFERRO_ENGINE", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p", 1);
+    TF_ASSERT_OK(tf_config_load(&c));
+    assert_int_equal(tf_config_engine_count(c), 16);
+    tf_config_free(c);
+    setenv("TENFERRO_ENGINE", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", 1);
+    c = (tf_config *)&c;
+    TF_ASSERT_STATUS(tf_config_load(&c), TF_ERR_CONFIG);
+    assert_ptr_equal(c, (tf_config *)&c);
+    assert_non_null(strstr(tf_error_message(), "TENFERRO_ENGINE: too many engine names"));
 }
 
 /* ---- path safety ---- */
@@ -381,6 +606,170 @@ static void test_unsafe_file(void **state)
     assert_string_equal(tf_plugin_name(p), "faulty");
 }
 
+/*
+ * Folders above a plugin folder: one that others (or the group) may write
+ * without the sticky bit, or that another user owns, lets them swap the
+ * folder below; a sticky one (like /tmp, where this very test lives) does not.
+ */
+static void test_unsafe_ancestors(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {"open",           "open/plugins", "sticky",
+                                       "sticky/plugins", "group",        "group/plugins",
+                                       "safe",           "safe/real",    "safe/pl"};
+    static const mode_t modes[] = {0777, 0755, 01777, 0755, 0775, 0755, 0755, 0755, 0755};
+    char d[9][256];
+    for (size_t i = 0; i < 9; i++) {
+        snprintf(d[i], sizeof d[i], "%s", in_home(dirs[i]));
+        assert_int_equal(mkdir(d[i], 0700), 0);
+        assert_int_equal(chmod(d[i], modes[i]), 0);
+    }
+    const char *open_dir = d[0], *open_pl = d[1], *sticky_pl = d[3], *group_dir = d[4],
+               *group_pl = d[5], *real = d[7], *pl = d[8];
+    char link_out[256], link_in[256], env[2048], why[600];
+    snprintf(link_out, sizeof link_out, "%s", in_home("safe/link-out")); /* -> open/plugins */
+    snprintf(link_in, sizeof link_in, "%s", in_home("open/link-in"));    /* -> safe/real */
+    assert_int_equal(symlink(open_pl, link_out), 0);
+    assert_int_equal(symlink(real, link_in), 0);
+    snprintf(env, sizeof env, "%s:%s:%s:%s:%s:%s", open_pl, group_pl, sticky_pl, link_out, link_in,
+             real);
+    setenv("TENFERRO_PLUGIN_PATH", env, 1);
+
+    assert_true(path_has(sticky_pl));
+    assert_true(path_has(real));
+    assert_false(path_has(open_pl));
+    assert_false(path_has(group_pl));
+    assert_false(path_has(link_out));
+    assert_false(path_has(link_in));
+    snprintf(why, sizeof why,
+             "unsafe directory (from TENFERRO_PLUGIN_PATH): the folder %s on its way is "
+             "writable by others and not sticky (mode 0777)",
+             open_dir);
+    assert_true(skipped_has(open_pl, why));
+    assert_true(skipped_has(link_in, why));  /* the link is an entry of that folder */
+    assert_true(skipped_has(link_out, why)); /* the link leads through it */
+    snprintf(why, sizeof why, "the folder %s on its way is writable by its group and not sticky",
+             group_dir);
+    assert_true(skipped_has(group_pl, why));
+    assert_false(skipped_has(sticky_pl, ""));
+
+    /* a search warns through the log callback; the report does not repeat it */
+    tf_test_log_start(TF_LOG_WARN);
+    char **got;
+    size_t n;
+    TF_ASSERT_OK(tf_plugin_path_get(&got, &n));
+    tf_plugin_path_free(got);
+    snprintf(why, sizeof why, "plugin search path: skipped %s: unsafe directory", open_pl);
+    assert_int_equal(tf_test_log_count(TF_LOG_WARN, why), 1);
+    assert_int_equal(tf_test_log_count(TF_LOG_WARN, "skipped"), 4);
+    tf_test_log_clear();
+    assert_true(skipped_has(open_pl, "unsafe"));
+    assert_int_equal(tf_test_log_count(-1, ""), 0);
+
+    /* a plugin file reached through a link into that folder */
+    char target[320], file[320], cmd[1400];
+    snprintf(target, sizeof target, "%s/engine.so", open_pl);
+    snprintf(file, sizeof file, "%s/tenferro-engine-linked.so", pl);
+    snprintf(cmd, sizeof cmd, "cp " TF_FIXTURE_DIR "/tenferro-engine-faulty.so %s", target);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(chmod(target, 0644), 0);
+    assert_int_equal(symlink(target, file), 0);
+    setenv("TENFERRO_PLUGIN_PATH", pl, 1);
+    tf_plugin *p = (tf_plugin *)&p;
+    TF_ASSERT_STATUS(tf_plugin_load("linked", &p), TF_ERR_PLUGIN_NOT_FOUND);
+    assert_ptr_equal(p, (tf_plugin *)&p);
+    assert_non_null(strstr(tf_error_message(), "skipped unsafe"));
+    assert_non_null(strstr(tf_error_message(), open_dir));
+    assert_int_equal(tf_test_log_count(TF_LOG_WARN, "skipped unsafe"), 1);
+    snprintf(why, sizeof why, "unsafe plugin file: the folder %s on its way", open_dir);
+    assert_true(skipped_has(file, why));
+    tf_plugin_candidate *c;
+    TF_ASSERT_OK(tf_plugin_scan(&c, &n));
+    for (size_t i = 0; i < n; i++)
+        assert_null(strstr(c[i].path, "tenferro-engine-linked.so"));
+    tf_plugin_scan_free(c, n);
+    tf_test_log_stop();
+
+    /* the sticky bit makes the same tree safe */
+    assert_int_equal(chmod(open_dir, 01777), 0);
+    assert_false(skipped_has(file, ""));
+    TF_ASSERT_OK(tf_plugin_load("linked", &p));
+    assert_string_equal(tf_plugin_name(p), "faulty");
+    setenv("TENFERRO_PLUGIN_PATH", env, 1);
+    assert_true(path_has(open_pl));
+    assert_true(path_has(link_in));
+    assert_true(path_has(link_out));
+
+    /* a folder on the way owned by another user (only root may give one away) */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(open_dir, 4242, (gid_t)-1), 0);
+        snprintf(why, sizeof why,
+                 "the folder %s on its way is owned by uid 4242, neither the user nor root",
+                 open_dir);
+        assert_true(skipped_has(open_pl, why));
+        assert_false(path_has(open_pl));
+    }
+}
+
+static int run_status(const char *cmd, const char **out);
+
+/*
+ * The installed plugin folder (<libdir>/tenferro/plugins) is judged only
+ * below the library's own folder: a copy of the library and the cpu engine
+ * in a tree under a folder that others may write still finds its engine
+ * (whoever could swap that tree could swap the library too), while the same
+ * folder named in TENFERRO_PLUGIN_PATH is refused for it.
+ */
+static void test_library_folder_trust(void **state)
+{
+    (void)state;
+    Dl_info info;
+    tf_status (*fn)(tf_config **) = tf_config_load;
+    void *addr; /* a function's address as dladdr wants it (ISO C has no cast for it) */
+    memcpy(&addr, &fn, sizeof addr);
+    assert_true(dladdr(addr, &info) && info.dli_fname);
+    const char *soname = strrchr(info.dli_fname, '/');
+    assert_non_null(soname);
+    make_dirs("shared/prefix/lib/tenferro/plugins");
+    assert_int_equal(chmod(in_home("shared"), 0777), 0);
+    char lib[300], plugins[340], cmd[2048];
+    snprintf(lib, sizeof lib, "%s", in_home("shared/prefix/lib"));
+    snprintf(plugins, sizeof plugins, "%s/tenferro/plugins", lib);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s%s' && cp '%s' '%s/'", info.dli_fname, lib, soname,
+             TF_CPU_PLUGIN, plugins);
+    assert_int_equal(system(cmd), 0);
+
+    snprintf(cmd, sizeof cmd,
+             "TENFERRO_ENGINE=cpu TENFERRO_PLUGIN_PATH=%s LD_LIBRARY_PATH=%s " TF_CLI_PATH
+             " info --json",
+             plugins, lib);
+    const char *out;
+    assert_int_equal(run_status(cmd, &out), 0);
+    char expect[900];
+    snprintf(expect, sizeof expect, "\"plugin_path\": [\"%s\"]", plugins);
+    if (!strstr(out, expect))
+        fail_msg("expected %s in:\n%s", expect, out);
+    assert_non_null(strstr(out, "\"selected_engine\": \"cpu\""));
+    snprintf(expect, sizeof expect,
+             "\"plugin_path_skipped\": [{\"path\": \"%s\", \"reason\": \"unsafe directory "
+             "(from TENFERRO_PLUGIN_PATH): the folder %s on its way is writable by others",
+             plugins, in_home("shared"));
+    if (!strstr(out, expect))
+        fail_msg("expected %s in:\n%s", expect, out);
+
+    /* below the library's folder the rules hold: the plugin folder itself */
+    assert_int_equal(chmod(plugins, 0777), 0);
+    snprintf(cmd, sizeof cmd, "LD_LIBRARY_PATH=%s " TF_CLI_PATH " info --json", lib);
+    assert_int_equal(run_status(cmd, &out), 0);
+    assert_non_null(strstr(out, "\"plugin_path\": []"));
+    snprintf(expect, sizeof expect,
+             "{\"path\": \"%s\", \"reason\": \"unsafe directory (from the library's folder): "
+             "writable by others (mode 777)\"}",
+             plugins);
+    if (!strstr(out, expect))
+        fail_msg("expected %s in:\n%s", expect, out);
+}
+
 /* ---- the command ---- */
 
 static char *run(const char *cmd)
@@ -396,12 +785,47 @@ static char *run(const char *cmd)
     return buf;
 }
 
+/* popen's exit status, the output in *out (a static buffer) */
+static int run_status(const char *cmd, const char **out)
+{
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    static char buf[1 << 14];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    int status = pclose(f);
+    assert_true(WIFEXITED(status));
+    *out = buf;
+    return WEXITSTATUS(status);
+}
+
+/* The example app of docs/apps.md, built from the page's own text. */
+static void test_example_app(void **state)
+{
+    (void)state;
+    write_file(in_home("c.ini"), "[plugins]\npath = " TF_FIXTURE_DIR "\n[engine]\n"
+                                 "default = nosuch\nfallback = cpu\n");
+    char cmd[600];
+    const char *out;
+    snprintf(cmd, sizeof cmd, "TENFERRO_CONFIG=%s " TF_APPS_EXAMPLE_PATH " 2>&1", in_home("c.ini"));
+    assert_int_equal(run_status(cmd, &out), 0);
+    assert_non_null(strstr(out, "skipped engine 'nosuch': TF_ERR_PLUGIN_NOT_FOUND"));
+    assert_non_null(strstr(out, "selected engine 'cpu' (choice 2 of 2"));
+    assert_non_null(strstr(out, "sum of squares on cpu: 30\n"));
+
+    snprintf(cmd, sizeof cmd,
+             "TENFERRO_CONFIG=%s TENFERRO_ENGINE=nosuch " TF_APPS_EXAMPLE_PATH " 2>&1",
+             in_home("c.ini"));
+    assert_int_equal(run_status(cmd, &out), 1);
+    assert_non_null(strstr(out, "sumsq: no engine: no configured engine could start"));
+}
+
 static void test_cli_reports_configuration(void **state)
 {
     (void)state;
     write_file(in_home("c.ini"), "[plugins]\npath = " TF_FIXTURE_DIR "\n[engine]\n"
                                  "default = nosuch\nfallback = cpu\n");
-    char cmd[600], expect[400];
+    char cmd[600], expect[600];
     snprintf(cmd, sizeof cmd,
              "TENFERRO_CONFIG=%s TENFERRO_PLUGIN_PATH=rel " TF_CLI_PATH " info --json",
              in_home("c.ini"));
@@ -417,6 +841,43 @@ static void test_cli_reports_configuration(void **state)
     snprintf(expect, sizeof expect, "configuration file: %s\n", in_home("c.ini"));
     assert_non_null(strstr(out, expect));
     assert_non_null(strstr(out, "selected engine: cpu\n"));
+    assert_non_null(strstr(out, "  skipped engine 'nosuch': TF_ERR_PLUGIN_NOT_FOUND"));
+
+    /* every skipped search-path entry, with its reason, in both forms */
+    make_dirs("open/plugins");
+    assert_int_equal(chmod(in_home("open"), 0777), 0);
+    snprintf(cmd, sizeof cmd, "TENFERRO_CONFIG=%s TENFERRO_PLUGIN_PATH=rel:%s " TF_CLI_PATH " info",
+             in_home("c.ini"), in_home("open/plugins"));
+    out = run(cmd);
+    assert_non_null(strstr(out, "skipped on the plugin search path:\n  rel: relative directory "
+                                "(from TENFERRO_PLUGIN_PATH)"));
+    snprintf(expect, sizeof expect,
+             "\n  %s: unsafe directory (from TENFERRO_PLUGIN_PATH): the folder %s on its way "
+             "is writable by others and not sticky (mode 0777)\n",
+             in_home("open/plugins"), in_home("open"));
+    assert_non_null(strstr(out, expect));
+    snprintf(cmd, sizeof cmd,
+             "TENFERRO_CONFIG=%s TENFERRO_PLUGIN_PATH=%s " TF_CLI_PATH " info --json",
+             in_home("c.ini"), in_home("open/plugins"));
+    out = run(cmd);
+    snprintf(expect, sizeof expect,
+             "\"plugin_path_skipped\": [{\"path\": \"%s\", \"reason\": \"unsafe directory "
+             "(from TENFERRO_PLUGIN_PATH): the folder %s on its way",
+             in_home("open/plugins"), in_home("open"));
+    assert_non_null(strstr(out, expect));
+
+    /* a bad file: the error with file, line and key; still exit 0 (info reports) */
+    write_file(in_home("bad.ini"), "[engine]\nfallback = cpu\nfalback = vulkan\n");
+    snprintf(cmd, sizeof cmd, "TENFERRO_CONFIG=%s " TF_CLI_PATH " info", in_home("bad.ini"));
+    out = run(cmd);
+    snprintf(expect, sizeof expect, "configuration: error: %s:3: [engine] falback: unknown key",
+             in_home("bad.ini"));
+    assert_non_null(strstr(out, expect));
+    snprintf(cmd, sizeof cmd, "TENFERRO_CONFIG=%s " TF_CLI_PATH " info --json", in_home("bad.ini"));
+    out = run(cmd);
+    snprintf(expect, sizeof expect, "\"error\": \"%s:3: [engine] falback: unknown key",
+             in_home("bad.ini"));
+    assert_non_null(strstr(out, expect));
 
     snprintf(cmd, sizeof cmd, "TENFERRO_CONFIG=%s " TF_CLI_PATH " bench --quick dispatch 2>&1",
              in_home("c.ini"));
@@ -430,12 +891,18 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_search_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_named_file_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_system_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_list_and_overrides, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plugin_path_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_device_by_index_and_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accepted_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_and_relative_dirs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unsafe_ancestors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_library_folder_trust, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_example_app, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_reports_configuration, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

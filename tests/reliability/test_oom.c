@@ -15,10 +15,15 @@
  * backward), its registry epoch and the entry counts of its caches are as
  * they were. See docs/reliability.md.
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, setenv */
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <tenferro/config.h>
 #include <tenferro/engine.h>
 #include <tenferro/extension.h>
 #include <tenferro/ops.h>
@@ -114,7 +119,7 @@ typedef tf_status (*scenario_fn)(double *result);
 
 /* What a successful run of a scenario does to the shared runtime. */
 typedef struct effect {
-    double grad_factor; /* the grads after = grad_factor * before (1: untouched) */
+    double grad_factor;  /* the grads after = grad_factor * before (1: untouched) */
     void (*reset)(void); /* brings the runtime back to its state before the run */
 } effect;
 
@@ -125,8 +130,8 @@ static void assert_balance(const char *name, size_t n, size_t blocks, size_t byt
     if (tf_test_alloc_violations() != violations)
         fail_msg("%s, N=%zu: allocator contract violated", name, n);
     if (blocks != tf_test_alloc_live_blocks() || bytes != tf_test_alloc_live_bytes())
-        fail_msg("%s, N=%zu: leak: %zu blocks / %zu bytes live, %zu / %zu before (%s)", name,
-                 n, tf_test_alloc_live_blocks(), tf_test_alloc_live_bytes(), blocks, bytes,
+        fail_msg("%s, N=%zu: leak: %zu blocks / %zu bytes live, %zu / %zu before (%s)", name, n,
+                 tf_test_alloc_live_blocks(), tf_test_alloc_live_bytes(), blocks, bytes,
                  tf_status_name(st));
 }
 
@@ -175,10 +180,10 @@ static size_t sweep(const char *name, scenario_fn fn, const effect *fx, int stic
     return 0;
 }
 
-#define TRY(call)                 \
-    do {                          \
-        if ((st = (call)) != 0)   \
-            goto done;            \
+#define TRY(call)               \
+    do {                        \
+        if ((st = (call)) != 0) \
+            goto done;          \
     } while (0)
 
 /* loss = sum(tanh(x W1 + b1) W2), recorded on the shared runtime. */
@@ -368,6 +373,123 @@ done:
     return st;
 }
 
+/* The functional forward-mode derivative: d loss along W1 in direction 1. */
+static tf_status sc_jvp(double *result)
+{
+    static const double ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    int64_t shape[2] = {3, 4};
+    tf_session *s = NULL;
+    tf_tensor *th = NULL;
+    tf_eager *loss = NULL, *t = NULL, *j = NULL;
+    tf_status st;
+    TRY(tf_session_begin(g_rt, g_cpu, &s));
+    TRY(mlp_loss(s, &loss));
+    TRY(tf_tensor_from_host(TF_F64, 2, shape, ones, 12, &th));
+    TRY(tf_runtime_constant_from(g_rt, th, &t));
+    TRY(tf_runtime_jvp(g_rt, g_cpu, loss, g_vars[0], t, &j));
+    *result = read_scalar(j);
+done:
+    tf_eager_release(j);
+    tf_eager_release(t);
+    tf_tensor_release(th);
+    tf_eager_release(loss);
+    tf_session_end(s);
+    return st;
+}
+
+/*
+ * The layout, index and composite op families and their rules: the gradient
+ * of sum(transpose(softmax(concatenate(W1, W1), axis 1))^2) with respect to W1.
+ */
+static tf_status sc_op_families(double *result)
+{
+    static const int perm[2] = {1, 0};
+    tf_session *s = NULL;
+    tf_eager *c = NULL, *sm = NULL, *t = NULL, *sq = NULL, *l = NULL, *g = NULL;
+    tf_status st;
+    TRY(tf_session_begin(g_rt, g_cpu, &s));
+    tf_eager *const parts[2] = {g_vars[0], g_vars[0]};
+    TRY(tf_session_concatenate(s, parts, 2, 0, &c));
+    TRY(tf_session_softmax(s, c, 1, &sm));
+    TRY(tf_session_transpose(s, sm, perm, &t));
+    TRY(tf_session_mul(s, t, t, &sq));
+    TRY(tf_session_reduce_sum(s, sq, NULL, 0, &l));
+    TRY(tf_runtime_grad(g_rt, g_cpu, l, g_vars[0], &g));
+    *result = checksum(g);
+done:
+    tf_eager *all[] = {g, l, sq, t, sm, c};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tf_eager_release(all[i]);
+    tf_session_end(s);
+    return st;
+}
+
+/* Loading an already loaded module by name: the search-path resolution. */
+static tf_status sc_extension_by_name(double *result)
+{
+    tf_extension_module *m = NULL;
+    tf_status st = tf_extension_load("linalg", &m);
+    if (!st)
+        *result = m == g_linalg ? 1.0 : 0.0;
+    return st;
+}
+
+/*
+ * A scan of the search path's extension modules (all already loaded by the
+ * warm-up). A candidate refused for lack of memory is the scan's
+ * out-of-memory failure; any other status must be the warm-up's.
+ */
+static tf_status sc_extension_scan(double *result)
+{
+    tf_extension_candidate *c = NULL;
+    size_t n = 0;
+    tf_status st = tf_extension_scan(&c, &n);
+    if (st)
+        return st;
+    double sum = (double)n * 1000;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].status == TF_ERR_OUT_OF_MEMORY)
+            st = TF_ERR_OUT_OF_MEMORY;
+        sum += c[i].status == TF_OK ? 1 : 0;
+    }
+    tf_extension_scan_free(c, n);
+    if (!st)
+        *result = sum;
+    return st;
+}
+
+/* The configuration file of the config scenarios (made by group_setup). */
+static char g_config_path[64];
+
+static tf_status sc_config_load(double *result)
+{
+    tf_config *c = NULL;
+    setenv("TENFERRO_CONFIG", g_config_path, 1);
+    tf_status st = tf_config_load(&c);
+    unsetenv("TENFERRO_CONFIG");
+    if (st)
+        return st;
+    const char *first = tf_config_engine_at(c, 0);
+    *result = (double)tf_config_engine_count(c) * 1000 + (double)strlen(tf_config_plugin_path(c)) +
+              (first && !strcmp(first, "cpu")) * 100;
+    tf_config_free(c);
+    return TF_OK;
+}
+
+static tf_status sc_open_configured(double *result)
+{
+    tf_engine *e = NULL;
+    char *report = NULL;
+    setenv("TENFERRO_CONFIG", g_config_path, 1);
+    tf_status st = tf_engine_open_configured(&e, &report);
+    unsetenv("TENFERRO_CONFIG");
+    if (!st)
+        *result = (double)strlen(report ? report : "") + 1000 * (e != NULL);
+    tf_config_report_free(report);
+    tf_engine_destroy(e);
+    return st;
+}
+
 /* ---- tests ---- */
 
 static const effect NO_EFFECT = {1.0, NULL};
@@ -387,7 +509,7 @@ static void run(const char *name, scenario_fn fn, const effect *fx, double want)
                   from);
 }
 
-static double g_loss, g_dw1, g_hvp;
+static double g_loss, g_dw1, g_hvp, g_jvp;
 
 /* Blocks the first load and first install of linalg keep for the process. */
 static size_t g_module_blocks;
@@ -446,7 +568,6 @@ static void test_linalg_solve(void **state)
     run("linalg_solve", sc_linalg_solve, &NO_EFFECT, want);
 }
 
-
 /*
  * The first load of linalg (dlopen, descriptor checks, the module object,
  * which the process then owns): a failed load keeps nothing and a later
@@ -485,6 +606,48 @@ static void test_extension_load(void **state)
     fail_msg("extension_load: still failing after %d allocations", MAX_N);
 }
 
+static void test_jvp(void **state)
+{
+    run("jvp", sc_jvp, &NO_EFFECT, g_jvp);
+}
+
+static void test_op_families(void **state)
+{
+    double want = NAN;
+    TF_ASSERT_OK(sc_op_families(&want));
+    run("op_families", sc_op_families, &NO_EFFECT, want);
+}
+
+static void test_extension_by_name(void **state)
+{
+    run("extension_by_name", sc_extension_by_name, &NO_EFFECT, 1.0);
+}
+
+static void test_extension_scan(void **state)
+{
+    /* The first scan may load modules the process then keeps. */
+    double want = NAN;
+    size_t blocks = tf_test_alloc_live_blocks();
+    TF_ASSERT_OK(sc_extension_scan(&want));
+    g_module_blocks += tf_test_alloc_live_blocks() - blocks;
+    assert_true(want >= 1001); /* at least linalg, loaded */
+    run("extension_scan", sc_extension_scan, &NO_EFFECT, want);
+}
+
+static void test_config_load(void **state)
+{
+    /* 1 engine, "cpu" first, the 27-byte plugin path */
+    run("config_load", sc_config_load, &NO_EFFECT, 1000 + 100 + 27);
+}
+
+static void test_open_configured(void **state)
+{
+    double want = NAN;
+    TF_ASSERT_OK(sc_open_configured(&want));
+    assert_true(want > 1000);
+    run("open_configured", sc_open_configured, &NO_EFFECT, want);
+}
+
 /* Blocks the loaded CPU plugin keeps for the process (plugins stay loaded). */
 static size_t g_plugin_blocks;
 
@@ -505,6 +668,15 @@ static int group_setup(void **state)
     TF_ASSERT_OK(sc_forward(&g_loss));
     TF_ASSERT_OK(sc_functional_grad(&g_dw1));
     TF_ASSERT_OK(sc_second_order(&g_hvp));
+    TF_ASSERT_OK(sc_jvp(&g_jvp));
+    /* The configuration the config scenarios read. */
+    snprintf(g_config_path, sizeof g_config_path, "/tmp/tf_oom_config_XXXXXX");
+    int fd = mkstemp(g_config_path);
+    assert_true(fd >= 0);
+    static const char text[] = "[engine]\ndefault = cpu\n[plugins]\n"
+                               "path = /nonexistent/tf-oom-plugins\n[engine.cpu]\nthreads = 1\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
     return 0;
 }
 
@@ -514,6 +686,8 @@ static int group_teardown(void **state)
         tf_eager_release(g_vars[i]);
     tf_engine_destroy(g_cpu);
     tf_runtime_release(g_rt);
+    if (g_config_path[0])
+        unlink(g_config_path);
     return 0;
 }
 
@@ -522,17 +696,21 @@ int main(void)
     tf_test_alloc_install(); /* before any other library call */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extension_load), /* first: the load is not cached yet */
-        cmocka_unit_test(test_runtime_create), cmocka_unit_test(test_forward),
-        cmocka_unit_test(test_backward),       cmocka_unit_test(test_functional_grad),
-        cmocka_unit_test(test_second_order),   cmocka_unit_test(test_upload_download),
-        cmocka_unit_test(test_linalg_solve),
+        cmocka_unit_test(test_runtime_create),  cmocka_unit_test(test_forward),
+        cmocka_unit_test(test_backward),        cmocka_unit_test(test_functional_grad),
+        cmocka_unit_test(test_second_order),    cmocka_unit_test(test_upload_download),
+        cmocka_unit_test(test_linalg_solve),    cmocka_unit_test(test_jvp),
+        cmocka_unit_test(test_op_families),     cmocka_unit_test(test_extension_by_name),
+        cmocka_unit_test(test_extension_scan),  cmocka_unit_test(test_config_load),
+        cmocka_unit_test(test_open_configured),
     };
     int failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
     /* Only the loaded plugin and module (owned by the process) may remain. */
     size_t kept = g_plugin_blocks + g_module_blocks;
     if (!failed && (tf_test_alloc_live_blocks() != kept || tf_test_alloc_violations() != 0)) {
-        fprintf(stderr, "test_oom: %zu blocks live at exit (the plugin and module keep %zu), "
-                        "%zu contract violations\n",
+        fprintf(stderr,
+                "test_oom: %zu blocks live at exit (the plugin and module keep %zu), "
+                "%zu contract violations\n",
                 tf_test_alloc_live_blocks(), kept, tf_test_alloc_violations());
         failed = 1;
     }

@@ -12,11 +12,6 @@
 # Excluded, with the reason (see docs/reliability.md):
 #   *vulkan*      (by name or label) GPU tests: the Vulkan loader and drivers are not ours, and
 #                 there is no GPU on the CI machines.
-#   test_cpu_threads  memcheck reports a use of an uninitialised value in
-#                 the CPU plugin's threaded reduction (plugins/cpu/cpu_reduce.c,
-#                 sum_f32_store / sum_f64_store via tf__cpu_exec_reduce, from
-#                 test_threads_reduce); reported to the CPU plugin's owner,
-#                 excluded until it is fixed or shown to be a false positive.
 #   scripts       tests whose command is not a program built in BUILD_DIR
 #                 (test_install runs `sh test_install.sh`): valgrind would
 #                 check the shell, not the library.
@@ -29,7 +24,7 @@ if [ $# -ne 1 ] || [ ! -f "$1/CTestTestfile.cmake" ]; then
 fi
 build="$(cd "$1" && pwd -P)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exclude='vulkan|^test_cpu_threads$'
+exclude='vulkan'
 if [ -n "${TF_VALGRIND_EXCLUDE:-}" ]; then
     exclude="$exclude|$TF_VALGRIND_EXCLUDE"
 fi

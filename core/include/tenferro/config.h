@@ -22,8 +22,10 @@
  * names) replaces the default and fallbacks; TENFERRO_PLUGIN_PATH is searched
  * before the config file's plugin folders.
  *
- * Errors in the file (unknown section or key, bad value, syntax) are
- * TF_ERR_CONFIG with a message naming the file, the line and the key.
+ * Errors in the file (unknown section or key, bad value, a key set twice,
+ * an indented continuation line, a line over 198 characters, more than 16
+ * engines, sections or options per section, syntax) are TF_ERR_CONFIG with
+ * a message naming the file, the line and the key.
  * The file is read anew by every call (nothing is cached).
  *
  * Threads: every function here is thread-safe; the environment must not be

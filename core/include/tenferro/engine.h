@@ -19,9 +19,14 @@
  *      <libdir>/tenferro/plugins.
  * Like the dynamic loader's secure mode, only absolute directories are
  * searched, and directories and plugin files owned by someone other than the
- * user and root, or writable by group or others, are skipped (by-name loads
- * and scans never see them); tf_plugin_path_skipped says what was skipped
- * and why. A path with '/' given explicitly to tf_plugin_load is not checked.
+ * user and root, or writable by group or others, are skipped, as are those
+ * below a folder (on the path as written or as resolved through symbolic
+ * links) that another user owns or that group or others may write without
+ * the sticky bit (for folders 3 and 4, only the folders below the one they
+ * share with the loaded library count). By-name loads and scans never see
+ * them; each one skipped is a TF_LOG_WARN line when a log callback is set,
+ * and tf_plugin_path_skipped says what was skipped and why. A path with '/'
+ * given explicitly to tf_plugin_load is not checked.
  * A name without '/' ("cpu") is looked up as "tenferro-engine-<name>.so" in
  * each directory in turn; a name with '/' is a path to the file itself.
  *

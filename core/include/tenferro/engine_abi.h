@@ -24,7 +24,9 @@
  *    non-empty, and every required function present. Any minor is accepted:
  *    a plugin built for an older minor simply lacks the fields added later
  *    (the host sees that from struct_size), and a plugin built for a newer
- *    minor has fields the host ignores.
+ *    minor has fields the host ignores. A descriptor stating a minor the host
+ *    knows but a struct_size larger than that minor's struct is refused
+ *    (TF_ERR_PLUGIN_STRUCT_SIZE): the host would read past the object.
  * 4. The host calls init() once per load. Failure refuses the plugin; the
  *    host then never calls it again (but does not unload it either).
  * 5. A loaded plugin is never unloaded while the host is alive.

@@ -28,7 +28,9 @@
  *    TF_EXTENSION_MODULE_MIN_SIZE, abi_major equal to its own, a valid id
  *    (see "Module ids"), a version string and an install hook. Any minor is
  *    accepted: fields a module does not know are absent (struct_size says
- *    so), fields the host does not know are ignored.
+ *    so), fields the host does not know are ignored. A descriptor stating a
+ *    minor the host knows but a struct_size larger than that minor's struct
+ *    is refused (TF_ERR_PLUGIN_STRUCT_SIZE): the host would read past it.
  * 4. Loading does not install anything. An application installs the loaded
  *    module into a runtime (tf_runtime_install_extension_module); the host
  *    then calls `install` once per install, against a candidate snapshot of

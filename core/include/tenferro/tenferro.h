@@ -1,8 +1,8 @@
 /*
  * tenferro/tenferro.h - everything an application includes.
  *
- * Plugin authors include only engine_abi.h (engines); they never link
- * libtenferro.
+ * Plugin authors include only engine_abi.h (engines) or extension_abi.h
+ * (extension modules); they never link libtenferro.
  */
 #ifndef TENFERRO_TENFERRO_H
 #define TENFERRO_TENFERRO_H
@@ -11,6 +11,9 @@
 #include "dtype.h"
 #include "engine.h"
 #include "engine_abi.h"
+#include "extension.h"
+#include "ops.h"
+#include "runtime.h"
 #include "status.h"
 #include "system.h"
 #include "tensor.h"
