@@ -8,6 +8,10 @@
 #                                   ctest in ./build-asan  (-DTF_SANITIZE=address: ASan + UBSan)
 #                                   ctest -L concurrency in ./build-tsan (-DTF_SANITIZE=thread),
 #                                     only if tests with that label exist
+#                                   libFuzzer in ./build-fuzz (clang, -DTF_BUILD_FUZZ=ON): each
+#                                     harness of tests/fuzz replays its checked-in corpus, then
+#                                     fuzzes for TF_FUZZ_SECONDS seconds (default 60; 0 replays
+#                                     only); new inputs go to a temporary folder
 #                                   the non-GPU tests of ./build under valgrind
 #                                     (tests/reliability/valgrind.sh)
 #
@@ -25,6 +29,8 @@ PACKAGES=(
     libffi-dev                       # calling extension ops by name
     libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers # Vulkan engine
     valgrind                         # leak checks of the test suite
+    clang libclang-rt-14-dev         # libFuzzer (-fsanitize=fuzzer); the runtime is only
+                                     # recommended by clang, so it is named here
 )
 
 # ---- The project's main job: train the demo model on the default engine. ----
@@ -78,6 +84,41 @@ if [ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28)" -gt 28 ]; then
     no_aslr=(setarch "$(uname -m)" -R)
 fi
 
+# The libFuzzer harnesses of tests/fuzz (docs/reliability.md, "Fuzzing"): built with clang,
+# ASan and UBSan; the ctest label "fuzz" replays each checked-in corpus, then each harness
+# fuzzes for TF_FUZZ_SECONDS. libFuzzer writes new inputs to the first corpus folder it is
+# given, so a temporary one comes first and the checked-in corpus stays read-only. A crash,
+# leak, sanitizer report, timeout or memory blow-up fails the script, naming the reproducer.
+FUZZ_HARNESSES=(config shapes call descriptor)
+run_fuzz() {
+    local seconds="${TF_FUZZ_SECONDS:-60}"
+    [[ "$seconds" =~ ^[0-9]+$ ]] || die "TF_FUZZ_SECONDS must be a whole number of seconds"
+    log "tests: libFuzzer build (./build-fuzz), corpus replay, ${seconds}s per harness"
+    run cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+        -DTF_SANITIZE=address -DTF_BUILD_FUZZ=ON -DTF_BUILD_BENCH=OFF
+    run cmake --build build-fuzz -j "$JOBS" --target tf_fuzz
+    run env UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "${no_aslr[@]}" ctest --test-dir build-fuzz --output-on-failure -L fuzz
+    [ "$seconds" -gt 0 ] || return 0
+    local name work dict
+    for name in "${FUZZ_HARNESSES[@]}"; do
+        work="$(mktemp -d "${TMPDIR:-/tmp}/tf-fuzz-$name.XXXXXX")"
+        mkdir "$work/new"
+        dict=()
+        [ -f "tests/fuzz/$name.dict" ] && dict=("-dict=tests/fuzz/$name.dict")
+        log "\$ fuzz_$name for ${seconds}s (log: $work/log)"
+        if ! env UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "${no_aslr[@]}" \
+            "./build-fuzz/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=10 \
+            -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" "${dict[@]}" \
+            "$work/new" "tests/fuzz/corpus/$name" >"$work/log" 2>&1; then
+            grep -v 'failed to allocate' "$work/log" | tail -n 60 >&2
+            die "fuzz_$name failed; the input is in $work/ (fix the bug, then add the input to tests/fuzz/corpus/$name/)"
+        fi
+        grep -E '^stat::number_of_executed_units' "$work/log" >&2 || true
+        rm -rf "$work"
+    done
+}
+
 run_tests() {
     log "tests: normal build (./build)"
     build build
@@ -98,6 +139,8 @@ run_tests() {
     else
         log "tests: no test is labelled concurrency yet; skipping the TSan build"
     fi
+
+    run_fuzz
 
     # The non-GPU test programs of the normal build under valgrind memcheck (a few
     # minutes on two cores; the exclusions are listed in the script).

@@ -60,10 +60,14 @@ void tf__dense_strides(size_t rank, const int64_t *shape, int64_t *strides)
 
 bool tf__strides_dense(size_t rank, const int64_t *shape, const int64_t *strides)
 {
+    /* No elements: any strides describe them. Checked first, because the
+       running product of the extents before a zero one may overflow (found
+       by tests/fuzz/fuzz_shapes: [3, 2^62 + 1, 0]). */
+    for (size_t i = 0; i < rank; i++)
+        if (shape[i] == 0)
+            return true;
     int64_t s = 1;
     for (size_t i = 0; i < rank; i++) {
-        if (shape[i] == 0)
-            return true; /* no elements: any strides describe them */
         if (shape[i] != 1 && strides[i] != s)
             return false;
         s *= shape[i];
@@ -315,7 +319,10 @@ TF_API tf_status tf_tensor_data(const tf_tensor *t, tf_dtype dtype, const void *
         return tf__error(TF_ERR_NOT_CONTIGUOUS, "tensor_data", "tensor",
                          "tensor_data: the tensor is a strided view; copy it with "
                          "tf_tensor_copy_to_host or materialise it first");
-    *data = (const char *)t->storage->host + t->offset * (int64_t)tf_dtype_size(t->dtype);
+    /* An empty view's offset may be anything (no element checks it): no
+       address is formed from it (tests/fuzz/fuzz_shapes). */
+    *data = t->numel ? (const char *)t->storage->host + t->offset * (int64_t)tf_dtype_size(t->dtype)
+                     : t->storage->host;
     *count = t->numel;
     return TF_OK;
 }
@@ -330,6 +337,8 @@ static void gather_strided(const tf_tensor *t, char *dst)
     for (size_t n = 0; n < t->numel; n++) {
         memcpy(dst + n * esize, base + pos * (int64_t)esize, esize);
         for (uint32_t d = 0; d < t->rank; d++) {
+            if (t->shape[d] == 1)
+                continue; /* never steps; its stride may be anything (tests/fuzz) */
             pos += t->strides[d];
             if (++idx[d] < t->shape[d])
                 break;

@@ -149,9 +149,15 @@ TF_API tf_status tf_tensor_slice(const tf_tensor *t, const int64_t *start, const
             return tf__error(TF_ERR_OUT_OF_RANGE, op, "start",
                              "%s: axis %u: start %lld, limit %lld outside 0..%lld", op, i,
                              (long long)start[i], (long long)limit[i], (long long)t->shape[i]);
-        shape[i] = (limit[i] - start[i] + stride[i] - 1) / stride[i];
-        strides[i] = t->strides[i] * stride[i];
-        if (shape[i] > 0)
+        int64_t len = limit[i] - start[i];
+        shape[i] = len / stride[i] + (len % stride[i] != 0);
+        /* The products below overflow only where they address no element:
+           an axis of at most one element (any stride will do there) or an
+           empty tensor, whose strides and offset may be anything (found by
+           tests/fuzz/fuzz_shapes). */
+        if (__builtin_mul_overflow(t->strides[i], stride[i], &strides[i]))
+            strides[i] = t->strides[i];
+        if (shape[i] > 0 && t->numel > 0)
             offset += start[i] * t->strides[i];
     }
     return make_view(op, t, t->rank, shape, strides, offset, out);
@@ -209,9 +215,12 @@ TF_API tf_status tf_tensor_reverse(const tf_tensor *t, size_t n_axes, const int 
         if (seen[a])
             return tf__error(TF_ERR_VALIDATION, op, "axes", "%s: axis %u listed twice", op, a);
         seen[a] = true;
-        if (t->shape[a] > 0)
-            offset += (t->shape[a] - 1) * t->strides[a];
-        strides[a] = -t->strides[a];
+        if (t->numel == 0)
+            continue; /* nothing to flip; the strides of an empty view may be
+                         anything, even INT64_MIN (tests/fuzz/fuzz_shapes) */
+        offset += (t->shape[a] - 1) * t->strides[a];
+        /* INT64_MIN only on an axis of one element, where the sign is moot */
+        strides[a] = t->strides[a] == INT64_MIN ? INT64_MIN : -t->strides[a];
     }
     return make_view(op, t, t->rank, t->shape, strides, offset, out);
 }
@@ -239,6 +248,10 @@ TF_API tf_status tf_tensor_diagonal(const tf_tensor *t, int a, int b, tf_tensor 
         strides[r++] = t->strides[i];
     }
     shape[r] = t->shape[ua] < t->shape[ub] ? t->shape[ua] : t->shape[ub];
-    strides[r++] = t->strides[ua] + t->strides[ub];
+    /* The sum overflows only where no element uses it: an axis of one
+       element, or an empty tensor, may have any stride (tests/fuzz/fuzz_shapes). */
+    if (__builtin_add_overflow(t->strides[ua], t->strides[ub], &strides[r]))
+        strides[r] = t->strides[ua];
+    r++;
     return make_view(op, t, r, shape, strides, t->offset, out);
 }

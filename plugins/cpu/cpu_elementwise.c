@@ -514,7 +514,11 @@ static int64_t dense_numel(const tf_operand *op)
         if (op->shape[k] != 1 && op->strides[k] != n) {
             return -1;
         }
-        n *= op->shape[k];
+        /* only an empty operand's extents can overflow the product (found by
+           tests/fuzz/fuzz_shapes); the strided path handles it */
+        if (__builtin_mul_overflow(n, op->shape[k], &n)) {
+            return -1;
+        }
     }
     return n;
 }

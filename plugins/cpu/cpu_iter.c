@@ -46,6 +46,13 @@ void tf__cpu_view_dense(cpu_view *v, void *base, uint32_t dtype, int rank, const
 
 int64_t tf__cpu_view_numel(const cpu_view *v)
 {
+    /* A zero extent first: the other extents of an empty operand may be
+       anything, and their product overflow (found by tests/fuzz/fuzz_shapes). */
+    for (int k = 0; k < v->rank; k++) {
+        if (v->shape[k] == 0) {
+            return 0;
+        }
+    }
     int64_t n = 1;
     for (int k = 0; k < v->rank; k++) {
         n *= v->shape[k];

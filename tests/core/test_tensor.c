@@ -1040,6 +1040,71 @@ static void test_zero_size_extents(void **state)
     assert_int_equal(log.calls, 1);
 }
 
+/*
+ * Found by tests/fuzz/fuzz_shapes: an empty tensor's other extents, and an
+ * empty view's strides and offset, may be anything, so no code may do
+ * arithmetic on them (signed overflow, trapped by the sanitizer build); and
+ * a slice stride that steps past the end is fine on a strided view.
+ */
+static void test_empty_views_with_extreme_extents(void **state)
+{
+    /* the zero extent last: the product before it overflows */
+    tf_tensor *t = NULL, *v = NULL, *w = NULL;
+    const int64_t huge = ((int64_t)1 << 62) + 1;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_F32, 3, (int64_t[]){3, huge, 0}, NULL, 0, &t));
+    assert_int_equal(tf_tensor_numel(t), 0);
+    assert_true(tf_tensor_is_contiguous(t));
+
+    /* an empty view with the most extreme strides and offset */
+    TF_ASSERT_OK(tf_tensor_view(t, 2, (int64_t[]){INT64_MAX, 0}, (int64_t[]){INT64_MIN, INT64_MIN},
+                                INT64_MIN, &v));
+    const void *data = NULL;
+    size_t count = 99;
+    TF_ASSERT_OK(tf_tensor_data(v, TF_F32, &data, &count));
+    assert_int_equal(count, 0);
+    TF_ASSERT_OK(tf_tensor_reverse(v, 2, (int[]){0, 1}, &w));
+    assert_int_equal(tf_tensor_numel(w), 0);
+    tf_tensor_release(w);
+    TF_ASSERT_OK(tf_tensor_diagonal(v, 0, 1, &w));
+    assert_int_equal(tf_tensor_numel(w), 0);
+    tf_tensor_release(w);
+    TF_ASSERT_OK(tf_tensor_slice(v, (int64_t[]){0, 0}, (int64_t[]){INT64_MAX, 0},
+                                 (int64_t[]){INT64_MAX, INT64_MAX}, &w));
+    assert_int_equal(tf_tensor_numel(w), 0);
+    tf_tensor_release(w);
+    tf_engine *e = NULL;
+    TF_ASSERT_OK(tf_engine_open(DEVMEM_PATH, 0, &e));
+    TF_ASSERT_OK(tf_engine_upload(e, v, &w));
+    assert_int_equal(tf_tensor_numel(w), 0);
+    tf_tensor_release(w);
+    tf_engine_destroy(e);
+    tf_tensor_release(v);
+    tf_tensor_release(t);
+
+    /* every other element of 0..5, then a stride far past the end: one element */
+    t = iota_f64(1, (int64_t[]){6}, 0.0);
+    TF_ASSERT_OK(tf_tensor_view(t, 1, (int64_t[]){3}, (int64_t[]){2}, 1, &v));
+    TF_ASSERT_OK(tf_tensor_slice(v, (int64_t[]){1}, (int64_t[]){3}, (int64_t[]){INT64_MAX}, &w));
+    assert_shape(w, 1, (int64_t[]){1});
+    assert_f64_values(w, (double[]){3.0}, 1);
+    tf_tensor_release(w);
+    tf_tensor_release(v);
+
+    /* axes of one element may have any stride: diagonal and reverse must not
+       do arithmetic with them */
+    TF_ASSERT_OK(
+        tf_tensor_view(t, 3, (int64_t[]){1, 1, 3}, (int64_t[]){INT64_MAX, INT64_MIN, 2}, 0, &v));
+    TF_ASSERT_OK(tf_tensor_diagonal(v, 0, 1, &w));
+    assert_shape(w, 2, (int64_t[]){3, 1});
+    assert_f64_values(w, (double[]){0.0, 2.0, 4.0}, 3);
+    tf_tensor_release(w);
+    TF_ASSERT_OK(tf_tensor_reverse(v, 2, (int[]){1, 2}, &w));
+    assert_f64_values(w, (double[]){4.0, 2.0, 0.0}, 3);
+    tf_tensor_release(w);
+    tf_tensor_release(v);
+    tf_tensor_release(t);
+}
+
 static void test_retain_release_balance(void **state)
 {
     size_t before = tf_test_alloc_live_blocks();
@@ -1187,6 +1252,7 @@ int main(void)
         T(test_reverse),
         T(test_diagonal),
         T(test_zero_size_extents),
+        T(test_empty_views_with_extreme_extents),
         T(test_retain_release_balance),
         T(test_out_of_memory),
     };
