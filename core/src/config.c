@@ -470,15 +470,19 @@ static tf_status load_quiet(const char *file, tf_config **out, char *msg)
     return TF_OK;
 }
 
-char *tf__config_plugin_path(void)
+tf_status tf__config_plugin_path(char **path)
 {
     char msg[CFG_MSG];
     tf_config *c;
-    if (load_quiet(NULL, &c, msg) != TF_OK)
-        return NULL;
-    char *p = c->plugin_path ? tf__strdup(c->plugin_path) : NULL;
+    *path = NULL;
+    tf_status st = load_quiet(NULL, &c, msg);
+    if (st)
+        return st == TF_ERR_OUT_OF_MEMORY ? st : TF_OK;
+    st = TF_OK;
+    if (c->plugin_path && !(*path = tf__strdup(c->plugin_path)))
+        st = TF_ERR_OUT_OF_MEMORY;
     tf_config_free(c);
-    return p;
+    return st;
 }
 
 TF_API tf_status tf_config_load(tf_config **out)

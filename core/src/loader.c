@@ -315,7 +315,9 @@ static bool build_path(path_list *pl, skip_list *sk)
     tf__free(pl->dirs[0]);
     pl->count = 0;
     pl->dirs[0] = NULL;
-    char *cfg = tf__config_plugin_path();
+    char *cfg;
+    if (tf__config_plugin_path(&cfg) != TF_OK)
+        return false; /* out of memory: never search without the file's directories */
     bool ok = push_list(pl, sk, getenv("TENFERRO_PLUGIN_PATH"), "TENFERRO_PLUGIN_PATH") &&
               push_list(pl, sk, cfg, "the configuration file") && push_builtin_dirs(pl, sk);
     tf__free(cfg);

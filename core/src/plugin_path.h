@@ -25,11 +25,13 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
 tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***files, size_t *count);
 
 /*
- * The [plugins] path of the configuration file in use (config.c), allocated
- * (tf__free), or NULL when there is none or the file is bad (the error is
- * reported by tf_config_load, not here). Records no error.
+ * The [plugins] path of the configuration file in use (config.c) in *path,
+ * allocated (tf__free), or NULL when there is none or the file is bad (the
+ * error is reported by tf_config_load, not here). Records no error; returns
+ * TF_ERR_OUT_OF_MEMORY when memory ran out reading the file, so that a search
+ * never goes on without the directories the file names.
  */
-char *tf__config_plugin_path(void);
+tf_status tf__config_plugin_path(char **path);
 
 /* The major m in 2..9 for which <symbol_stem><m> resolves in handle; 0 if none. */
 unsigned tf__plugin_other_major(void *handle, const char *symbol_stem);
