@@ -416,7 +416,7 @@ static tf_status sc_op_families(double *result)
     TRY(tf_session_reduce_sum(s, sq, NULL, 0, &l));
     TRY(tf_runtime_grad(g_rt, g_cpu, l, g_vars[0], &g));
     *result = checksum(g);
-done:
+done:;
     tf_eager *all[] = {g, l, sq, t, sm, c};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         tf_eager_release(all[i]);
