@@ -33,23 +33,21 @@ static void default_free(void *user, void *ptr)
 
 static tf_allocator g_alloc = {default_alloc, default_free, NULL};
 
+bool tf__alloc_default = true;
+
 TF_API void tf_allocator_set(const tf_allocator *allocator)
 {
     if (allocator && allocator->alloc && allocator->free)
         g_alloc = *allocator;
     else
         g_alloc = (tf_allocator){default_alloc, default_free, NULL};
+    tf__alloc_default = g_alloc.alloc == default_alloc;
 }
 
 TF_API void tf_allocator_get(tf_allocator *out)
 {
     if (out)
         *out = g_alloc;
-}
-
-bool tf__default_allocator(void)
-{
-    return g_alloc.alloc == default_alloc;
 }
 
 void *tf__alloc_aligned(size_t size, size_t align)

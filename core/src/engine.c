@@ -116,29 +116,22 @@ static tf_status new_engine_tensor(const char *op, tf_engine *e, tf_dtype dtype,
         return st;
     /* every buffer holds at least one element (engine_abi.h) */
     size_t alloc = nbytes ? nbytes : tf_dtype_size(dtype);
-    tf_storage *s = tf__pool_alloc(sizeof *s);
-    if (s)
-        memset(s, 0, sizeof *s);
-    if (!s)
+    tf_tensor *t = tf__tensor_block_new(dtype, rank, shape, numel);
+    if (!t)
         return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "%s: out of memory", op);
+    tf_storage *s = t->storage;
     tf__plugin_report_clear();
     st = e->desc->buffer_alloc(e->state, alloc, &s->buffer, &s->host);
     if (st != TF_OK) {
-        tf__pool_free(s, sizeof *s);
+        tf__tensor_block_discard(t);
         return tf__error_from_plugin(st, op, "engine '%s': allocating %zu bytes failed",
                                      e->desc->name, alloc);
     }
     if (!(e->caps & TF_ENGINE_CAP_HOST_MEMORY))
         s->host = NULL;
-    atomic_init(&s->refs, 1);
-    s->kind = TF_STORAGE_ENGINE;
     s->nbytes = alloc;
     s->engine = e;
     tf__engine_retain(e);
-    tf_tensor *t = tf__tensor_new(s, dtype, rank, shape, NULL, 0, numel);
-    tf__storage_release(s);
-    if (!t)
-        return TF_ERR_OUT_OF_MEMORY;
     *out = t;
     return TF_OK;
 }
@@ -283,18 +276,18 @@ static tf_status placement_error(const tf_engine *e, const char *kind, size_t in
 }
 
 /* Fills the operand for tensor `t`, argument kind[index]. */
-static tf_status make_operand(tf_engine *e, const char *kind, size_t index, const tf_tensor *t,
+static inline tf_status make_operand(tf_engine *e, const char *kind, size_t index, const tf_tensor *t,
                               tf_operand *o)
 {
     const tf_storage *s = t->storage;
     bool host_engine = (e->caps & TF_ENGINE_CAP_HOST_MEMORY) != 0;
-    memset(o, 0, sizeof *o);
-    o->struct_size = sizeof *o;
-    o->dtype = (uint32_t)t->dtype;
-    o->rank = t->rank;
-    o->shape = t->shape;
-    o->strides = t->strides;
-    o->offset = t->offset;
+    /* one store of every field (reserved0 zero) rather than a memset and then each field */
+    *o = (tf_operand){.struct_size = sizeof *o,
+                      .dtype = (uint32_t)t->dtype,
+                      .rank = t->rank,
+                      .shape = t->shape,
+                      .strides = t->strides,
+                      .offset = t->offset};
     if (s->kind == TF_STORAGE_ENGINE && s->engine == e) {
         o->buffer = s->buffer;
         o->data = host_engine ? s->host : NULL;
@@ -307,73 +300,99 @@ static tf_status make_operand(tf_engine *e, const char *kind, size_t index, cons
     return placement_error(e, kind, index, s);
 }
 
-static tf_status check_outputs(const char *pname, tf_prim prim, size_t n_in, tf_tensor *const *in,
-                               size_t n_out, tf_tensor *const *out)
+/* Whether a and b are the same view: memory, offset, dtype, shape and strides. */
+static bool same_view(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a->storage != b->storage || a->offset != b->offset || a->dtype != b->dtype ||
+        a->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+/*
+ * Outputs dense (unless the primitive takes strided ones) and sharing no
+ * memory with another operand; `in_place` allows exactly one exception, out[0]
+ * being the very view in[0] (TF_ENGINE_CAP_IN_PLACE).
+ */
+static tf_status check_outputs(tf_prim prim, size_t n_in, tf_tensor *const *in, size_t n_out,
+                               tf_tensor *const *out, bool in_place)
 {
     for (size_t i = 0; i < n_out; i++) {
         const tf_tensor *t = out[i];
         if (!tf__prim_strided_output(prim) && !tf__strides_dense(t->rank, t->shape, t->strides))
             return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
-                             "%s: outputs[%zu] must be dense column-major", pname, i);
+                             "%s: outputs[%zu] must be dense column-major", tf_prim_name(prim),
+                             i);
         for (size_t j = 0; j < n_in; j++)
-            if (in[j]->storage == t->storage)
+            if (in[j]->storage == t->storage &&
+                !(in_place && i == 0 && j == 0 && same_view(t, in[0])))
                 return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
-                                 "%s: outputs[%zu] shares memory with inputs[%zu]", pname, i, j);
+                                 "%s: outputs[%zu] shares memory with inputs[%zu]",
+                                 tf_prim_name(prim), i, j);
         for (size_t j = 0; j < i; j++)
             if (out[j]->storage == t->storage)
                 return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
-                                 "%s: outputs[%zu] shares memory with outputs[%zu]", pname, i,
-                                 j);
+                                 "%s: outputs[%zu] shares memory with outputs[%zu]",
+                                 tf_prim_name(prim), i, j);
     }
     return TF_OK;
 }
 
 /*
- * The memo key of a supports() question, or 0 when it does not fit one: 8
- * bits of primitive, 8 of sub-operation, 3 of operand count and 4 per dtype
- * for up to 6 operands (45 bits in all, never 0 since n >= 1).
+ * The memo key of a supports() question about these operands, or 0 when it
+ * does not fit one: 8 bits of primitive, 8 of sub-operation, 3 of operand
+ * count and 4 per dtype for up to 6 operands (45 bits in all, never 0 since
+ * n >= 1). Built straight from the tensors: eager ops ask on every call.
  */
-static uint64_t supports_key(tf_prim prim, uint32_t op, const uint32_t *dt, size_t n)
+static uint64_t supports_key(tf_prim prim, uint32_t op, size_t n_in, tf_tensor *const *in,
+                             size_t n_out, tf_tensor *const *out)
 {
+    size_t n = n_in + n_out;
     if ((uint32_t)prim > 0xff || op > 0xff || n == 0 || n > 6)
         return 0;
     uint64_t key = (uint64_t)prim | (uint64_t)op << 8 | (uint64_t)n << 16;
     for (size_t i = 0; i < n; i++) {
-        if (dt[i] > 0xf)
+        uint32_t dt = (uint32_t)(i < n_in ? in[i] : out[i - n_in])->dtype;
+        if (dt > 0xf)
             return 0;
-        key |= (uint64_t)dt[i] << (19 + 4 * i);
+        key |= (uint64_t)dt << (19 + 4 * i);
     }
     return key;
 }
 
-/* supports(), asked of the engine once per distinct question (eager ops ask each time). */
-static int engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const uint32_t *dt, size_t n)
+/* The memo slot of a key (engine.c's supports() memo, see internal.h). */
+static _Atomic uint64_t *memo_slot(tf_engine *e, uint64_t key)
 {
-    uint64_t key = supports_key(prim, op, dt, n);
-    _Atomic uint64_t *slot = NULL;
-    if (key) {
-        slot = &e->supports_memo[(key * UINT64_C(0x9e3779b97f4a7c15)) >> 58 &
-                                 (TF_SUPPORTS_MEMO - 1)];
-        uint64_t seen = atomic_load_explicit(slot, memory_order_relaxed);
-        if (seen >> 2 == key)
-            return (int)(seen & 1);
-    }
-    int yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
-    if (slot)
-        atomic_store_explicit(slot, key << 2 | 2 | (uint64_t)yes, memory_order_relaxed);
-    return yes;
+    return &e->supports_memo[(key * UINT64_C(0x9e3779b97f4a7c15)) >> 58 &
+                             (TF_SUPPORTS_MEMO - 1)];
 }
 
+/* supports(), asked of the engine once per distinct question. */
 static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t n_in,
                                  tf_tensor *const *in, size_t n_out, tf_tensor *const *out)
 {
+    uint64_t key = supports_key(prim, op, n_in, in, n_out, out);
+    uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
+    bool known = key && seen >> 2 == key;
+    if (known && (seen & 1))
+        return TF_OK; /* the common case: asked and answered yes before */
     uint32_t dt[MAX_OPERANDS]; /* n_in + n_out <= MAX_OPERANDS, checked by the caller */
     size_t n = 0;
     for (size_t i = 0; i < n_in; i++)
         dt[n++] = (uint32_t)in[i]->dtype;
     for (size_t i = 0; i < n_out; i++)
         dt[n++] = (uint32_t)out[i]->dtype;
-    if (engine_supports(e, prim, op, dt, n))
+    int yes = 0;
+    if (!known) {
+        yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
+        if (key)
+            atomic_store_explicit(memo_slot(e, key), key << 2 | 2 | (uint64_t)yes,
+                                  memory_order_relaxed);
+    }
+    if (yes)
         return TF_OK;
     char types[128] = "";
     size_t used = 0;
@@ -387,9 +406,10 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                      tf_prim_name(prim), opname[0] ? " " : "", opname, types);
 }
 
-TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params,
-                                   size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
-                                   tf_tensor *const *outputs)
+/* tf_engine_execute, with `in_place` as in check_outputs. */
+static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
+                         tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs,
+                         bool in_place)
 {
     if (!e)
         return tf__error(TF_ERR_VALIDATION, "engine_execute", "engine", "engine is NULL");
@@ -399,8 +419,7 @@ TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *param
     tf_status st = tf__prim_check(prim, params, n_inputs, inputs, n_outputs, outputs);
     if (st)
         return st;
-    const char *pname = tf_prim_name(prim);
-    if ((st = check_outputs(pname, prim, n_inputs, inputs, n_outputs, outputs)))
+    if ((st = check_outputs(prim, n_inputs, inputs, n_outputs, outputs, in_place)))
         return st;
     uint32_t op = tf__prim_op(prim, params);
     if ((st = check_supported(e, prim, op, n_inputs, inputs, n_outputs, outputs)))
@@ -431,7 +450,29 @@ TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *param
     st = e->desc->execute(e->state, &x);
     if (st)
         return tf__error_from_plugin(st, "engine_execute", "engine '%s': %s %s failed (%s)",
-                                     e->desc->name, pname, tf_prim_op_name(prim, op),
+                                     e->desc->name, tf_prim_name(prim), tf_prim_op_name(prim, op),
                                      tf_status_name(st));
     return TF_OK;
+}
+
+TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params,
+                                   size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
+                                   tf_tensor *const *outputs)
+{
+    return execute(e, prim, params, n_inputs, inputs, n_outputs, outputs, false);
+}
+
+bool tf__engine_in_place(const tf_engine *e)
+{
+    return (e->caps & TF_ENGINE_CAP_IN_PLACE) != 0;
+}
+
+tf_status tf__engine_execute_in_place(tf_engine *e, tf_prim prim, const void *params,
+                                      size_t n_inputs, tf_tensor *const *inputs)
+{
+    if (prim != TF_PRIM_BINARY || !tf__engine_in_place(e))
+        return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
+                         "engine '%s': %s cannot run in place", e->desc->name,
+                         tf_prim_name(prim));
+    return execute(e, prim, params, n_inputs, inputs, 1, inputs, true);
 }

@@ -30,8 +30,13 @@ void *tf__calloc(size_t count, size_t size); /* zeroed; NULL on overflow or fail
 void tf__free(void *ptr);
 char *tf__strdup(const char *s);
 void tf__log(tf_log_level level, const char *fmt, ...) TF_PRINTF(2, 3);
-/* Whether the default allocator is in effect (pooling is allowed then). */
-bool tf__default_allocator(void);
+/* Whether the default allocator is in effect (pooling is allowed then):
+   kept by tf_allocator_set, read inline on every pooled allocation. */
+extern bool tf__alloc_default;
+static inline bool tf__default_allocator(void)
+{
+    return tf__alloc_default;
+}
 /* Small fixed-size objects from per-thread free lists (pool.c); `size` must
    be the same at alloc and free. Uninitialised memory. */
 void *tf__pool_alloc(size_t size);
@@ -86,6 +91,7 @@ typedef struct tf_storage {
     void *user;
     tf_engine *engine; /* engine memory: the instance (retained) */
     tf_engine_buffer *buffer;
+    bool in_block; /* allocated with its first tensor (tf__tensor_block_new) */
 } tf_storage;
 
 struct tf_tensor {
@@ -110,6 +116,14 @@ void tf__dense_strides(size_t rank, const int64_t *shape, int64_t *strides);
 /* A new tensor (refs 1) over `storage` (retained). NULL on OOM (error recorded). */
 tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, const int64_t *shape,
                           const int64_t *strides, int64_t offset, size_t numel);
+/*
+ * A new tensor (refs 1) and a zeroed engine storage (refs 1, held by the
+ * tensor) in one pooled block, which lives until both are released: the
+ * caller fills the storage's buffer fields. Undo with tf__tensor_block_discard
+ * while nothing else refers to it. NULL on OOM (no error recorded).
+ */
+tf_tensor *tf__tensor_block_new(tf_dtype dtype, size_t rank, const int64_t *shape, size_t numel);
+void tf__tensor_block_discard(tf_tensor *t);
 void tf__storage_retain(tf_storage *storage);
 void tf__storage_release(tf_storage *storage);
 bool tf__strides_dense(size_t rank, const int64_t *shape, const int64_t *strides);
@@ -138,6 +152,16 @@ struct tf_engine {
 
 void tf__engine_retain(tf_engine *engine);
 void tf__engine_release(tf_engine *engine);
+/* Whether the engine declared TF_ENGINE_CAP_IN_PLACE. */
+bool tf__engine_in_place(const tf_engine *engine);
+/*
+ * tf_engine_execute of a TF_PRIM_BINARY whose output is inputs[0] itself, for
+ * an engine with TF_ENGINE_CAP_IN_PLACE (TF_ERR_UNSUPPORTED otherwise). The
+ * caller must own inputs[0]'s memory alone: on failure it may be partly
+ * written.
+ */
+tf_status tf__engine_execute_in_place(tf_engine *engine, tf_prim prim, const void *params,
+                                      size_t n_inputs, tf_tensor *const *inputs);
 
 /* ---- loader.c ---- */
 

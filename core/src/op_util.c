@@ -130,9 +130,29 @@ tf_status tf__exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
 
 /* ---- broadcasting ---- */
 
+/* Whether every tensor of xs has xs[0]'s shape (the common case of eager code). */
+static bool shapes_equal(tf_tensor *const *xs, size_t n)
+{
+    const tf_tensor *a = xs[0];
+    for (size_t i = 1; i < n; i++) {
+        if (xs[i]->rank != a->rank)
+            return false;
+        for (uint32_t d = 0; d < a->rank; d++)
+            if (xs[i]->shape[d] != a->shape[d])
+                return false;
+    }
+    return true;
+}
+
 tf_status tf__broadcast_shapes(const char *op, tf_tensor *const *xs, size_t n, int64_t *shape,
                                size_t *rank)
 {
+    if (n > 0 && shapes_equal(xs, n)) {
+        for (uint32_t d = 0; d < xs[0]->rank; d++)
+            shape[d] = xs[0]->shape[d];
+        *rank = xs[0]->rank;
+        return TF_OK;
+    }
     size_t r = 0;
     for (size_t i = 0; i < n; i++)
         if (xs[i]->rank > r)
@@ -237,12 +257,48 @@ tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_
     return st;
 }
 
+/*
+ * Whether `acc + b` may be written over acc's own memory: the sum would be an
+ * untracked, unrecorded tensor of acc's dtype and shape, and acc, its value
+ * and that value's memory are referenced by the caller alone (so no one can
+ * see the change, and b - holding references of its own - cannot overlap
+ * it). Backward's private cotangent sums are the case this serves.
+ */
+static bool can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
+{
+    const tf_tensor *a = acc->value, *v = b->value;
+    const tf_storage *st = a->storage;
+    if (atomic_load_explicit(&acc->refs, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&a->refs, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&st->refs, memory_order_acquire) != 1)
+        return false;
+    if (acc->tracked || acc->node || acc->slot || acc->rt != s->rt || b->rt != s->rt)
+        return false;
+    if (st->kind != TF_STORAGE_ENGINE || st->engine != s->engine ||
+        !tf__engine_in_place(s->engine))
+        return false;
+    if (a->dtype != v->dtype || a->rank != v->rank || !tf_dtype_is_float(a->dtype))
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->shape[d] != v->shape[d])
+            return false;
+    if (!tf__strides_dense(a->rank, a->shape, a->strides))
+        return false;
+    /* tf_session_add would record a node (and track the sum) in these cases */
+    return !(tf__recording(s->rt) && (b->tracked || tf__capturing(s->rt)));
+}
+
 tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
 {
     if (!*acc) {
         tf_eager_retain(b);
         *acc = b;
         return TF_OK;
+    }
+    if (can_add_in_place(s, *acc, b)) {
+        tf_binary_params p = {sizeof p, TF_BINARY_ADD};
+        tf_tensor *in[2] = {(*acc)->value, b->value};
+        return tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
     }
     tf_eager *sum;
     tf_status st = tf_session_add(s, *acc, b, &sum);

@@ -60,7 +60,13 @@ static tf_status check_params(const call *c, size_t size)
 
 static bool same_shape(const tf_tensor *a, const tf_tensor *b)
 {
-    return a->rank == b->rank && memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) == 0;
+    if (a->rank != b->rank)
+        return false;
+    /* a loop, not memcmp: ranks are small and this runs for every eager op */
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
 }
 
 static tf_status need_shape(const call *c, const char *arg, const tf_tensor *t,
@@ -132,16 +138,29 @@ static tf_status check_iota(const call *c)
     return need_axis(c, "axis", ((const tf_iota_params *)c->params)->axis, c->out[0]->rank);
 }
 
+/* Whether UNARY `op` (known) is defined for dtype dt. */
+static bool unary_defined(uint32_t op, tf_dtype dt)
+{
+    if (tf_dtype_is_float(dt))
+        return op != TF_UNARY_LOGICAL_NOT;
+    if (dt == TF_BOOL)
+        return op == TF_UNARY_LOGICAL_NOT;
+    return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
+           op == TF_UNARY_SQUARE;
+}
+
+/* Whether BINARY `op` (known) is defined for dtype dt. */
+static bool binary_defined(uint32_t op, tf_dtype dt)
+{
+    bool bitwise = op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR;
+    return tf_dtype_is_float(dt)  ? !bitwise
+           : dt == TF_BOOL        ? bitwise || op == TF_BINARY_MAX || op == TF_BINARY_MIN
+                                  : true;
+}
+
 static tf_status unary_dtype_ok(const call *c, uint32_t op, tf_dtype dt)
 {
-    bool ok;
-    if (tf_dtype_is_float(dt))
-        ok = op != TF_UNARY_LOGICAL_NOT;
-    else if (dt == TF_BOOL)
-        ok = op == TF_UNARY_LOGICAL_NOT;
-    else
-        ok = op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
-             op == TF_UNARY_SQUARE;
+    bool ok = unary_defined(op, dt);
     if (!ok)
         return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
                     tf_prim_op_name(TF_PRIM_UNARY, op), tf_dtype_name(dt));
@@ -176,11 +195,7 @@ static tf_status check_binary(const call *c)
     if ((st = elementwise_like(c, 0, true)))
         return st;
     tf_dtype dt = c->out[0]->dtype;
-    bool bitwise = op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR;
-    bool ok = tf_dtype_is_float(dt)  ? !bitwise
-              : dt == TF_BOOL        ? bitwise || op == TF_BINARY_MAX || op == TF_BINARY_MIN
-                                     : true;
-    if (!ok)
+    if (!binary_defined(op, dt))
         return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
                     tf_prim_op_name(TF_PRIM_BINARY, op), tf_dtype_name(dt));
     return TF_OK;
@@ -525,9 +540,39 @@ static tf_status check_pointers(const call *c)
     return TF_OK;
 }
 
+/*
+ * The eager runtime's most frequent call, UNARY or BINARY with every operand
+ * of out[0]'s dtype and shape, checked in one pass: true only when the full
+ * checks would pass (same rules, same predicates), so anything else - every
+ * failure included - goes through them and gets their message.
+ */
+static bool elementwise_valid(tf_prim prim, const void *params, size_t n_in,
+                              tf_tensor *const *in, size_t n_out, tf_tensor *const *out)
+{
+    size_t want_in = prim == TF_PRIM_UNARY ? 1 : prim == TF_PRIM_BINARY ? 2 : 0;
+    size_t psize = prim == TF_PRIM_UNARY ? sizeof(tf_unary_params) : sizeof(tf_binary_params);
+    if (!want_in || n_in != want_in || n_out != 1 || !in || !out || !out[0] || !params ||
+        *(const uint32_t *)params < psize)
+        return false;
+    const tf_tensor *o = out[0];
+    for (size_t i = 0; i < n_in; i++) {
+        const tf_tensor *t = in[i];
+        if (!t || t->dtype != o->dtype || !same_shape(t, o))
+            return false;
+    }
+    if (prim == TF_PRIM_UNARY) {
+        uint32_t op = ((const tf_unary_params *)params)->op;
+        return op < TF_UNARY_COUNT_ && unary_defined(op, o->dtype);
+    }
+    uint32_t op = ((const tf_binary_params *)params)->op;
+    return op < TF_BINARY_COUNT_ && binary_defined(op, o->dtype);
+}
+
 tf_status tf__prim_check(tf_prim prim, const void *params, size_t n_inputs,
                          tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs)
 {
+    if (elementwise_valid(prim, params, n_inputs, inputs, n_outputs, outputs))
+        return TF_OK;
     if ((unsigned)prim >= TF_PRIM_COUNT_)
         return tf__error(TF_ERR_VALIDATION, "engine_execute", "prim",
                          "engine_execute: unknown primitive %d", (int)prim);

@@ -92,6 +92,27 @@ void tf__view_extent(size_t rank, const int64_t *shape, const int64_t *strides, 
 
 /* ---- storage ---- */
 
+/*
+ * An engine tensor and its storage, allocated together: one pooled block per
+ * op result instead of two. The tensor's release drops its storage
+ * reference; the block goes back to the pool with the storage, whose last
+ * reference may be held by views made of the tensor.
+ */
+typedef struct tensor_block {
+    tf_tensor tensor;
+    tf_storage storage;
+} tensor_block;
+
+static tensor_block *block_of(tf_storage *s)
+{
+    return (tensor_block *)(void *)((char *)s - offsetof(tensor_block, storage));
+}
+
+static bool in_own_block(const tf_tensor *t)
+{
+    return t->storage->in_block && t->storage == &((const tensor_block *)(const void *)t)->storage;
+}
+
 void tf__storage_retain(tf_storage *storage)
 {
     atomic_fetch_add_explicit(&storage->refs, 1, memory_order_relaxed);
@@ -111,7 +132,10 @@ void tf__storage_release(tf_storage *storage)
     case TF_STORAGE_ENGINE:
         storage->engine->desc->buffer_free(storage->engine->state, storage->buffer);
         tf__engine_release(storage->engine);
-        tf__pool_free(storage, sizeof *storage); /* engine storages are pooled */
+        if (storage->in_block) /* its first tensor has been released already */
+            tf__pool_free(block_of(storage), sizeof(tensor_block));
+        else
+            tf__pool_free(storage, sizeof *storage); /* engine storages are pooled */
         return;
     }
     tf__free(storage);
@@ -136,6 +160,31 @@ static tf_storage *storage_new_owned(size_t nbytes)
     return s;
 }
 
+/* Fills a new tensor (refs 1) over storage (retained). */
+static void tensor_init(tf_tensor *t, tf_storage *storage, tf_dtype dtype, size_t rank,
+                        const int64_t *shape, const int64_t *strides, int64_t offset,
+                        size_t numel)
+{
+    atomic_init(&t->refs, 1);
+    t->dtype = dtype;
+    t->rank = (uint32_t)rank;
+    /* element loops rather than memset + memcpy calls: ranks are small and
+       every op result comes through here; unused entries stay zero */
+    for (size_t d = 0; d < rank; d++)
+        t->shape[d] = shape[d];
+    if (strides)
+        for (size_t d = 0; d < rank; d++)
+            t->strides[d] = strides[d];
+    else
+        tf__dense_strides(rank, shape, t->strides);
+    for (size_t d = rank; d < TF_MAX_RANK; d++)
+        t->shape[d] = t->strides[d] = 0;
+    t->offset = offset;
+    t->numel = numel;
+    t->storage = storage;
+    tf__storage_retain(storage);
+}
+
 tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, const int64_t *shape,
                           const int64_t *strides, int64_t offset, size_t numel)
 {
@@ -144,22 +193,25 @@ tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, cons
         tf__error(TF_ERR_OUT_OF_MEMORY, "tensor", NULL, "out of memory allocating a tensor");
         return NULL;
     }
-    memset(t, 0, sizeof *t);
-    atomic_init(&t->refs, 1);
-    t->dtype = dtype;
-    t->rank = (uint32_t)rank;
-    if (rank) {
-        memcpy(t->shape, shape, rank * sizeof *shape);
-        if (strides)
-            memcpy(t->strides, strides, rank * sizeof *strides);
-        else
-            tf__dense_strides(rank, shape, t->strides);
-    }
-    t->offset = offset;
-    t->numel = numel;
-    t->storage = storage;
-    tf__storage_retain(storage);
+    tensor_init(t, storage, dtype, rank, shape, strides, offset, numel);
     return t;
+}
+
+tf_tensor *tf__tensor_block_new(tf_dtype dtype, size_t rank, const int64_t *shape, size_t numel)
+{
+    tensor_block *b = tf__pool_alloc(sizeof *b);
+    if (!b)
+        return NULL;
+    tf_storage *s = &b->storage;
+    *s = (tf_storage){.kind = TF_STORAGE_ENGINE, .in_block = true};
+    atomic_init(&s->refs, 0); /* the tensor's reference is its only one */
+    tensor_init(&b->tensor, s, dtype, rank, shape, NULL, 0, numel);
+    return &b->tensor;
+}
+
+void tf__tensor_block_discard(tf_tensor *t)
+{
+    tf__pool_free(t, sizeof(tensor_block));
 }
 
 /* ---- creation ---- */
@@ -250,8 +302,10 @@ TF_API void tf_tensor_release(tf_tensor *tensor)
         return;
     if (atomic_fetch_sub_explicit(&tensor->refs, 1, memory_order_acq_rel) != 1)
         return;
+    bool own = in_own_block(tensor); /* then the storage's release frees the tensor too */
     tf__storage_release(tensor->storage);
-    tf__pool_free(tensor, sizeof *tensor);
+    if (!own)
+        tf__pool_free(tensor, sizeof *tensor);
 }
 
 /* ---- metadata ---- */

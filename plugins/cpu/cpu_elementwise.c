@@ -45,7 +45,11 @@
         return 0;                                                                                 \
     }
 
-/* out (OT) = EXPR(a, b) with a, b of type T. */
+/*
+ * out (OT) = EXPR(a, b) with a, b of type T. In place (TF_ENGINE_CAP_IN_PLACE:
+ * out is exactly in[0]) the element is read and written through `o` alone,
+ * so the restrict promises hold and the loops still vectorise.
+ */
 #define BINARY_ROW(NAME, OT, T, EXPR)                                                             \
     static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
     {                                                                                             \
@@ -54,7 +58,19 @@
         const T *restrict xb = (const T *)(const void *)p[2];                                     \
         (void)ctx;                                                                                \
         (void)err;                                                                                \
-        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                                                \
+        if (p[0] == p[1] && s[0] == s[1]) {                                                       \
+            if (s[0] == 1 && s[2] == 1) {                                                         \
+                for (int64_t i = 0; i < n; i++) {                                                 \
+                    const T a = (T)o[i], b = xb[i];                                               \
+                    o[i] = (EXPR);                                                                \
+                }                                                                                 \
+            } else {                                                                              \
+                for (int64_t i = 0; i < n; i++) {                                                 \
+                    const T a = (T)o[i * s[0]], b = xb[i * s[2]];                                 \
+                    o[i * s[0]] = (EXPR);                                                         \
+                }                                                                                 \
+            }                                                                                     \
+        } else if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                                         \
             for (int64_t i = 0; i < n; i++) {                                                     \
                 const T a = xa[i], b = xb[i];                                                     \
                 o[i] = (EXPR);                                                                    \
@@ -80,13 +96,14 @@
         return 0;                                                                                 \
     }
 
-/* Integer DIV / REM: one loop that stops at the first zero divisor. */
+/* Integer DIV / REM: one loop that stops at the first zero divisor. No restrict:
+   out may be in[0] itself (TF_ENGINE_CAP_IN_PLACE), as for POW below. */
 #define DIVISION_ROW(NAME, T, FN, OPNAME, DTYPE)                                                  \
     static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
     {                                                                                             \
-        T *restrict o = (T *)(void *)p[0];                                                        \
-        const T *restrict xa = (const T *)(const void *)p[1];                                     \
-        const T *restrict xb = (const T *)(const void *)p[2];                                     \
+        T *o = (T *)(void *)p[0];                                                                 \
+        const T *xa = (const T *)(const void *)p[1];                                              \
+        const T *xb = (const T *)(const void *)p[2];                                              \
         (void)ctx;                                                                                \
         for (int64_t i = 0; i < n; i++) {                                                         \
             const T a = xa[i * s[1]], b = xb[i * s[2]];                                           \
@@ -102,9 +119,9 @@
 #define POW_ROW(NAME, T, FN, DTYPE)                                                               \
     static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
     {                                                                                             \
-        T *restrict o = (T *)(void *)p[0];                                                        \
-        const T *restrict xa = (const T *)(const void *)p[1];                                     \
-        const T *restrict xb = (const T *)(const void *)p[2];                                     \
+        T *o = (T *)(void *)p[0];                                                                 \
+        const T *xa = (const T *)(const void *)p[1];                                              \
+        const T *xb = (const T *)(const void *)p[2];                                              \
         (void)ctx;                                                                                \
         for (int64_t i = 0; i < n; i++) {                                                         \
             const T a = xa[i * s[1]], b = xb[i * s[2]];                                           \

@@ -300,14 +300,10 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     e->threads = threads;
     e->pool = NULL;
     memset(&e->cache, 0, sizeof e->cache);
-    if (pthread_mutex_init(&e->cache.lock, NULL) != 0) {
-        host->free(host->ctx, e);
-        return fail(host, TF_ERR_BACKEND, "cpu: create: cannot initialise a lock");
-    }
+    atomic_flag_clear(&e->cache.busy);
     if (threads > 1) {
         cpu_err err;
         if (tf__cpu_pool_create(host, threads - 1, &e->pool, &err) != TF_OK) {
-            pthread_mutex_destroy(&e->cache.lock);
             host->free(host->ctx, e);
             return report(host, &err);
         }
@@ -325,7 +321,6 @@ static void cpu_destroy(tf_engine_state *engine)
     }
     tf__cpu_pool_destroy(engine->pool);
     cache_drain(engine);
-    pthread_mutex_destroy(&engine->cache.lock);
     engine->host->free(engine->host->ctx, engine);
 }
 
@@ -359,9 +354,23 @@ static int size_class(size_t nbytes)
     return c < CPU_BUFFER_CLASSES ? c : -1;
 }
 
+/* Holds the cache if no other thread does (see cpu_buffer_cache). */
+static int cache_try_hold(cpu_engine *e)
+{
+    return !atomic_flag_test_and_set_explicit(&e->cache.busy, memory_order_acquire);
+}
+
+static void cache_let_go(cpu_engine *e)
+{
+    atomic_flag_clear_explicit(&e->cache.busy, memory_order_release);
+}
+
+/* A cached block of class c, or NULL (none, or the cache is busy). */
 static void *cache_take(cpu_engine *e, int c)
 {
-    pthread_mutex_lock(&e->cache.lock);
+    if (!cache_try_hold(e)) {
+        return NULL;
+    }
     char *block = e->cache.head[c];
     if (block) {
         buffer_header h;
@@ -369,11 +378,12 @@ static void *cache_take(cpu_engine *e, int c)
         e->cache.head[c] = h.next;
         e->cache.bytes -= h.capacity;
     }
-    pthread_mutex_unlock(&e->cache.lock);
+    cache_let_go(e);
     return block;
 }
 
-/* Keeps a freed block if the budget allows; false when the caller must free it. */
+/* Keeps a freed block if the budget allows (and the cache is not busy); false when the
+   caller must free it. */
 static int cache_keep(cpu_engine *e, char *block)
 {
     buffer_header h;
@@ -381,8 +391,10 @@ static int cache_keep(cpu_engine *e, char *block)
     int c = size_class(h.capacity);
     if (c < 0 || ((size_t)64 << c) != h.capacity)
         return 0;
+    if (!cache_try_hold(e)) {
+        return 0;
+    }
     int kept = 0;
-    pthread_mutex_lock(&e->cache.lock);
     if (e->cache.bytes + h.capacity <= CPU_CACHE_BUDGET) {
         h.next = e->cache.head[c];
         memcpy(block, &h, sizeof h);
@@ -390,7 +402,7 @@ static int cache_keep(cpu_engine *e, char *block)
         e->cache.bytes += h.capacity;
         kept = 1;
     }
-    pthread_mutex_unlock(&e->cache.lock);
+    cache_let_go(e);
     return kept;
 }
 
@@ -554,7 +566,7 @@ static const tf_engine_plugin cpu_descriptor = {
     .struct_size = sizeof(tf_engine_plugin),
     .abi_major = TF_ENGINE_ABI_MAJOR,
     .abi_minor = TF_ENGINE_ABI_MINOR,
-    .capabilities = TF_ENGINE_CAP_HOST_MEMORY | TF_ENGINE_CAP_THREADS,
+    .capabilities = TF_ENGINE_CAP_HOST_MEMORY | TF_ENGINE_CAP_THREADS | TF_ENGINE_CAP_IN_PLACE,
     .name = "cpu",
     .version = CPU_PLUGIN_VERSION,
     .description = "CPU reference engine: OpenBLAS contractions, vectorised loops, thread pool",

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <tenferro/engine_abi.h>
@@ -67,11 +68,13 @@ typedef struct cpu_pool cpu_pool;
 
 /*
  * Freed buffers kept for reuse, per size class, up to a byte budget. Guarded
- * by `lock` because buffers may be freed from any thread; an engine is used
- * by one thread at a time, so the lock is uncontended in practice.
+ * by `busy` because buffers may be freed from any thread. It is only ever
+ * tried, never waited for: a thread that finds it held allocates or frees
+ * directly (an engine is used by one thread at a time, so that is rare), and
+ * the common case costs two atomic operations instead of a mutex's calls.
  */
 typedef struct cpu_buffer_cache {
-    pthread_mutex_t lock;
+    atomic_flag busy;
     void *head[CPU_BUFFER_CLASSES]; /* singly linked through the block header */
     size_t bytes;                   /* bytes held in the lists */
 } cpu_buffer_cache;

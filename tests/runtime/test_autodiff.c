@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include <tenferro/ops.h>
 
@@ -685,6 +686,116 @@ static void test_backward_with_seed(void **state)
     tft_env_end(&f);
 }
 
+/*
+ * Backward adds a variable's cotangents into a sum it alone holds, in place
+ * on engines that allow it (TF_ENGINE_CAP_IN_PLACE). Nothing the caller can
+ * see may change: not the seed (the first contributions are the seed
+ * itself), not a gradient returned earlier, not a vjp result.
+ */
+static void test_cotangent_sums_stay_private(void **state)
+{
+    (void)state;
+    tft_env f = tft_env_begin();
+    const int64_t s3[] = {3};
+    const double seed_v[] = {1, -2, 0.5}, four[] = {4, -8, 2}, eight[] = {8, -16, 4};
+    tf_eager *x = tft_f64(f.rt, 1, 1, s3, (double[]){1, 2, 3}, 3);
+    /* the seed in engine memory (an op's result), as a sum of the engine could be */
+    tf_eager *half = tft_f64(f.rt, 0, 1, s3, (double[]){0.5, -1, 0.25}, 3);
+    tf_eager *seed = op2(tf_session_add, f.s, half, half);
+    tf_eager_release(half);
+    /* y3 = ((x + x) + x) + x: x's cotangent is seed + seed + seed + seed */
+    tf_eager *y = op2(tf_session_add, f.s, x, x), *y2 = op2(tf_session_add, f.s, y, x);
+    tf_eager *y3 = op2(tf_session_add, f.s, y2, x);
+    TF_ASSERT_OK(tf_eager_backward_with_seed(y3, seed, g_cpu));
+    expect(seed, seed_v, 3, 0);
+    tf_tensor *g1 = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &g1));
+    expect_tensor(g1, four, 3, 0);
+    TF_ASSERT_OK(tf_eager_backward_with_seed(y3, seed, g_cpu));
+    expect_slot(x, eight, 3);
+    expect_tensor(g1, four, 3, 0); /* the gradient read before is unchanged */
+    expect(seed, seed_v, 3, 0);
+    tf_tensor_release(g1);
+
+    tf_eager *v1 = NULL, *v2 = NULL;
+    TF_ASSERT_OK(tf_runtime_vjp(f.rt, g_cpu, y3, x, seed, &v1));
+    expect(v1, four, 3, 0);
+    TF_ASSERT_OK(tf_runtime_vjp(f.rt, g_cpu, y3, x, seed, &v2));
+    expect(v1, four, 3, 0);
+    expect(v2, four, 3, 0);
+    expect(seed, seed_v, 3, 0);
+    expect_slot(x, eight, 3); /* the functional form leaves the slot alone */
+    tf_eager_release(v2);
+    tf_eager_release(v1);
+    tf_eager_release(y3);
+    tf_eager_release(y2);
+    tf_eager_release(y);
+    tf_eager_release(seed);
+    tf_eager_release(x);
+    tft_env_end(&f);
+}
+
+/* Asserts t holds exactly want[0 .. n) (any n, unlike expect_tensor). */
+static void expect_exact(const tf_tensor *t, const double *want, size_t n)
+{
+    double *got = malloc(n * sizeof *got);
+    assert_non_null(got);
+    read_tensor(t, got, n);
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            double g = got[i];
+            free(got);
+            fail_msg("element %zu: got %.17g, want %.17g", i, g, want[i]);
+        }
+    free(got);
+}
+
+/*
+ * Cotangent sums of every layout: contributions that are transposed views
+ * and broadcasts, on a tensor large enough for the engine's vector and
+ * threaded paths. Exact in f64 (small integers).
+ */
+static void test_cotangent_sums_of_views(void **state)
+{
+    (void)state;
+    tft_env f = tft_env_begin();
+    enum { R = 40, C = 75, N = R * C };
+    const int64_t shape[] = {R, C}, tshape[] = {C, R};
+    static double xv[N], wv[N], tv[N], want[N];
+    for (int i = 0; i < N; i++) {
+        xv[i] = i % 7 - 3;
+        wv[i] = i % 5 - 2;
+    }
+    for (int r = 0; r < R; r++) /* tv is C x R column-major: element (c, r) */
+        for (int c = 0; c < C; c++)
+            tv[c + C * r] = (r + 2 * c) % 9 - 4;
+    tf_eager *x = tft_f64(f.rt, 1, 2, shape, xv, N);
+    tf_eager *w = tft_f64(f.rt, 0, 2, shape, wv, N);
+    tf_eager *wt = tft_f64(f.rt, 0, 2, tshape, tv, N);
+    tf_eager *xt = NULL;
+    TF_ASSERT_OK(tf_session_transpose(f.s, x, (int[]){1, 0}, &xt));
+    /* l = sum(x * w) + sum(x^T * wt) + sum(x) + sum(x * w): d l / d x = 2w + wt^T + 1 */
+    tf_eager *xw = op2(tf_session_mul, f.s, x, w), *xtwt = op2(tf_session_mul, f.s, xt, wt);
+    tf_eager *a = sum_all(f.s, xw), *b = sum_all(f.s, xtwt), *c = sum_all(f.s, x);
+    tf_eager *ab = op2(tf_session_add, f.s, a, b), *abc = op2(tf_session_add, f.s, ab, c);
+    tf_eager *l = op2(tf_session_add, f.s, abc, a);
+    for (int r = 0; r < R; r++)
+        for (int col = 0; col < C; col++)
+            want[r + R * col] = 2 * wv[r + R * col] + tv[col + C * r] + 1;
+    TF_ASSERT_OK(tf_eager_backward(l, g_cpu));
+    tf_tensor *slot = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &slot));
+    expect_exact(slot, want, N);
+    tf_eager *g = grad(f.rt, l, x);
+    expect_exact(tf_eager_value(g), want, N);
+    expect_exact(slot, want, N);
+    tf_tensor_release(slot);
+    tf_eager *rel[] = {g, l, abc, ab, c, b, a, xtwt, xw, xt, wt, w, x};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        tf_eager_release(rel[i]);
+    tft_env_end(&f);
+}
+
 /* ===================================================================== */
 /* Detach                                                                 */
 /* ===================================================================== */
@@ -850,6 +961,8 @@ int main(void)
         cmocka_unit_test(test_trace_capture),
         cmocka_unit_test(test_grad_wrt_intermediate),
         cmocka_unit_test(test_backward_with_seed),
+        cmocka_unit_test(test_cotangent_sums_stay_private),
+        cmocka_unit_test(test_cotangent_sums_of_views),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_long_chain),
         cmocka_unit_test(test_derivatives_are_dense),

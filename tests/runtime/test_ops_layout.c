@@ -276,6 +276,37 @@ static void test_chain_gradcheck(void **state)
 /* Forward values                                                         */
 /* ===================================================================== */
 
+/*
+ * An op result's tensor and storage share one allocation (engine.c); views
+ * keep the memory alive after the tensor itself is gone, in any order of
+ * release, and the views still read the values (ASan checks the lifetimes).
+ */
+static void test_views_outlive_results(void **state)
+{
+    (void)state;
+    tft_env f = tft_env_begin();
+    const int64_t s23[] = {2, 3}, s6[] = {6};
+    tf_eager *a = tft_f64(f.rt, 0, 2, s23, (double[]){1, 2, 3, 4, 5, 6}, 6);
+    tf_eager *r = NULL;
+    TF_ASSERT_OK(tf_session_add(f.s, a, a, &r));
+    tf_tensor *flat = NULL, *tr = NULL;
+    TF_ASSERT_OK(tf_tensor_reshape(tf_eager_value(r), 1, s6, &flat));
+    TF_ASSERT_OK(tf_tensor_transpose(tf_eager_value(r), (int[]){1, 0}, &tr));
+    tf_eager_release(r); /* the result's tensor goes; its storage stays with the views */
+    double got[6];
+    TF_ASSERT_OK(tf_tensor_copy_to_host(flat, TF_F64, got, 6));
+    for (int i = 0; i < 6; i++)
+        assert_true(got[i] == 2.0 * (i + 1));
+    tf_tensor_release(flat);
+    TF_ASSERT_OK(tf_tensor_copy_to_host(tr, TF_F64, got, 6));
+    const double want_t[] = {2, 6, 10, 4, 8, 12};
+    for (int i = 0; i < 6; i++)
+        assert_true(got[i] == want_t[i]);
+    tf_tensor_release(tr); /* the last reference: the shared block is freed now */
+    tf_eager_release(a);
+    tft_env_end(&f);
+}
+
 static const int64_t k23[] = {2, 3};
 static const double k16[] = {1, 2, 3, 4, 5, 6}; /* [[1,3,5],[2,4,6]] column-major */
 
@@ -486,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_second_order),
         cmocka_unit_test(test_chain_gradcheck),
         cmocka_unit_test(test_reshape_values),
+        cmocka_unit_test(test_views_outlive_results),
         cmocka_unit_test(test_transpose_reverse_values),
         cmocka_unit_test(test_broadcast_values),
         cmocka_unit_test(test_reduction_values),

@@ -76,7 +76,8 @@
  *
  * Output operands are dense and column-major (strides as above; the offset
  * may be non-zero) unless the primitive's description says it accepts a
- * strided output. An output never shares memory with an input.
+ * strided output. An output never shares memory with an input, with one
+ * exception an engine opts into: see TF_ENGINE_CAP_IN_PLACE.
  *
  * Every buffer holds at least one element's bytes, even for a tensor with no
  * elements, so `data`/`buffer` are never NULL.
@@ -570,6 +571,15 @@ typedef struct tf_engine_options {
 /* Bits of tf_engine_plugin.capabilities. */
 #define TF_ENGINE_CAP_HOST_MEMORY (1u << 0) /* computes on host memory; see "Operands" */
 #define TF_ENGINE_CAP_THREADS (1u << 1)     /* honours tf_engine_options.threads > 1 */
+/*
+ * ABI 1.1: in TF_PRIM_BINARY calls, outputs[0] may be exactly inputs[0]: the
+ * same memory, offset, shape, strides and dtype (dense, as every output),
+ * with inputs[1] sharing no memory with it. Each element must then be read
+ * before it is written, as out[i] = in0[i] op in1[i] does. The host sends
+ * such calls (to add into a buffer nothing else can see) only to engines
+ * declaring this bit; there is never a partial overlap.
+ */
+#define TF_ENGINE_CAP_IN_PLACE (1u << 2)
 
 /*
  * The plugin descriptor returned by the entry symbol. Static storage; the

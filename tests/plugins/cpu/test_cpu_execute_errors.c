@@ -218,6 +218,9 @@ static void test_output_shares_input(void **state)
     tf_unary_params up = {sizeof up, TF_UNARY_NEG};
     tf_binary_params bp = {sizeof bp, TF_BINARY_SUB};
     expect_reject("unary in place", TF_PRIM_UNARY, &up, 1, &x, 1, &x, TF_ERR_VALIDATION);
+    /* the engine's TF_ENGINE_CAP_IN_PLACE is for the core's private sums, not this call */
+    tf_tensor *x_other[] = {x, other};
+    expect_reject("binary in place", TF_PRIM_BINARY, &bp, 2, x_other, 1, &x, TF_ERR_VALIDATION);
     TF_ASSERT_OK(tf_tensor_reshape(x, 1, s6, &y)); /* dense, same storage */
     tf_tensor *flat_other = NULL, *y2 = NULL;
     TF_ASSERT_OK(tf_tensor_reshape(other, 1, s6, &flat_other));
