@@ -237,7 +237,13 @@ tf_status tf__zeros_like(tf_session *s, const tf_eager *like, tf_eager **out);
 /* Sums a broadcast cotangent back to `shape` (reduce over stretched axes, reshape). */
 tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
                            tf_eager **out);
-/* Adds b into *acc (*acc may be NULL: takes a reference to b). */
+/*
+ * Adds b into *acc (*acc may be NULL: takes a reference to b). When neither
+ * is seen by anyone else (see op_util.c) the sum is written over one of
+ * them: over *acc, or over b when the caller holds b's only reference, in
+ * which case *acc becomes b (retained) and the caller must not use b's
+ * value afterwards except through *acc.
+ */
 tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b);
 
 #endif /* TF_EAGER_INTERNAL_H */

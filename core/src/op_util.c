@@ -295,10 +295,25 @@ tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
         *acc = b;
         return TF_OK;
     }
+    tf_binary_params p = {sizeof p, TF_BINARY_ADD};
     if (can_add_in_place(s, *acc, b)) {
-        tf_binary_params p = {sizeof p, TF_BINARY_ADD};
         tf_tensor *in[2] = {(*acc)->value, b->value};
         return tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
+    }
+    /*
+     * The other way round (float addition commutes exactly): the running sum
+     * may be a view no one can write (backward's first cotangent is often a
+     * broadcast of the seed), while b is the fresh, private result of a rule.
+     */
+    if (can_add_in_place(s, b, *acc)) {
+        tf_tensor *in[2] = {b->value, (*acc)->value};
+        tf_status st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
+        if (st)
+            return st;
+        tf_eager_retain(b);
+        tf_eager_release(*acc);
+        *acc = b;
+        return TF_OK;
     }
     tf_eager *sum;
     tf_status st = tf_session_add(s, *acc, b, &sum);
