@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
-"""ratios.py - the table of bench/run.sh: tenferro against the machine's limits and PyTorch.
+"""ratios.py - the tables of bench/run.sh and bench/gpu/run.sh: tenferro against the
+machine's limits and PyTorch.
 
-Reads the figure lines that run.sh collected (`[limit:|torch:]<workload> <metric> <value>
-<unit>`, in sections headed `# threads N round R`) and prints one Markdown table per thread
-count with the ratios tenferro/limit and tenferro/torch of each figure and the targets of
-issue 6. Ratios are of the figures as printed: for times (ns, ms) lower is better, for
-GFLOP/s higher. With several rounds, each figure is the median over rounds, and each ratio
-the median over rounds of that round's ratio (its smallest and largest value in brackets):
-the three programs of one round ran one after the other, under the same load. `met` says
-yes when every round meets the target, NO when none does, else how many rounds did.
+Reads the figure lines that those scripts collected (`[limit:|torch:]<workload> <metric>
+<value> <unit>`, in sections headed `# threads N round R` or `# engine NAME round R`) and
+prints one Markdown table per section kind (thread count, or engine) with the ratios
+tenferro/limit and tenferro/torch of each figure and the targets: those of issue 6 (the CPU
+engine, the default) or, with `--targets issue5`, those of issue 5 (the Vulkan engine on a
+GPU against PyTorch-CUDA). Ratios are of the figures as printed: for times (ns, ms) lower is
+better, for GFLOP/s and TFLOP/s higher. With several rounds, each figure is the median over
+rounds, and each ratio the median over rounds of that round's ratio (its smallest and largest
+value in brackets): the programs of one round ran one after the other, under the same load.
+`met` says yes when every round meets the target, NO when none does, else how many rounds
+did. The limit columns are left out of a table that has no limit figures.
 
-usage: python3 bench/ratios.py RAW_FILE
+usage: python3 bench/ratios.py [--targets issue6|issue5] RAW_FILE
 """
+import argparse
 import statistics
-import sys
 
 # (workload, metric prefix) -> list of (against, comparison, bound)
-TARGETS = {
+ISSUE6 = {
     ("dispatch", "forward_per_op"): [("torch", "<=", 1 / 8)],
     ("dispatch", "backward_per_op"): [("torch", "<=", 1 / 8)],
     ("mlp", "step"): [("torch", "<=", 0.8)],
@@ -25,16 +29,32 @@ TARGETS = {
     ("elementwise", "fwd_bwd"): [("torch", "<=", 0.5), ("limit", "<=", 2.0)],
 }
 
+# Issue 5: the Vulkan engine on a GPU against PyTorch-CUDA eager (bench/gpu/run.sh).
+ISSUE5 = {
+    ("gemm", "f32_"): [("torch", ">=", 0.9)],
+    ("elementwise_f32", "fwd_bwd"): [("torch", "<=", 0.5)],
+    ("dispatch", "forward_per_op"): [("torch", "<=", 1 / 4)],
+    ("dispatch", "backward_per_op"): [("torch", "<=", 1 / 4)],
+    ("mlp", "step"): [("torch", "<=", 1.0)],
+}
+
+TARGET_SETS = {"issue6": ISSUE6, "issue5": ISSUE5}
+TARGETS = ISSUE6  # the set in use, chosen by main()
+
 
 def parse(path):
-    """{threads: [{(system, workload, metric): (value, unit)} per round]}"""
+    """{section: [{(system, workload, metric): (value, unit)} per round]}, where a section is
+    ("threads", N) or ("engine", NAME)."""
     runs, current = {}, None
     with open(path) as f:
         for line in f:
             parts = line.split()
-            if line.startswith("# threads"):
+            if line.startswith("# threads") and len(parts) >= 3:
                 current = {}
-                runs.setdefault(int(parts[2]), []).append(current)
+                runs.setdefault(("threads", int(parts[2])), []).append(current)
+            elif line.startswith("# engine") and len(parts) >= 3:
+                current = {}
+                runs.setdefault(("engine", parts[2]), []).append(current)
             elif len(parts) == 4 and current is not None:
                 name, metric, value, unit = parts
                 system, _, workload = name.rpartition(":")
@@ -77,12 +97,21 @@ def ratios_of(rounds, workload, metric, against):
     return out
 
 
-def table(threads, rounds):
-    print(f"\n### {threads} thread{'s' if threads != 1 else ''}, "
-          f"{len(rounds)} round{'s' if len(rounds) != 1 else ''}\n")
-    print("| workload | figure | tenferro | limit | torch | tenferro/limit | tenferro/torch "
-          "| target | met |")
-    print("|---|---|---|---|---|---|---|---|---|")
+def table(section, rounds):
+    kind, value = section
+    plural = "s" if len(rounds) != 1 else ""
+    if kind == "threads":
+        print(f"\n### {value} thread{'s' if value != 1 else ''}, {len(rounds)} round{plural}\n")
+    else:
+        print(f"\n### engine {value}, {len(rounds)} round{plural}\n")
+    limits = any(s == "limit" for r in rounds for (s, _, _) in r)
+    if limits:
+        print("| workload | figure | tenferro | limit | torch | tenferro/limit | tenferro/torch "
+              "| target | met |")
+        print("|---|---|---|---|---|---|---|---|---|")
+    else:
+        print("| workload | figure | tenferro | torch | tenferro/torch | target | met |")
+        print("|---|---|---|---|---|---|---|")
     keys = []
     for r in rounds:
         keys += [(w, m, u) for (s, w, m), (_, u) in r.items()
@@ -98,17 +127,25 @@ def table(threads, rounds):
             ok = [(r <= bound if cmp == "<=" else r >= bound) for r in ratio[against]]
             met.append("?" if not ok else "yes" if all(ok) else "NO" if not any(ok) else
                        f"{sum(ok)} of {len(ok)} rounds")
-        print(f"| {workload} | {metric} ({unit}) | {fmt(fig['tenferro'])} | {fmt(fig['limit'])} "
-              f"| {fmt(fig['torch'])} | {fmt_ratio(ratio['limit'])} | "
-              f"{fmt_ratio(ratio['torch'])} | {'; '.join(goals) or '-'} | "
-              f"{'; '.join(met) or '-'} |")
+        cells = [workload, f"{metric} ({unit})", fmt(fig["tenferro"])]
+        if limits:
+            cells.append(fmt(fig["limit"]))
+        cells.append(fmt(fig["torch"]))
+        if limits:
+            cells.append(fmt_ratio(ratio["limit"]))
+        cells += [fmt_ratio(ratio["torch"]), "; ".join(goals) or "-", "; ".join(met) or "-"]
+        print("| " + " | ".join(cells) + " |")
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__.strip().splitlines()[-1])
-    for threads, rounds in parse(sys.argv[1]).items():
-        table(threads, rounds)
+    global TARGETS
+    ap = argparse.ArgumentParser(usage=__doc__.strip().splitlines()[-1].split(": ", 1)[1])
+    ap.add_argument("--targets", choices=sorted(TARGET_SETS), default="issue6")
+    ap.add_argument("raw_file")
+    a = ap.parse_args()
+    TARGETS = TARGET_SETS[a.targets]
+    for section, rounds in parse(a.raw_file).items():
+        table(section, rounds)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
-"""torch_bench.py - the standard workloads of BENCHMARKS.md in PyTorch's CPU eager mode.
+"""torch_bench.py - the workloads of `tenferro bench` in PyTorch's eager mode (CPU or CUDA).
 
 Prints the same lines as `tenferro bench`, with workload names prefixed `torch:`
 (`torch:<workload> <metric> <value> <unit>` on stdout; everything else on stderr).
 Each figure is the median of 5 timed repetitions after one untimed warm-up; peak
-resident memory per workload comes from VmHWM, reset before each workload.
+resident memory (of the host process) per workload comes from VmHWM, reset before
+each workload. Without a workload named it runs the four standard ones of
+BENCHMARKS.md; the extra ones (gemm, elementwise_f32) run only when named.
 
-usage: python3 bench/torch_bench.py [--threads N] [--quick] [WORKLOAD ...]
+On `--device cuda` every timed section starts and ends with torch.cuda.synchronize(),
+as `tenferro bench` ends its own with tf_engine_synchronize, and TF32 is off for
+matrix products and cuDNN (plain fp32 arithmetic, as the Vulkan engine does). Where
+CUDA is not available it says so on stderr and exits with status 3, printing no
+figure.
+
+usage: python3 bench/torch_bench.py [--device cpu|cuda] [--threads N] [--quick]
+                                    [--gemm-n N] [WORKLOAD ...]
 (Debian's python3-torch lives in /usr/bin/python3; bench/run.sh runs it so.)
 """
 import argparse
@@ -17,8 +26,12 @@ import time
 import torch
 
 FULL = dict(reps=5, pairs=5000, mlp_steps=50, mlp=(64, 784, 256, 10), n=1 << 22,
-            f64_n=512, f32_n=1024)
-QUICK = dict(reps=1, pairs=50, mlp_steps=12, mlp=(4, 8, 6, 3), n=1 << 10, f64_n=16, f32_n=16)
+            f64_n=512, f32_n=1024, gemm_n=4096, gemm_products=10, f32_elements=1 << 26)
+QUICK = dict(reps=1, pairs=50, mlp_steps=12, mlp=(4, 8, 6, 3), n=1 << 10, f64_n=16, f32_n=16,
+             gemm_n=16, gemm_products=2, f32_elements=1 << 10)
+
+# The device every tensor lives on ("cpu" or "cuda"), set once by main().
+DEVICE = torch.device("cpu")
 
 
 def figure(workload, metric, value, unit):
@@ -44,17 +57,28 @@ def reset_peak():
         pass
 
 
+def sync():
+    """Waits for the device's queued work (CUDA runs asynchronously to the host)."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def now():
+    """The host clock, after the device's work so far is done."""
+    sync()
     return time.perf_counter()
 
 
 def uniform(gen, shape, dtype, lo=0.0, hi=1.0):
-    return (torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    """Drawn on the host from the fixed-seed generator, then moved to DEVICE."""
+    host = torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo
+    return host.to(dtype).to(DEVICE)
 
 
 def run_dispatch(z, gen):
-    x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64, requires_grad=True)
-    c = torch.full((4,), 0.5, dtype=torch.float64)
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64, device=DEVICE,
+                     requires_grad=True)
+    c = torch.full((4,), 0.5, dtype=torch.float64, device=DEVICE)
     fwd, bwd = [], []
     for r in range(z["reps"] + 1):
         x.grad = None
@@ -115,10 +139,9 @@ def run_mlp(z, gen):
         figure("mlp", "rss_growth", rss[steps] - rss[steps // 5], "MiB")
 
 
-def run_elementwise(z, gen):
-    n = z["n"]
-    x = uniform(gen, (n,), torch.float64).requires_grad_(True)
-    y = uniform(gen, (n,), torch.float64)
+def elementwise_run(z, gen, workload, dtype, n):
+    x = uniform(gen, (n,), dtype).requires_grad_(True)
+    y = uniform(gen, (n,), dtype)
     times = []
     for r in range(z["reps"] + 1):
         t0 = now()
@@ -128,7 +151,16 @@ def run_elementwise(z, gen):
         del loss
         if r:
             times.append(now() - t0)
-    figure("elementwise", "fwd_bwd", 1e3 * statistics.median(times), "ms")
+    figure(workload, "fwd_bwd", 1e3 * statistics.median(times), "ms")
+
+
+def run_elementwise(z, gen):
+    elementwise_run(z, gen, "elementwise", torch.float64, z["n"])
+
+
+def run_elementwise_f32(z, gen):
+    """Extra: the elementwise work in f32 on 2^26 elements."""
+    elementwise_run(z, gen, "elementwise_f32", torch.float32, z["f32_elements"])
 
 
 def matmul_size(z, gen, dtype, n):
@@ -154,29 +186,79 @@ def run_matmul(z, gen):
     matmul_size(z, gen, torch.float32, z["f32_n"])
 
 
-WORKLOADS = {"dispatch": run_dispatch, "mlp": run_mlp, "elementwise": run_elementwise,
-             "matmul": run_matmul}
+def run_gemm(z, gen):
+    """Extra: untracked f32 products C = A @ B, gemm_products per timed repetition."""
+    n, count = z["gemm_n"], z["gemm_products"]
+    A = uniform(gen, (n, n), torch.float32)
+    B = uniform(gen, (n, n), torch.float32)
+    times = []
+    with torch.no_grad():
+        for r in range(z["reps"] + 1):
+            t0 = now()
+            for _ in range(count):
+                C = A @ B
+                del C
+            if r:
+                times.append(now() - t0)
+    figure("gemm", f"f32_{n}_tflops", 2.0 * n ** 3 * count / statistics.median(times) / 1e12,
+           "TFLOP/s")
+
+
+STANDARD = {"dispatch": run_dispatch, "mlp": run_mlp, "elementwise": run_elementwise,
+            "matmul": run_matmul}
+EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32}
+WORKLOADS = {**STANDARD, **EXTRA}
+
+
+def describe_cuda():
+    """Turns TF32 off and returns a line naming the GPU; exits 3 where CUDA is absent."""
+    if not torch.cuda.is_available():
+        print(f"torch_bench: CUDA is not available to this torch ({torch.__version__}, built "
+              f"with CUDA {torch.version.cuda or 'none'}): nothing run; use --device cpu",
+              file=sys.stderr)
+        sys.exit(3)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    if hasattr(torch, "set_float32_matmul_precision"):
+        torch.set_float32_matmul_precision("highest")
+    torch.cuda.init()
+    return (f"device cuda: {torch.cuda.get_device_name()}, CUDA {torch.version.cuda}, "
+            f"TF32 off (matmul {torch.backends.cuda.matmul.allow_tf32}, "
+            f"cudnn {torch.backends.cudnn.allow_tf32})")
 
 
 def main():
+    global DEVICE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="where tensors live (default cpu)")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: default)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, one repetition")
+    ap.add_argument("--gemm-n", type=int, default=None, metavar="N",
+                    help="gemm's matrix size (default 4096, 16 with --quick)")
     ap.add_argument("workloads", nargs="*", metavar="WORKLOAD",
-                    help="any of " + ", ".join(WORKLOADS) + " (default: all)")
+                    help="any of " + ", ".join(WORKLOADS) + " (default: the standard "
+                    + ", ".join(STANDARD) + ")")
     a = ap.parse_args()
     for name in a.workloads:
         if name not in WORKLOADS:
             ap.error(f"unknown workload '{name}'")
+    if a.gemm_n is not None and not 1 <= a.gemm_n <= 65536:
+        ap.error("--gemm-n needs 1 <= N <= 65536")
+    device_line = describe_cuda() if a.device == "cuda" else "device cpu"
+    DEVICE = torch.device(a.device)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
-    z = QUICK if a.quick else FULL
+    z = dict(QUICK if a.quick else FULL)
+    if a.gemm_n is not None:
+        z["gemm_n"] = a.gemm_n
     capability = [line.split(":", 1)[1].strip() for line in torch.__config__.show().splitlines()
                   if "CPU capability usage" in line]
     print(f"torch_bench: torch {torch.__version__}, {torch.get_num_threads()} thread(s), "
-          f"CPU capability {capability[0] if capability else '?'}", file=sys.stderr)
+          f"CPU capability {capability[0] if capability else '?'}; {device_line}",
+          file=sys.stderr)
     gen = torch.Generator().manual_seed(0x5EED)
-    for name in a.workloads or list(WORKLOADS):
+    for name in a.workloads or list(STANDARD):
         reset_peak()
         t0 = now()
         WORKLOADS[name](z, gen)

@@ -1,7 +1,12 @@
 /*
  * cmd_bench.c - `tenferro bench`: the standard workloads of BENCHMARKS.md
  * (dispatch, mlp, elementwise, matmul), run through the public API exactly as
- * an application would, on the engine the user picks.
+ * an application would, on the engine the user picks; and two extra
+ * workloads run only when named (gemm, elementwise_f32), sized for a GPU.
+ *
+ * Every timed section ends with tf_engine_synchronize, so that on an
+ * asynchronous engine (Vulkan) the clock stops when the work is done, not
+ * when it is queued; on the CPU engine that call returns at once.
  *
  * stdout carries only figure lines, `<workload> <metric> <value> <unit>`;
  * everything else (engine, driver, notes) goes to stderr. Each figure is the
@@ -13,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +35,7 @@ typedef struct bench_options {
     const char *engine;
     int threads;
     int quick;
+    int64_t gemm_n; /* --gemm-n; 0: the size of the mode */
 } bench_options;
 
 /* Sizes and repetitions of one run: the specified ones, or tiny ones for --quick. */
@@ -39,10 +46,15 @@ typedef struct bench_sizes {
     int64_t mlp_batch, mlp_in, mlp_hidden, mlp_out;
     int64_t elementwise_n;
     int64_t matmul_f64_n, matmul_f32_n;
+    /* the extra workloads */
+    int64_t gemm_n;    /* f32 [n,n] x [n,n] */
+    int gemm_products; /* products per timed repetition */
+    int64_t elementwise_f32_n;
 } bench_sizes;
 
-static const bench_sizes k_full = {5, 5000, 50, 64, 784, 256, 10, 1 << 22, 512, 1024};
-static const bench_sizes k_quick = {1, 50, 12, 4, 8, 6, 3, 1 << 10, 16, 16};
+static const bench_sizes k_full = {
+    5, 5000, 50, 64, 784, 256, 10, 1 << 22, 512, 1024, 4096, 10, (int64_t)1 << 26};
+static const bench_sizes k_quick = {1, 50, 12, 4, 8, 6, 3, 1 << 10, 16, 16, 16, 2, 1 << 10};
 
 typedef struct bench {
     tf_engine *engine;
@@ -57,6 +69,12 @@ typedef struct bench {
         if (st == TF_OK) \
             st = (call); \
     } while (0)
+
+/* Waits for the engine's queued work: called before every clock stop. */
+static tf_status finish(bench *b)
+{
+    return tf_engine_synchronize(b->engine);
+}
 
 /* ---- inputs ------------------------------------------------------------- */
 
@@ -138,9 +156,11 @@ static tf_status dispatch_once(bench *b, tf_eager *x, tf_eager *c, double *fwd, 
     }
     TRY(tf_session_reduce_sum(b->s, y, NULL, 0, &loss));
     tf_eager_release(y);
+    TRY(finish(b));
     double t1 = tf_bench_now();
     TRY(tf_eager_backward(loss, b->engine));
     tf_eager_release(loss);
+    TRY(finish(b));
     double t2 = tf_bench_now();
     *fwd = t1 - t0;
     *bwd = t2 - t1;
@@ -265,6 +285,7 @@ static tf_status mlp_run(bench *b, mlp *m, double *seconds, double rss[2])
         if (rss && (i == early || i == steps))
             rss[i == steps] = tf_bench_rss_mib();
     }
+    TRY(finish(b));
     *seconds = tf_bench_now() - t0;
     return st;
 }
@@ -324,25 +345,37 @@ static tf_status elementwise_once(bench *b, tf_eager *x, tf_eager *y, double *se
     TRY(tf_runtime_clear_grads(b->rt));
     TRY(tf_eager_backward(loss, b->engine));
     tf_eager_release(loss);
+    TRY(finish(b));
     *seconds = tf_bench_now() - t0;
     return st;
 }
 
-static tf_status run_elementwise(bench *b)
+/* The elementwise work on n elements of one dtype, reported under `workload`. */
+static tf_status elementwise_run(bench *b, const char *workload, tf_dtype dtype, int64_t n)
 {
     tf_eager *x = NULL, *y = NULL;
-    const int64_t n = b->z->elementwise_n;
-    tf_status st = random_variable(b, TF_F64, 1, &n, 0, 1, 21, &x);
-    TRY(random_constant(b, TF_F64, 1, &n, 0, 1, 22, &y));
+    tf_status st = random_variable(b, dtype, 1, &n, 0, 1, 21, &x);
+    TRY(random_constant(b, dtype, 1, &n, 0, 1, 22, &y));
     double secs[TF_BENCH_MAX_REPS], warm;
     TRY(elementwise_once(b, x, y, &warm));
     for (int r = 0; r < b->z->reps && !st; r++)
         st = elementwise_once(b, x, y, &secs[r]);
     if (!st)
-        figure("elementwise", "fwd_bwd", 1e3 * tf_bench_median(secs, b->z->reps), "ms");
+        figure(workload, "fwd_bwd", 1e3 * tf_bench_median(secs, b->z->reps), "ms");
     tf_eager_release(x);
     tf_eager_release(y);
     return st;
+}
+
+static tf_status run_elementwise(bench *b)
+{
+    return elementwise_run(b, "elementwise", TF_F64, b->z->elementwise_n);
+}
+
+/* Extra: the same work in f32 on 2^26 elements, where a GPU's bandwidth shows. */
+static tf_status run_elementwise_f32(bench *b)
+{
+    return elementwise_run(b, "elementwise_f32", TF_F32, b->z->elementwise_f32_n);
 }
 
 /* ---- matmul ------------------------------------------------------------------ */
@@ -357,6 +390,7 @@ static tf_status matmul_once(bench *b, tf_eager *a, tf_eager *c, double *seconds
     TRY(tf_runtime_clear_grads(b->rt));
     TRY(tf_eager_backward(loss, b->engine));
     tf_eager_release(loss);
+    TRY(finish(b));
     *seconds = tf_bench_now() - t0;
     return st;
 }
@@ -390,25 +424,90 @@ static tf_status run_matmul(bench *b)
     return st;
 }
 
+/* ---- gemm (extra) -------------------------------------------------------------- */
+
+/*
+ * One repetition: `gemm_products` untracked products C = A·B (DOT_GENERAL,
+ * contracting A's axis 1 with B's axis 0), each result released at once,
+ * then one wait for all of them.
+ */
+static tf_status gemm_once(bench *b, tf_eager *a, tf_eager *c, double *seconds)
+{
+    tf_dot_dims dims;
+    memset(&dims, 0, sizeof dims);
+    dims.n_contracting = 1;
+    dims.lhs_contracting[0] = 1;
+    dims.rhs_contracting[0] = 0;
+    tf_status st = TF_OK;
+    double t0 = tf_bench_now();
+    for (int i = 0; i < b->z->gemm_products && !st; i++) {
+        tf_eager *ab = NULL;
+        st = tf_session_dot_general(b->s, a, c, &dims, &ab);
+        tf_eager_release(ab);
+    }
+    TRY(finish(b));
+    *seconds = tf_bench_now() - t0;
+    return st;
+}
+
+static tf_status run_gemm(bench *b)
+{
+    const int64_t n = b->z->gemm_n, shape[2] = {n, n};
+    tf_eager *a = NULL, *c = NULL;
+    tf_status st = random_constant(b, TF_F32, 2, shape, 0, 1, 41, &a);
+    TRY(random_constant(b, TF_F32, 2, shape, 0, 1, 42, &c));
+    double secs[TF_BENCH_MAX_REPS], warm;
+    TRY(gemm_once(b, a, c, &warm));
+    for (int r = 0; r < b->z->reps && !st; r++)
+        st = gemm_once(b, a, c, &secs[r]);
+    if (!st) {
+        char metric[64];
+        snprintf(metric, sizeof metric, "f32_%lld_tflops", (long long)n);
+        double flops = 2.0 * (double)n * (double)n * (double)n * b->z->gemm_products;
+        figure("gemm", metric, flops / tf_bench_median(secs, b->z->reps) / 1e12, "TFLOP/s");
+    }
+    tf_eager_release(a);
+    tf_eager_release(c);
+    return st;
+}
+
 /* ---- driver ----------------------------------------------------------------- */
 
 typedef struct workload {
     const char *name;
     tf_status (*run)(bench *b);
+    int standard; /* run when no workload is named */
 } workload;
 
 static const workload k_workloads[] = {
-    {"dispatch", run_dispatch},
-    {"mlp", run_mlp},
-    {"elementwise", run_elementwise},
-    {"matmul", run_matmul},
+    {"dispatch", run_dispatch, 1},
+    {"mlp", run_mlp, 1},
+    {"elementwise", run_elementwise, 1},
+    {"matmul", run_matmul, 1},
+    {"gemm", run_gemm, 0},
+    {"elementwise_f32", run_elementwise_f32, 0},
 };
 #define N_WORKLOADS (sizeof k_workloads / sizeof k_workloads[0])
 
 static void bench_usage(void)
 {
-    fprintf(stderr, "usage: tenferro bench [--engine NAME] [--threads N] [--quick] [WORKLOAD ...]\n"
-                    "workloads: dispatch mlp elementwise matmul (default: all)\n");
+    fprintf(stderr, "usage: tenferro bench [--engine NAME] [--threads N] [--quick] [--gemm-n N] "
+                    "[WORKLOAD ...]\n"
+                    "workloads: dispatch mlp elementwise matmul (the standard ones, the "
+                    "default)\n"
+                    "           gemm elementwise_f32 (extra, run only when named)\n");
+}
+
+/* Reads a whole decimal number in [1, max] into *out; returns 0 if `text` is not one. */
+static int parse_size(const char *text, int64_t max, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < 1 || v > max)
+        return 0;
+    *out = v;
+    return 1;
 }
 
 /* Parses options and marks the selected workloads; returns 2 on a usage error. */
@@ -425,6 +524,8 @@ static int bench_parse(int argc, char **argv, bench_options *o, int selected[N_W
             i++;
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = 1;
+        } else if (strcmp(a, "--gemm-n") == 0 && v && parse_size(v, 65536, &o->gemm_n)) {
+            i++;
         } else {
             size_t w = 0;
             while (w < N_WORKLOADS && strcmp(a, k_workloads[w].name) != 0)
@@ -439,7 +540,7 @@ static int bench_parse(int argc, char **argv, bench_options *o, int selected[N_W
         }
     }
     for (size_t w = 0; w < N_WORKLOADS && !any; w++)
-        selected[w] = 1;
+        selected[w] = k_workloads[w].standard;
     return 0;
 }
 
@@ -458,7 +559,10 @@ static void describe(const bench_options *o, tf_engine *engine)
 
 static tf_status run_selected(const bench_options *o, const int selected[N_WORKLOADS])
 {
-    bench b = {NULL, NULL, NULL, o->quick ? &k_quick : &k_full};
+    bench_sizes z = o->quick ? k_quick : k_full;
+    if (o->gemm_n)
+        z.gemm_n = o->gemm_n;
+    bench b = {NULL, NULL, NULL, &z};
     tf_status st = tf_cli_open_engine(o->engine, o->threads, &b.engine);
     TRY(tf_runtime_create(&b.rt));
     TRY(tf_session_begin(b.rt, b.engine, &b.s));
@@ -485,7 +589,7 @@ static tf_status run_selected(const bench_options *o, const int selected[N_WORKL
 
 int tf_cli_bench(int argc, char **argv)
 {
-    bench_options o = {NULL, 0, 0}; /* engine NULL: the configured one */
+    bench_options o = {NULL, 0, 0, 0}; /* engine NULL: the configured one */
     int selected[N_WORKLOADS] = {0};
     int rc = bench_parse(argc, argv, &o, selected);
     if (rc)

@@ -2,8 +2,13 @@
  * test_bench.c - `tenferro bench --quick` (and the limits program of bench/,
  * when built) run for real, so that the bench cannot rot: every stdout line
  * is `<workload> <metric> <value> <unit>` with a finite number, every
- * expected figure is there, a workload list selects, bad arguments exit
- * with 2. Timings are never asserted.
+ * expected figure is there, a workload list selects, the extra workloads
+ * (gemm, elementwise_f32) run only when named, bad arguments exit with 2.
+ * Timings are never asserted.
+ *
+ * Built with TF_BENCH_VULKAN (the program test_bench_vulkan, label vulkan)
+ * it runs every workload on the Vulkan engine instead, whose work completes
+ * asynchronously: the figures must come out just the same.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 
@@ -18,11 +23,14 @@ static int run(const char *cmd, char **out)
     return tf_test_run(cmd, out);
 }
 
-static const char *const k_units[] = {"ns", "ms", "MiB", "GFLOP/s"};
+static const char *const k_units[] = {"ns", "ms", "MiB", "GFLOP/s", "TFLOP/s"};
+
+static const char *const k_workloads[] = {"dispatch", "mlp",  "elementwise",
+                                          "matmul",   "gemm", "elementwise_f32"};
 
 /*
  * Checks one line: exactly four fields separated by single spaces, the
- * workload (after `prefix`) one of the four, a finite value, a known unit.
+ * workload (after `prefix`) a known one, a finite value, a known unit.
  * Returns the line's "<workload> <metric> <unit>" key in `key`.
  */
 static void check_line(const char *line, const char *prefix, char *key, size_t key_size)
@@ -40,8 +48,11 @@ static void check_line(const char *line, const char *prefix, char *key, size_t k
     size_t plen = strlen(prefix);
     assert_int_equal(strncmp(fields[0], prefix, plen), 0);
     const char *workload = fields[0] + plen;
-    assert_true(strcmp(workload, "dispatch") == 0 || strcmp(workload, "mlp") == 0 ||
-                strcmp(workload, "elementwise") == 0 || strcmp(workload, "matmul") == 0);
+    int workload_ok = 0;
+    for (size_t i = 0; i < sizeof k_workloads / sizeof k_workloads[0]; i++)
+        workload_ok |= strcmp(workload, k_workloads[i]) == 0;
+    if (!workload_ok)
+        fail_msg("unknown workload: '%s'", line);
     char *end = NULL;
     double value = strtod(fields[2], &end);
     if (end == fields[2] || *end != '\0' || !isfinite(value))
@@ -93,12 +104,43 @@ static const char *const k_bench_figures[] = {
     "matmul peak_rss MiB",
 };
 
+static const char *const k_extra_figures[] = {
+    "gemm f32_16_tflops TFLOP/s",
+    "gemm peak_rss MiB",
+    "elementwise_f32 fwd_bwd ms",
+    "elementwise_f32 peak_rss MiB",
+};
+
+#ifndef TF_BENCH_VULKAN
+
+/* Without a workload named: the four standard ones, never the extra ones. */
 static void test_bench_quick_format(void **state)
 {
     (void)state;
     char *out;
     assert_int_equal(run(TF_CLI_PATH " bench --quick 2>/dev/null", &out), 0);
     check_output(out, "", k_bench_figures, sizeof k_bench_figures / sizeof k_bench_figures[0]);
+    free(out);
+}
+
+static void test_bench_extra_quick_format(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(
+        run(TF_CLI_PATH " bench --quick --engine cpu elementwise_f32 gemm 2>/dev/null", &out), 0);
+    check_output(out, "", k_extra_figures, sizeof k_extra_figures / sizeof k_extra_figures[0]);
+    free(out);
+}
+
+/* --gemm-n sets gemm's size, which the metric's name carries. */
+static void test_bench_gemm_size(void **state)
+{
+    (void)state;
+    static const char *const figures[] = {"gemm f32_24_tflops TFLOP/s", "gemm peak_rss MiB"};
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " bench --quick --gemm-n 24 gemm 2>/dev/null", &out), 0);
+    check_output(out, "", figures, sizeof figures / sizeof figures[0]);
     free(out);
 }
 
@@ -127,9 +169,46 @@ static void test_bench_usage_errors(void **state)
     assert_int_equal(run(TF_CLI_PATH " bench --quick --engine no-such-engine 2>/dev/null", &out),
                      1);
     free(out);
+    /* --gemm-n needs 1 <= N <= 65536; nothing runs on a usage error */
+    static const char *const bad_n[] = {"0", "-4", "65537", "x", "", "12abc"};
+    for (size_t i = 0; i < sizeof bad_n / sizeof bad_n[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, TF_CLI_PATH " bench --quick --gemm-n '%s' gemm 2>/dev/null",
+                 bad_n[i]);
+        assert_int_equal(run(cmd, &out), 2);
+        assert_string_equal(out, "");
+        free(out);
+    }
+    assert_int_equal(run(TF_CLI_PATH " bench --quick gemm --gemm-n 2>/dev/null", &out), 2);
+    assert_string_equal(out, "");
+    free(out);
 }
 
-#ifdef TF_LIMITS_PATH
+#else /* TF_BENCH_VULKAN */
+
+/* Every workload, standard and extra, on the Vulkan engine. */
+static void test_bench_vulkan_quick_format(void **state)
+{
+    (void)state;
+    const char *expected[sizeof k_bench_figures / sizeof k_bench_figures[0] +
+                         sizeof k_extra_figures / sizeof k_extra_figures[0]];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof k_bench_figures / sizeof k_bench_figures[0]; i++)
+        expected[n++] = k_bench_figures[i];
+    for (size_t i = 0; i < sizeof k_extra_figures / sizeof k_extra_figures[0]; i++)
+        expected[n++] = k_extra_figures[i];
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " bench --quick --engine vulkan dispatch mlp elementwise "
+                                     "matmul gemm elementwise_f32 2>/dev/null",
+                         &out),
+                     0);
+    check_output(out, "", expected, n);
+    free(out);
+}
+
+#endif /* TF_BENCH_VULKAN */
+
+#if defined(TF_LIMITS_PATH) && !defined(TF_BENCH_VULKAN)
 static void test_limits_quick_format(void **state)
 {
     (void)state;
@@ -146,11 +225,15 @@ static void test_limits_quick_format(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bench_quick_format),
-        cmocka_unit_test(test_bench_selects_workloads),
+#ifndef TF_BENCH_VULKAN
+        cmocka_unit_test(test_bench_quick_format),  cmocka_unit_test(test_bench_extra_quick_format),
+        cmocka_unit_test(test_bench_gemm_size),     cmocka_unit_test(test_bench_selects_workloads),
         cmocka_unit_test(test_bench_usage_errors),
 #ifdef TF_LIMITS_PATH
         cmocka_unit_test(test_limits_quick_format),
+#endif
+#else
+        cmocka_unit_test(test_bench_vulkan_quick_format),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
