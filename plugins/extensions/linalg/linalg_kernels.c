@@ -479,110 +479,6 @@ static tf_status svd_failed(const tf_ext_kernel_ctx *k, int64_t b, lapack_int in
     return fail(k, TF_ERR_BACKEND, "LAPACK gesdd refused argument %lld", b, -(long long)info);
 }
 
-/* a [..., m, n], k = min(m, n): u [..., m, k], s [..., k] descending, v [..., n, k]. */
-tf_status linalg_svd_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double eps,
-                         const tf_operand *u, const tf_operand *s, const tf_operand *v)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    if (kk == 0)
-        return TF_OK;
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    lapack_int lwork = 4 * kk * kk + 8 * (m + n) + 64 * (m + n);
-    void *am = scratch(k, (size_t)m * (size_t)n * es),
-         *um = scratch(k, (size_t)m * (size_t)kk * es);
-    void *vt = scratch(k, (size_t)kk * (size_t)n * es),
-         *vm = scratch(k, (size_t)n * (size_t)kk * es);
-    void *sm = scratch(k, (size_t)kk * es), *work = scratch(k, (size_t)lwork * es);
-    lapack_int *iwork = scratch(k, (size_t)(8 * kk) * sizeof *iwork);
-    tf_status st = am && um && vt && vm && sm && work && iwork ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, am);
-        if ((st = check_finite(k, a, am, b, 0)))
-            break;
-        lapack_int info = a->dtype == TF_F64
-                              ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
-                                                    vt, kk, work, lwork, iwork)
-                              : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
-                                                    vt, kk, work, lwork, iwork);
-        if (info != 0) {
-            st = svd_failed(k, b, info);
-            break;
-        }
-        for (lapack_int i = 0; i < kk; i++) /* v = vt^T */
-            for (lapack_int j = 0; j < n; j++)
-                memcpy((char *)vm + (size_t)(j + i * n) * es,
-                       (char *)vt + (size_t)(i + j * kk) * es, es);
-        store(u, b, um);
-        store_vec(s, b, sm);
-        store(v, b, vm);
-    }
-    void *bufs[] = {am, um, vt, vm, sm, work, iwork};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        k->host->free(k->host->ctx, bufs[i]);
-    return st;
-}
-
-/* ---- pinv and norm ---- */
-
-/* Moore-Penrose inverse of a [..., m, n] -> [..., n, m] by SVD; singular
-   values <= rcond * s_max count as zero. */
-tf_status linalg_pinv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double rcond,
-                          const tf_operand *p)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    if (kk == 0)
-        return TF_OK;
-    int f64 = a->dtype == TF_F64;
-    size_t es = f64 ? 8 : 4;
-    lapack_int lwork = 4 * kk * kk + 8 * (m + n) + 64 * (m + n);
-    void *am = scratch(k, (size_t)m * (size_t)n * es),
-         *um = scratch(k, (size_t)m * (size_t)kk * es);
-    void *vt = scratch(k, (size_t)kk * (size_t)n * es),
-         *pm = scratch(k, (size_t)n * (size_t)m * es);
-    void *sm = scratch(k, (size_t)kk * es), *work = scratch(k, (size_t)lwork * es);
-    lapack_int *iwork = scratch(k, (size_t)(8 * kk) * sizeof *iwork);
-    tf_status st = am && um && vt && pm && sm && work && iwork ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, am);
-        if ((st = check_finite(k, a, am, b, 0)))
-            break;
-        lapack_int info = f64 ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
-                                                    vt, kk, work, lwork, iwork)
-                              : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, 'S', m, n, am, m, sm, um, m,
-                                                    vt, kk, work, lwork, iwork);
-        if (info != 0) {
-            st = svd_failed(k, b, info);
-            break;
-        }
-        double smax = f64 ? ((double *)sm)[0] : ((float *)sm)[0];
-        for (lapack_int i = 0; i < n; i++) /* p[i, j] = sum_l vt[l, i] u[j, l] / s_l */
-            for (lapack_int j = 0; j < m; j++) {
-                double acc = 0;
-                for (lapack_int l = 0; l < kk; l++) {
-                    double sl = f64 ? ((double *)sm)[l] : ((float *)sm)[l];
-                    if (sl <= rcond * smax || sl == 0)
-                        continue;
-                    double vli = f64 ? ((double *)vt)[l + i * kk] : ((float *)vt)[l + i * kk];
-                    double ujl = f64 ? ((double *)um)[j + l * m] : ((float *)um)[j + l * m];
-                    acc += vli * ujl / sl;
-                }
-                if (f64)
-                    ((double *)pm)[i + j * n] = acc;
-                else
-                    ((float *)pm)[i + j * n] = (float)acc;
-            }
-        store(p, b, pm);
-    }
-    void *bufs[] = {am, um, vt, pm, sm, work, iwork};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        k->host->free(k->host->ctx, bufs[i]);
-    return st;
-}
-
-/* ---- norm ---- */
-
 static double get(const void *buf, uint32_t dt, int64_t i)
 {
     return dt == TF_F64 ? ((const double *)buf)[i] : ((const float *)buf)[i];
@@ -594,45 +490,6 @@ static void put(void *buf, uint32_t dt, int64_t i, double v)
         ((double *)buf)[i] = v;
     else
         ((float *)buf)[i] = (float)v;
-}
-
-/* Frobenius norm of dense m x n buf, with LAPACK's lassq scaling (no overflow or underflow). */
-static double frobenius(const void *buf, uint32_t dt, int64_t mn)
-{
-    double scale = 0, ssq = 1;
-    for (int64_t i = 0; i < mn; i++) {
-        double x = fabs(get(buf, dt, i));
-        if (x == 0)
-            continue;
-        if (scale < x) {
-            ssq = 1 + ssq * (scale / x) * (scale / x);
-            scale = x;
-        } else {
-            ssq += (x / scale) * (x / scale);
-        }
-    }
-    return scale * sqrt(ssq);
-}
-
-/*
- * The column (ord +-1) or row (ord +-inf) whose absolute sum is the largest
- * (ord > 0) or smallest (ord < 0), the first one on ties; its sum in *best.
- */
-static int64_t abs_sum_pick(const void *buf, uint32_t dt, int64_t m, int64_t n, double ord,
-                            double *best)
-{
-    int by_col = fabs(ord) == 1, want_max = ord > 0;
-    int64_t lines = by_col ? n : m, len = by_col ? m : n, pick = 0;
-    for (int64_t l = 0; l < lines; l++) {
-        double sum = 0;
-        for (int64_t e = 0; e < len; e++)
-            sum += fabs(get(buf, dt, by_col ? e + l * m : l + e * m));
-        if (l == 0 || (want_max ? sum > *best : sum < *best)) {
-            *best = sum;
-            pick = l;
-        }
-    }
-    return pick;
 }
 
 /* Scratch of one thin SVD of an m x n matrix (jobz 'S' or 'N'). */
@@ -677,6 +534,119 @@ static tf_status svd_run(const tf_ext_kernel_ctx *k, const tf_operand *a, void *
                           : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, am, m, w->s, w->u, m,
                                                 w->vt, kk, w->work, w->lwork, w->iwork);
     return info ? svd_failed(k, b, info) : TF_OK;
+}
+
+/* a [..., m, n], k = min(m, n): u [..., m, k], s [..., k] descending, v [..., n, k]. */
+tf_status linalg_svd_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double eps,
+                         const tf_operand *u, const tf_operand *s, const tf_operand *v)
+{
+    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
+    lapack_int kk = m < n ? m : n;
+    if (kk == 0)
+        return TF_OK;
+    size_t es = a->dtype == TF_F64 ? 8 : 4;
+    svd_work w = {0};
+    void *am = scratch(k, (size_t)m * (size_t)n * es),
+         *vm = scratch(k, (size_t)n * (size_t)kk * es);
+    tf_status st = svd_work_alloc(k, &w, m, n, es) && am && vm ? TF_OK : oom(k);
+    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
+        load(a, b, am);
+        if ((st = svd_run(k, a, am, 'S', &w, b)))
+            break;
+        for (lapack_int i = 0; i < kk; i++) /* v = vt^T */
+            for (lapack_int j = 0; j < n; j++)
+                memcpy((char *)vm + (size_t)(j + i * n) * es,
+                       (char *)w.vt + (size_t)(i + j * kk) * es, es);
+        store(u, b, w.u);
+        store_vec(s, b, w.s);
+        store(v, b, vm);
+    }
+    svd_work_free(k, &w);
+    k->host->free(k->host->ctx, am);
+    k->host->free(k->host->ctx, vm);
+    return st;
+}
+
+/* ---- pinv ---- */
+
+/* Moore-Penrose inverse of a [..., m, n] -> [..., n, m] by SVD; singular
+   values <= rcond * s_max count as zero. */
+tf_status linalg_pinv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double rcond,
+                          const tf_operand *p)
+{
+    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
+    lapack_int kk = m < n ? m : n;
+    if (kk == 0)
+        return TF_OK;
+    uint32_t dt = a->dtype;
+    size_t es = dt == TF_F64 ? 8 : 4;
+    svd_work w = {0};
+    void *am = scratch(k, (size_t)m * (size_t)n * es), *pm = scratch(k, (size_t)n * (size_t)m * es);
+    tf_status st = svd_work_alloc(k, &w, m, n, es) && am && pm ? TF_OK : oom(k);
+    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
+        load(a, b, am);
+        if ((st = svd_run(k, a, am, 'S', &w, b)))
+            break;
+        double smax = get(w.s, dt, 0);
+        for (lapack_int i = 0; i < n; i++) /* p[i, j] = sum_l vt[l, i] u[j, l] / s_l */
+            for (lapack_int j = 0; j < m; j++) {
+                double acc = 0;
+                for (lapack_int l = 0; l < kk; l++) {
+                    double sl = get(w.s, dt, l);
+                    if (sl <= rcond * smax || sl == 0)
+                        continue;
+                    acc +=
+                        get(w.vt, dt, l + i * (int64_t)kk) * get(w.u, dt, j + l * (int64_t)m) / sl;
+                }
+                put(pm, dt, i + j * (int64_t)n, acc);
+            }
+        store(p, b, pm);
+    }
+    svd_work_free(k, &w);
+    k->host->free(k->host->ctx, am);
+    k->host->free(k->host->ctx, pm);
+    return st;
+}
+
+/* ---- norm ---- */
+
+/* Frobenius norm of dense m x n buf, with LAPACK's lassq scaling (no overflow or underflow). */
+static double frobenius(const void *buf, uint32_t dt, int64_t mn)
+{
+    double scale = 0, ssq = 1;
+    for (int64_t i = 0; i < mn; i++) {
+        double x = fabs(get(buf, dt, i));
+        if (x == 0)
+            continue;
+        if (scale < x) {
+            ssq = 1 + ssq * (scale / x) * (scale / x);
+            scale = x;
+        } else {
+            ssq += (x / scale) * (x / scale);
+        }
+    }
+    return scale * sqrt(ssq);
+}
+
+/*
+ * The column (ord +-1) or row (ord +-inf) whose absolute sum is the largest
+ * (ord > 0) or smallest (ord < 0), the first one on ties; its sum in *best.
+ */
+static int64_t abs_sum_pick(const void *buf, uint32_t dt, int64_t m, int64_t n, double ord,
+                            double *best)
+{
+    int by_col = fabs(ord) == 1, want_max = ord > 0;
+    int64_t lines = by_col ? n : m, len = by_col ? m : n, pick = 0;
+    for (int64_t l = 0; l < lines; l++) {
+        double sum = 0;
+        for (int64_t e = 0; e < len; e++)
+            sum += fabs(get(buf, dt, by_col ? e + l * m : l + e * m));
+        if (l == 0 || (want_max ? sum > *best : sum < *best)) {
+            *best = sum;
+            pick = l;
+        }
+    }
+    return pick;
 }
 
 /* The norm of order `ord` (see linalg_module.c) of each matrix of a [..., m, n] -> [...]. */
