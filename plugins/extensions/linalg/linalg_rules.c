@@ -746,14 +746,19 @@ tf_status linalg_norm_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
     return lb_done(&b);
 }
 
-/* norm_grad: zero for +-1, +-inf (piecewise constant); +-2 is not implemented. */
+/*
+ * norm_grad's own derivative: zero for +-1, +-inf (piecewise constant). For
+ * +-2 it is refused on purpose (docs/extensions.md): it would differentiate
+ * the singular vectors u v^T, which are not even continuous where the chosen
+ * singular value is repeated.
+ */
 static tf_status norm_grad_rule(const tf_ext_rule_ctx *c, const tf_ext_call *call)
 {
     if (fabs(call->scalars[0].f) != 2)
         return TF_OK;
     char msg[160];
     snprintf(msg, sizeof msg,
-             "%s: the second derivative of the spectral norm (ord 2 or -2) is not implemented",
+             "%s: the spectral norm (ord 2 or -2) has no second derivative rule",
              c->op_name);
     c->host->report_error(c->host->ctx, TF_ERR_UNSUPPORTED_AD_RULE, msg);
     return TF_ERR_UNSUPPORTED_AD_RULE;

@@ -534,8 +534,9 @@ static tf_status ex_execute(tf_engine_state *e, const tf_exec *x)
             return exec_copy(x);
         break;
     default:
-        return fail(e->host, TF_ERR_UNSUPPORTED, ENGINE_NAME ": primitive %u is not implemented",
-                    x->prim);
+        /* supports() answered 0 for it, so only a host breaking the ABI gets here */
+        return fail(e->host, TF_ERR_UNSUPPORTED,
+                    ENGINE_NAME ": primitive %u is not one this engine supports", x->prim);
     }
     return fail(e->host, TF_ERR_VALIDATION,
                 ENGINE_NAME ": primitive %u called with %u inputs, %u outputs%s", x->prim,
