@@ -520,26 +520,6 @@ int tf__cpu_compare_supported(uint32_t dtype, uint32_t op)
 
 /* ---- execution ----------------------------------------------------------- */
 
-/*
- * Element count of `op` if its strides are those of a dense column-major
- * array of its shape (an axis of extent 1 may have any stride), else -1.
- */
-static int64_t dense_numel(const tf_operand *op)
-{
-    int64_t n = 1;
-    for (uint32_t k = 0; k < op->rank; k++) {
-        if (op->shape[k] != 1 && op->strides[k] != n) {
-            return -1;
-        }
-        /* only an empty operand's extents can overflow the product (found by
-           tests/fuzz/fuzz_shapes); the strided path handles it */
-        if (__builtin_mul_overflow(n, op->shape[k], &n)) {
-            return -1;
-        }
-    }
-    return n;
-}
-
 /* Every operand dense and of one shape: one flat row of `n` elements per piece. */
 typedef struct flat_job {
     cpu_row_fn fn;
@@ -569,21 +549,22 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, int64_
                     cpu_err *err, int *rc)
 {
     flat_job job = {fn, 1 + (int)x->n_inputs, {0}, {0}};
-    int64_t n = dense_numel(x->outputs[0]);
-    if (n < 0) {
-        return 0;
+    for (int o = 0; o < job.nops; o++) {
+        if (!tf__cpu_operand_dense(o == 0 ? x->outputs[0] : x->inputs[o - 1])) {
+            return 0;
+        }
+    }
+    int64_t n = tf__cpu_operand_numel(x->outputs[0]);
+    if (n == 0) {
+        *rc = 0; /* nothing to do, and an empty operand's offset addresses nothing */
+        return 1;
     }
     for (int o = 0; o < job.nops; o++) {
         const tf_operand *op = o == 0 ? x->outputs[0] : x->inputs[o - 1];
-        if (o > 0 && dense_numel(op) < 0) {
-            return 0;
-        }
         job.esize[o] = tf_dtype_size((tf_dtype)op->dtype);
         job.base[o] = (char *)op->data + op->offset * (int64_t)job.esize[o];
     }
-    if (n == 0) {
-        *rc = 0;
-    } else if (n <= grain) {
+    if (n <= grain) {
         *rc = flat_piece(&job, 0, n, err);
     } else {
         *rc = tf__cpu_parallel_for(e, n, grain, flat_piece, &job, err);

@@ -134,6 +134,11 @@ void tf__cpu_view_from_operand(cpu_view *v, const tf_operand *op);
 void tf__cpu_view_dense(cpu_view *v, void *base, uint32_t dtype, int rank, const int64_t *shape);
 /* Product of the extents (1 for rank 0). */
 int64_t tf__cpu_view_numel(const cpu_view *v);
+/* The same for an operand. */
+int64_t tf__cpu_operand_numel(const tf_operand *op);
+/* Whether op's strides are those of a dense column-major array of its shape
+   (an axis of extent 1 may have any stride; an empty operand is dense). */
+int tf__cpu_operand_dense(const tf_operand *op);
 /* Moves base to element `index` along `axis` (index may equal the extent). */
 void tf__cpu_view_shift(cpu_view *v, int axis, int64_t index);
 /* Non-zero when no two indices of the view address the same element. */

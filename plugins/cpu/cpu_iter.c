@@ -44,20 +44,46 @@ void tf__cpu_view_dense(cpu_view *v, void *base, uint32_t dtype, int rank, const
     }
 }
 
-int64_t tf__cpu_view_numel(const cpu_view *v)
+/* Product of the extents, 0 for any zero extent (checked first: the other
+   extents of an empty operand may be anything, and their product overflow;
+   found by tests/fuzz/fuzz_shapes). */
+static int64_t numel_of(int rank, const int64_t *shape)
 {
-    /* A zero extent first: the other extents of an empty operand may be
-       anything, and their product overflow (found by tests/fuzz/fuzz_shapes). */
-    for (int k = 0; k < v->rank; k++) {
-        if (v->shape[k] == 0) {
+    for (int k = 0; k < rank; k++) {
+        if (shape[k] == 0) {
             return 0;
         }
     }
     int64_t n = 1;
-    for (int k = 0; k < v->rank; k++) {
-        n *= v->shape[k];
+    for (int k = 0; k < rank; k++) {
+        n *= shape[k];
     }
     return n;
+}
+
+int64_t tf__cpu_view_numel(const cpu_view *v)
+{
+    return numel_of(v->rank, v->shape);
+}
+
+int64_t tf__cpu_operand_numel(const tf_operand *op)
+{
+    return numel_of((int)op->rank, op->shape);
+}
+
+int tf__cpu_operand_dense(const tf_operand *op)
+{
+    if (tf__cpu_operand_numel(op) == 0) {
+        return 1; /* no elements: any strides describe them */
+    }
+    int64_t expect = 1;
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] > 1 && op->strides[k] != expect) {
+            return 0;
+        }
+        expect *= op->shape[k];
+    }
+    return 1;
 }
 
 void tf__cpu_view_shift(cpu_view *v, int axis, int64_t index)

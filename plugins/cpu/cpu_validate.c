@@ -164,24 +164,6 @@ static int same_shape(const tf_operand *a, const tf_operand *b)
     return 1;
 }
 
-/* Column-major dense on every axis of extent > 1; an empty operand has no layout to check. */
-static int is_dense(const tf_operand *op)
-{
-    int64_t expect = 1;
-    for (uint32_t k = 0; k < op->rank; k++) {
-        if (op->shape[k] == 0) {
-            return 1;
-        }
-    }
-    for (uint32_t k = 0; k < op->rank; k++) {
-        if (op->shape[k] > 1 && op->strides[k] != expect) {
-            return 0;
-        }
-        expect *= op->shape[k];
-    }
-    return 1;
-}
-
 static int reduce_shapes_ok(const tf_exec *x)
 {
     const tf_reduce_params *rp = x->params;
@@ -248,7 +230,8 @@ static int shapes_ok(const tf_exec *x)
     const tf_operand *out = x->outputs[0];
     switch ((tf_prim)x->prim) {
     case TF_PRIM_IOTA:
-        return ((const tf_iota_params *)x->params)->axis < out->rank && is_dense(out);
+        return ((const tf_iota_params *)x->params)->axis < out->rank &&
+               tf__cpu_operand_dense(out);
     case TF_PRIM_UNARY:
     case TF_PRIM_BINARY:
     case TF_PRIM_COMPARE:
@@ -262,7 +245,7 @@ static int shapes_ok(const tf_exec *x)
         }
         return 1;
     case TF_PRIM_REDUCE: return reduce_shapes_ok(x);
-    case TF_PRIM_DOT_GENERAL: return is_dense(out);
+    case TF_PRIM_DOT_GENERAL: return tf__cpu_operand_dense(out);
     case TF_PRIM_PAD: return x->inputs[0]->rank == out->rank;
     case TF_PRIM_CONCATENATE: return concat_shapes_ok(x);
     case TF_PRIM_SCATTER:
