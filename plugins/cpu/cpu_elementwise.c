@@ -14,7 +14,12 @@
  * the one data-dependent error here.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "cpu_internal.h"
 
@@ -520,14 +525,88 @@ int tf__cpu_compare_supported(uint32_t dtype, uint32_t op)
 
 /* ---- execution ----------------------------------------------------------- */
 
+/* Bytes of output a streamed piece computes into the L1 cache before storing them. */
+#define STREAM_CHUNK 4096
+
+/*
+ * Copies n bytes to dst, with non-temporal stores for its aligned part. The widest
+ * store the processor has is used: a whole 64-byte line at once is what lets the
+ * write-combining buffers skip the read, and mixing legacy SSE code with the AVX-512
+ * state a libmvec row leaves behind costs more than the stores save.
+ */
+#define STREAM_COPY(NAME, ATTR, W, STORE)                                                         \
+    ATTR static void NAME(char *dst, const char *src, size_t n)                                   \
+    {                                                                                             \
+        size_t head = (size_t)(-(uintptr_t)dst & ((W) - 1u));                                     \
+        head = head < n ? head : n;                                                               \
+        memcpy(dst, src, head);                                                                   \
+        dst += head;                                                                              \
+        src += head;                                                                              \
+        n -= head;                                                                                \
+        for (; n >= (W); n -= (W), dst += (W), src += (W)) {                                      \
+            STORE;                                                                                \
+        }                                                                                         \
+        memcpy(dst, src, n);                                                                      \
+    }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+STREAM_COPY(stream_copy_avx512, __attribute__((target("avx512f"))), 64,
+            _mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src)))
+STREAM_COPY(stream_copy_avx, __attribute__((target("avx"))), 32,
+            _mm256_stream_si256((__m256i *)(void *)dst,
+                                _mm256_loadu_si256((const __m256i *)(const void *)src)))
+#define HAVE_WIDE_STREAM 1
+#endif
+#ifdef __SSE2__
+STREAM_COPY(stream_copy_narrow, , 16,
+            _mm_stream_si128((__m128i *)(void *)dst,
+                             _mm_loadu_si128((const __m128i *)(const void *)src)))
+#else
+static void stream_copy_narrow(char *dst, const char *src, size_t n)
+{
+    memcpy(dst, src, n); /* no non-temporal store in portable C */
+}
+#endif
+
+cpu_stream_copy_fn tf__cpu_stream_copy_choose(void)
+{
+#ifdef HAVE_WIDE_STREAM
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        return stream_copy_avx512;
+    }
+    if (__builtin_cpu_supports("avx")) {
+        return stream_copy_avx;
+    }
+#endif
+    return stream_copy_narrow;
+}
+
 /* Every operand dense and of one shape: one flat row of `n` elements per piece. */
 typedef struct flat_job {
     cpu_row_fn fn;
     int nops;
+    cpu_stream_copy_fn stream; /* non-NULL: write out[0] with it (see flat_piece) */
     char *base[CPU_MAX_OPS];
     size_t esize[CPU_MAX_OPS];
 } flat_job;
 
+/* Orders this thread's non-temporal stores before whatever it does next (the pool's
+   completion signal, which is an ordinary release store). */
+static void stream_fence(void)
+{
+#ifdef __SSE2__
+    _mm_sfence();
+#endif
+}
+
+/*
+ * A piece [begin, end) of the flat row. A streamed job computes STREAM_CHUNK bytes
+ * of output at a time into a buffer on the stack (the row functions are unchanged)
+ * and stores them with non-temporal stores: for an output larger than the cache an
+ * ordinary store first reads each line from memory, one third more traffic for a
+ * binary op, and the line would be evicted before anyone reads it.
+ */
 static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
 {
     const flat_job *job = ctx;
@@ -537,18 +616,43 @@ static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
         p[o] = job->base[o] + begin * (int64_t)job->esize[o];
         s[o] = 1;
     }
-    return job->fn(NULL, end - begin, p, s, err);
+    if (!job->stream) {
+        return job->fn(NULL, end - begin, p, s, err);
+    }
+    _Alignas(64) char chunk[STREAM_CHUNK];
+    const int64_t step = STREAM_CHUNK / (int64_t)job->esize[0];
+    char *out = p[0];
+    int rc = 0;
+    for (int64_t i = begin; i < end && rc == 0; i += step) {
+        int64_t len = end - i < step ? end - i : step;
+        p[0] = chunk;
+        rc = job->fn(NULL, len, p, s, err);
+        if (rc == 0) {
+            job->stream(out, chunk, (size_t)len * job->esize[0]);
+        }
+        out += len * (int64_t)job->esize[0];
+        for (int o = 1; o < job->nops; o++) {
+            p[o] += len * (int64_t)job->esize[o];
+        }
+    }
+    stream_fence();
+    return rc;
 }
 
 /*
  * The common case of eager code, taken before any iterator is built: all
  * operands dense (their shapes are out[0]'s, which the host checked).
  * Returns 1 after running it (its status in *rc), 0 when it does not apply.
+ * The output is streamed when the row is cheap (memory-bound), the operands
+ * together exceed the last-level cache and the output is not also an input (in
+ * place, its lines are read anyway). A costly row (exp, tanh...) is not: there the
+ * stores of an ordinary loop drain while the next elements are computed, where a
+ * streamed piece would compute and then store, one after the other.
  */
 static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, int64_t grain,
                     cpu_err *err, int *rc)
 {
-    flat_job job = {fn, 1 + (int)x->n_inputs, {0}, {0}};
+    flat_job job = {fn, 1 + (int)x->n_inputs, NULL, {0}, {0}};
     for (int o = 0; o < job.nops; o++) {
         if (!tf__cpu_operand_dense(o == 0 ? x->outputs[0] : x->inputs[o - 1])) {
             return 0;
@@ -559,11 +663,18 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, int64_
         *rc = 0; /* nothing to do, and an empty operand's offset addresses nothing */
         return 1;
     }
+    size_t bytes = 0;
     for (int o = 0; o < job.nops; o++) {
         const tf_operand *op = o == 0 ? x->outputs[0] : x->inputs[o - 1];
         job.esize[o] = tf_dtype_size((tf_dtype)op->dtype);
         job.base[o] = (char *)op->data + op->offset * (int64_t)job.esize[o];
+        bytes += (size_t)n * job.esize[o];
     }
+    int stream = grain == GRAIN_CHEAP && bytes > e->stream_bytes;
+    for (int o = 1; o < job.nops; o++) {
+        stream = stream && job.base[o] != job.base[0];
+    }
+    job.stream = stream ? e->stream_copy : NULL;
     if (n <= grain) {
         *rc = flat_piece(&job, 0, n, err);
     } else {

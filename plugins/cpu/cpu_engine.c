@@ -17,8 +17,11 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <cblas.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -123,6 +126,23 @@ static uint32_t online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1u;
+}
+
+/*
+ * Bytes of the last-level cache as the C library reports it (glibc: from CPUID),
+ * else 32 MiB. An elementwise job touching more than this streams its output
+ * (see flat_piece in cpu_elementwise.c).
+ */
+static size_t last_level_cache_bytes(void)
+{
+    long n = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    n = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (n <= 0) {
+        n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    }
+#endif
+    return n > 0 ? (size_t)n : (size_t)32 << 20;
 }
 
 /* "model name" of /proc/cpuinfo, or "Host CPU" where there is none. */
@@ -235,10 +255,41 @@ static tf_status cpu_device_info(void *plugin_ctx, uint32_t index, tf_device_inf
 /* ---- engine instances ------------------------------------------------------------ */
 
 /* Reads the options: device, thread count, no plugin-specific keys. */
-static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o, int *threads)
+/*
+ * The extra option stream_threshold=<bytes>: an elementwise job whose operands
+ * together exceed it streams its output (see run_flat in cpu_elementwise.c).
+ * The default is the last-level cache; 0 streams every cheap dense job, which
+ * is how the tests reach that path with small tensors.
+ */
+static tf_status parse_extra(const tf_host_api *host, const char *key, const char *value,
+                             size_t *stream_bytes)
+{
+    if (key == NULL || strcmp(key, "stream_threshold") != 0) {
+        return fail(host, TF_ERR_VALIDATION,
+                    "cpu: create: unknown option \"%s\" (the CPU engine's one extra option is "
+                    "stream_threshold)",
+                    key != NULL ? key : "(null)");
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = value != NULL && value[0] >= '0' && value[0] <= '9'
+                               ? strtoull(value, &end, 10)
+                               : 0;
+    if (end == NULL || *end != '\0' || errno != 0 || v > SIZE_MAX) {
+        return fail(host, TF_ERR_VALIDATION,
+                    "cpu: create: option stream_threshold = \"%s\" is not a byte count",
+                    value != NULL ? value : "(null)");
+    }
+    *stream_bytes = (size_t)v;
+    return TF_OK;
+}
+
+static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o, int *threads,
+                               size_t *stream_bytes)
 {
     const tf_host_api *host = pl->host;
     *threads = 0;
+    *stream_bytes = last_level_cache_bytes();
     if (o == NULL) {
         *threads = (int)online_cpus();
         return TF_OK;
@@ -264,11 +315,15 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
                     "engine's device is \"%s\")",
                     o->device_name, pl->info.name);
     }
-    if (TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values) && o->n_extra > 0) {
-        const char *key = o->extra_keys != NULL ? o->extra_keys[0] : NULL;
-        return fail(host, TF_ERR_VALIDATION,
-                    "cpu: create: unknown option \"%s\" (the CPU engine takes no extra options)",
-                    key != NULL ? key : "(null)");
+    if (TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values)) {
+        for (uint32_t k = 0; k < o->n_extra; k++) {
+            tf_status st =
+                parse_extra(host, o->extra_keys != NULL ? o->extra_keys[k] : NULL,
+                            o->extra_values != NULL ? o->extra_values[k] : NULL, stream_bytes);
+            if (st != TF_OK) {
+                return st;
+            }
+        }
     }
     if (*threads == 0) {
         *threads = (int)online_cpus();
@@ -285,10 +340,11 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     const cpu_plugin *pl = plugin_ctx;
     const tf_host_api *host = pl->host;
     int threads;
+    size_t stream_bytes;
     if (out == NULL) {
         return fail(host, TF_ERR_VALIDATION, "cpu: create: out is NULL");
     }
-    tf_status st = parse_options(pl, options, &threads);
+    tf_status st = parse_options(pl, options, &threads, &stream_bytes);
     if (st != TF_OK) {
         return st;
     }
@@ -298,6 +354,8 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     }
     e->host = host;
     e->threads = threads;
+    e->stream_bytes = stream_bytes;
+    e->stream_copy = tf__cpu_stream_copy_choose();
     e->pool = NULL;
     memset(&e->cache, 0, sizeof e->cache);
     atomic_flag_clear(&e->cache.busy);

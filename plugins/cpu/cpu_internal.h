@@ -79,10 +79,19 @@ typedef struct cpu_buffer_cache {
     size_t bytes;                   /* bytes held in the lists */
 } cpu_buffer_cache;
 
+/* Copies n bytes with non-temporal stores (cpu_elementwise.c). */
+typedef void (*cpu_stream_copy_fn)(char *dst, const char *src, size_t n);
+/* The widest such copy the running processor has. */
+cpu_stream_copy_fn tf__cpu_stream_copy_choose(void);
+
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
 struct tf_engine_state {
     const tf_host_api *host;
     int threads; /* threads used for a job, the calling one included (>= 1) */
+    /* An elementwise job touching more bytes than this (the last-level cache) writes
+       its output with non-temporal stores: it would not be in cache for its reader. */
+    size_t stream_bytes;
+    cpu_stream_copy_fn stream_copy;
     cpu_pool *pool;
     cpu_buffer_cache cache;
 };

@@ -680,6 +680,24 @@ void tfr_check_(const char *file, int line, const char *what, tf_dtype dtype, si
 
 /* ---- engines ---- */
 
+tf_status tfr_engine_create(const char *name, int threads, const char *key, const char *value,
+                            tf_engine **out)
+{
+    tf_plugin *plugin = NULL;
+    tf_status st = tf_plugin_load(name, &plugin);
+    if (st != TF_OK)
+        return st;
+    const char *keys[1] = {key}, *values[1] = {value};
+    tf_engine_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.struct_size = sizeof opt;
+    opt.threads = threads;
+    opt.n_extra = key != NULL ? 1 : 0;
+    opt.extra_keys = keys;
+    opt.extra_values = values;
+    return tf_engine_create(plugin, &opt, out);
+}
+
 tf_engine *tfr_engine_open(const char *name, int threads)
 {
     tf_engine *e = NULL;

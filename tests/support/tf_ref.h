@@ -198,6 +198,13 @@ int tfr_close(tf_dtype dtype, tf_scalar got, tf_scalar want, double extra, tfr_t
 
 /* ---- engines ---- */
 
+/*
+ * Loads plugin `name` and creates an engine with `threads` and, when key is not NULL,
+ * the one extra option key = value. Returns the status; *out is set only on success.
+ */
+tf_status tfr_engine_create(const char *name, int threads, const char *key, const char *value,
+                            tf_engine **out);
+
 /* tf_engine_open(name, threads), failing the test on error. */
 tf_engine *tfr_engine_open(const char *name, int threads);
 

@@ -1,6 +1,8 @@
 /*
- * cpu_fixture.h - runs a primitive test group on the CPU engine twice: once
- * serial (threads = 1) and once threaded (threads = 4).
+ * cpu_fixture.h - runs a primitive test group on the CPU engine three times:
+ * serial (threads = 1), threaded (threads = 4), and threaded with the option
+ * stream_threshold=0, so that every cheap dense elementwise output takes the
+ * non-temporal store path that only tensors larger than the cache take by default.
  */
 #ifndef CPU_FIXTURE_H
 #define CPU_FIXTURE_H
@@ -12,7 +14,7 @@ extern tf_engine *cpu_engine;
 /* The thread count of that engine (1 or 4). */
 extern int cpu_threads;
 
-/* Runs `tests` on the serial, then on the threaded engine; returns the failure count. */
+/* Runs `tests` on each of the three engines; returns the failure count. */
 int cpu_run_groups(const char *name, const struct CMUnitTest *tests, size_t count);
 
 #define CPU_RUN_GROUPS(name, tests) cpu_run_groups(name, tests, sizeof(tests) / sizeof(tests[0]))

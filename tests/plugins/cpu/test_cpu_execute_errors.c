@@ -9,6 +9,7 @@
  * the cause.
  */
 #include <math.h>
+#include <string.h>
 
 #include "cpu_fixture.h"
 
@@ -562,6 +563,38 @@ static void test_checked_convert_changes_value(void **state)
     }
 }
 
+/* The engine's one extra option, stream_threshold: bad keys and values are refused by
+   create, which leaves *out as it was; a byte count is taken. */
+static void test_create_options(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *value, *cause;
+    } bad[] = {
+        {"stream", "0", "unknown option \"stream\""},
+        {"stream_threshold", "", "not a byte count"},
+        {"stream_threshold", "-1", "not a byte count"},
+        {"stream_threshold", "1k", "not a byte count"},
+        {"stream_threshold", " 5", "not a byte count"},
+        {"stream_threshold", "99999999999999999999999", "not a byte count"},
+        {"stream_threshold", NULL, "not a byte count"},
+    };
+    tf_engine *const sentinel = (tf_engine *)(void *)&bad;
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        tf_engine *e = sentinel;
+        TF_ASSERT_STATUS(tfr_engine_create("cpu", 1, bad[k].key, bad[k].value, &e),
+                         TF_ERR_VALIDATION);
+        assert_ptr_equal(e, sentinel);
+        if (strstr(tf_error_cause(), bad[k].cause) == NULL) {
+            fail_msg("%s = %s: cause \"%s\" lacks \"%s\"", bad[k].key,
+                     bad[k].value ? bad[k].value : "NULL", tf_error_cause(), bad[k].cause);
+        }
+    }
+    tf_engine *e = NULL;
+    TF_ASSERT_OK(tfr_engine_create("cpu", 0, "stream_threshold", "1048576", &e));
+    tf_engine_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_index_out_of_range),
         cmocka_unit_test(test_integer_division_by_zero),
         cmocka_unit_test(test_checked_convert_changes_value),
+        cmocka_unit_test(test_create_options),
     };
     return CPU_RUN_GROUPS("cpu execute errors", tests);
 }

@@ -620,17 +620,8 @@ static void test_reduce(void **state)
 static void test_reduce_shared_memory(void **state)
 {
     (void)state;
-    tf_plugin *plugin = NULL;
-    TF_ASSERT_OK(tf_plugin_load("vulkan", &plugin));
-    const char *keys[1] = {"subgroup_reduce"}, *values[1] = {"off"};
-    tf_engine_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.n_extra = 1;
-    o.extra_keys = keys;
-    o.extra_values = values;
     tf_engine *shared = NULL, *saved = vk_engine;
-    TF_ASSERT_OK(tf_engine_create(plugin, &o, &shared));
+    TF_ASSERT_OK(tfr_engine_create("vulkan", 0, "subgroup_reduce", "off", &shared));
     vk_engine = shared;
     reduce_cases();
     vk_engine = saved;
