@@ -653,15 +653,15 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, int64_
                     cpu_err *err, int *rc)
 {
     flat_job job = {fn, 1 + (int)x->n_inputs, NULL, {0}, {0}};
-    for (int o = 0; o < job.nops; o++) {
-        if (!tf__cpu_operand_dense(o == 0 ? x->outputs[0] : x->inputs[o - 1])) {
-            return 0;
-        }
-    }
     int64_t n = tf__cpu_operand_numel(x->outputs[0]);
     if (n == 0) {
         *rc = 0; /* nothing to do, and an empty operand's offset addresses nothing */
         return 1;
+    }
+    for (int o = 0; o < job.nops; o++) {
+        if (!tf__cpu_strides_dense(o == 0 ? x->outputs[0] : x->inputs[o - 1])) {
+            return 0;
+        }
     }
     size_t bytes = 0;
     for (int o = 0; o < job.nops; o++) {

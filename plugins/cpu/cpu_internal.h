@@ -148,6 +148,18 @@ int64_t tf__cpu_operand_numel(const tf_operand *op);
 /* Whether op's strides are those of a dense column-major array of its shape
    (an axis of extent 1 may have any stride; an empty operand is dense). */
 int tf__cpu_operand_dense(const tf_operand *op);
+/* The same for an operand known to have elements (the elementwise fast path). */
+static inline int tf__cpu_strides_dense(const tf_operand *op)
+{
+    int64_t expect = 1;
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] != 1 && op->strides[k] != expect) {
+            return 0;
+        }
+        expect *= op->shape[k];
+    }
+    return 1;
+}
 /* Moves base to element `index` along `axis` (index may equal the extent). */
 void tf__cpu_view_shift(cpu_view *v, int axis, int64_t index);
 /* Non-zero when no two indices of the view address the same element. */

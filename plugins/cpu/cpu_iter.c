@@ -73,17 +73,8 @@ int64_t tf__cpu_operand_numel(const tf_operand *op)
 
 int tf__cpu_operand_dense(const tf_operand *op)
 {
-    if (tf__cpu_operand_numel(op) == 0) {
-        return 1; /* no elements: any strides describe them */
-    }
-    int64_t expect = 1;
-    for (uint32_t k = 0; k < op->rank; k++) {
-        if (op->shape[k] > 1 && op->strides[k] != expect) {
-            return 0;
-        }
-        expect *= op->shape[k];
-    }
-    return 1;
+    /* no elements: any strides describe them */
+    return tf__cpu_operand_numel(op) == 0 || tf__cpu_strides_dense(op);
 }
 
 void tf__cpu_view_shift(cpu_view *v, int axis, int64_t index)
