@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "eager_internal.h"
+#include "fused.h"
 
 /* ---- the graph walk ---- */
 
@@ -321,6 +322,33 @@ static tf_status unsupported_rule(const char *op, const tf_node *nd, const char 
                      "%s: the op '%s' has no %s rule", op, tf__op_rule(nd->op)->name, mode);
 }
 
+/*
+ * Runs a rule's elementwise programs (fused.h), each summed into its input's
+ * cotangent by one call; false when the rule has none for this node (then
+ * *status is untouched and the plain vjp runs).
+ */
+static bool run_step_fused(tf_session *s, const graph *g, const tf_node *nd, tf_eager *e,
+                           const tf_op_rule *rule, const step *st, tf_eager **cot,
+                           tf_status *status)
+{
+    tf_fx fx[2];
+    uint32_t res[2];
+    bool need[2];
+    if (!rule->vjp_fx || nd->n_inputs > 2 || tf__recording(s->rt))
+        return false;
+    for (uint32_t j = 0; j < nd->n_inputs; j++)
+        need[j] = (st->need_mask >> j & 1) != 0;
+    if (!rule->vjp_fx(nd, e, cot[st->at], need, fx, res))
+        return false;
+    *status = TF_OK;
+    for (uint32_t j = 0; j < nd->n_inputs && !*status; j++) {
+        size_t k = lookup(g, nd->inputs[j]);
+        if (need[j] && res[j] != TF_FX_NONE && k < g->n)
+            *status = tf__fx_accumulate(s, &fx[j], res[j], nd->inputs[j], &cot[k]);
+    }
+    return true;
+}
+
 /* Runs one step: the rule of g->at[st->at], accumulating into cot[]. */
 static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eager **cot)
 {
@@ -329,6 +357,9 @@ static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eage
     const tf_op_rule *rule = tf__op_rule(nd->op);
     if (!rule->vjp)
         return unsupported_rule("vjp", nd, "reverse");
+    tf_status fused_status;
+    if (run_step_fused(s, g, nd, e, rule, st, cot, &fused_status))
+        return fused_status;
     bool need_small[8];
     tf_eager *cin_small[8];
     bool *need = nd->n_inputs <= 8 ? need_small : tf__calloc(nd->n_inputs, sizeof *need);

@@ -175,10 +175,22 @@ typedef tf_status (*tf_vjp_fn)(tf_session *s, tf_eager *out, const tf_node *node
 typedef tf_status (*tf_jvp_fn)(tf_session *s, tf_eager *out, const tf_node *node,
                                tf_eager *const *tan_in, tf_eager **tan_out);
 
+struct tf_fx;
+/*
+ * Optional: the reverse rule as elementwise programs (fused.h). For each needed
+ * input j, builds its cotangent in fx[j] and sets res[j] to its reference
+ * (TF_FX_NONE: no contribution). Returns false when this node's cotangents are
+ * not such programs (an input that needs a reduction, mixed dtypes, a program
+ * too long); then vjp runs. Backward calls it only when it records nothing.
+ */
+typedef bool (*tf_vjp_fx_fn)(const tf_node *node, tf_eager *out, tf_eager *cot,
+                             const bool *need, struct tf_fx *fx, uint32_t *res);
+
 typedef struct tf_op_rule {
     const char *name;
     tf_vjp_fn vjp; /* NULL: no reverse rule (TF_ERR_UNSUPPORTED_AD_RULE) */
     tf_jvp_fn jvp; /* NULL: no forward rule */
+    tf_vjp_fx_fn vjp_fx; /* NULL: vjp only */
 } tf_op_rule;
 
 const tf_op_rule *tf__op_rule(uint32_t op);
@@ -245,5 +257,12 @@ tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_
  * value afterwards except through *acc.
  */
 tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b);
+/*
+ * Whether `acc + b` may be written over acc's own memory: acc, its value and
+ * that memory are held by the caller alone, acc is an untracked, unrecorded
+ * dense float tensor of b's dtype and shape in the session engine's memory,
+ * the engine takes in-place calls, and the sum would record nothing.
+ */
+bool tf__can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b);
 
 #endif /* TF_EAGER_INTERNAL_H */

@@ -314,11 +314,11 @@ static bool same_view(const tf_tensor *a, const tf_tensor *b)
 
 /*
  * Outputs dense (unless the primitive takes strided ones) and sharing no
- * memory with another operand; `in_place` allows exactly one exception, out[0]
- * being the very view in[0] (TF_ENGINE_CAP_IN_PLACE).
+ * memory with another operand; `alias` >= 0 allows exactly one exception,
+ * out[0] being the very view in[alias] (TF_ENGINE_CAP_IN_PLACE).
  */
 static tf_status check_outputs(tf_prim prim, size_t n_in, tf_tensor *const *in, size_t n_out,
-                               tf_tensor *const *out, bool in_place)
+                               tf_tensor *const *out, int alias)
 {
     for (size_t i = 0; i < n_out; i++) {
         const tf_tensor *t = out[i];
@@ -328,7 +328,7 @@ static tf_status check_outputs(tf_prim prim, size_t n_in, tf_tensor *const *in, 
                              i);
         for (size_t j = 0; j < n_in; j++)
             if (in[j]->storage == t->storage &&
-                !(in_place && i == 0 && j == 0 && same_view(t, in[0])))
+                !(i == 0 && (int)j == alias && same_view(t, in[j])))
                 return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
                                  "%s: outputs[%zu] shares memory with inputs[%zu]",
                                  tf_prim_name(prim), i, j);
@@ -370,14 +370,55 @@ static _Atomic uint64_t *memo_slot(tf_engine *e, uint64_t key)
                              (TF_SUPPORTS_MEMO - 1)];
 }
 
+/* The engine's answer for dtypes dt[0..n), through the memo when key is not 0. */
+static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op,
+                         const uint32_t *dt, size_t n)
+{
+    uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
+    if (key && seen >> 2 == key)
+        return (seen & 1) != 0;
+    bool yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
+    if (key)
+        atomic_store_explicit(memo_slot(e, key), key << 2 | 2 | (uint64_t)yes,
+                              memory_order_relaxed);
+    return yes;
+}
+
+/* The memo key of a question about n operands all of dtype dt (see supports_key). */
+static uint64_t uniform_key(tf_prim prim, uint32_t op, size_t n, tf_dtype dt)
+{
+    if ((uint32_t)prim > 0xff || op > 0xff || n == 0 || n > 6 || (uint32_t)dt > 0xf)
+        return 0;
+    uint64_t key = (uint64_t)prim | (uint64_t)op << 8 | (uint64_t)n << 16;
+    for (size_t i = 0; i < n; i++)
+        key |= (uint64_t)dt << (19 + 4 * i);
+    return key;
+}
+
+/* Each step of a FUSED program, asked as the UNARY/BINARY call it stands for. */
+static tf_status check_fused_steps(tf_engine *e, const tf_fused_params *p, tf_dtype dt)
+{
+    uint32_t d[3] = {(uint32_t)dt, (uint32_t)dt, (uint32_t)dt};
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const tf_fused_step *st = &p->steps[k];
+        tf_prim prim = st->kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY;
+        size_t n = prim == TF_PRIM_UNARY ? 2 : 3;
+        if (!ask_supports(e, uniform_key(prim, st->op, n, dt), prim, st->op, d, n))
+            return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
+                             "engine '%s' does not support FUSED step %u (%s %s) for %s",
+                             e->desc->name, k, tf_prim_name(prim), tf_prim_op_name(prim, st->op),
+                             tf_dtype_name(dt));
+    }
+    return TF_OK;
+}
+
 /* supports(), asked of the engine once per distinct question. */
 static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t n_in,
                                  tf_tensor *const *in, size_t n_out, tf_tensor *const *out)
 {
     uint64_t key = supports_key(prim, op, n_in, in, n_out, out);
     uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
-    bool known = key && seen >> 2 == key;
-    if (known && (seen & 1))
+    if (key && seen >> 2 == key && (seen & 1))
         return TF_OK; /* the common case: asked and answered yes before */
     uint32_t dt[MAX_OPERANDS]; /* n_in + n_out <= MAX_OPERANDS, checked by the caller */
     size_t n = 0;
@@ -385,14 +426,7 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
         dt[n++] = (uint32_t)in[i]->dtype;
     for (size_t i = 0; i < n_out; i++)
         dt[n++] = (uint32_t)out[i]->dtype;
-    int yes = 0;
-    if (!known) {
-        yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
-        if (key)
-            atomic_store_explicit(memo_slot(e, key), key << 2 | 2 | (uint64_t)yes,
-                                  memory_order_relaxed);
-    }
-    if (yes)
+    if (ask_supports(e, key, prim, op, dt, n))
         return TF_OK;
     char types[128] = "";
     size_t used = 0;
@@ -406,10 +440,10 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                      tf_prim_name(prim), opname[0] ? " " : "", opname, types);
 }
 
-/* tf_engine_execute, with `in_place` as in check_outputs. */
+/* tf_engine_execute, with `alias` as in check_outputs. */
 static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
                          tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs,
-                         bool in_place)
+                         int alias)
 {
     if (!e)
         return tf__error(TF_ERR_VALIDATION, "engine_execute", "engine", "engine is NULL");
@@ -419,10 +453,12 @@ static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t 
     tf_status st = tf__prim_check(prim, params, n_inputs, inputs, n_outputs, outputs);
     if (st)
         return st;
-    if ((st = check_outputs(prim, n_inputs, inputs, n_outputs, outputs, in_place)))
+    if ((st = check_outputs(prim, n_inputs, inputs, n_outputs, outputs, alias)))
         return st;
     uint32_t op = tf__prim_op(prim, params);
     if ((st = check_supported(e, prim, op, n_inputs, inputs, n_outputs, outputs)))
+        return st;
+    if (prim == TF_PRIM_FUSED && (st = check_fused_steps(e, params, outputs[0]->dtype)))
         return st;
     tf_operand ops[MAX_OPERANDS];
     const tf_operand *in_ptrs[MAX_OPERANDS], *out_ptrs[MAX_OPERANDS];
@@ -459,7 +495,7 @@ TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *param
                                    size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
                                    tf_tensor *const *outputs)
 {
-    return execute(e, prim, params, n_inputs, inputs, n_outputs, outputs, false);
+    return execute(e, prim, params, n_inputs, inputs, n_outputs, outputs, -1);
 }
 
 bool tf__engine_in_place(const tf_engine *e)
@@ -474,5 +510,25 @@ tf_status tf__engine_execute_in_place(tf_engine *e, tf_prim prim, const void *pa
         return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
                          "engine '%s': %s cannot run in place", e->desc->name,
                          tf_prim_name(prim));
-    return execute(e, prim, params, n_inputs, inputs, 1, inputs, true);
+    return execute(e, prim, params, n_inputs, inputs, 1, inputs, 0);
+}
+
+bool tf__engine_fuses(tf_engine *e, tf_dtype dtype, size_t n_inputs)
+{
+    uint32_t d[TF_FUSED_MAX_INPUTS + 1];
+    if (!tf_dtype_is_float(dtype) || n_inputs == 0 || n_inputs > TF_FUSED_MAX_INPUTS)
+        return false;
+    for (size_t i = 0; i <= n_inputs; i++)
+        d[i] = (uint32_t)dtype;
+    return ask_supports(e, uniform_key(TF_PRIM_FUSED, 0, n_inputs + 1, dtype), TF_PRIM_FUSED, 0,
+                        d, n_inputs + 1);
+}
+
+tf_status tf__engine_execute_fused(tf_engine *e, const tf_fused_params *params, size_t n_inputs,
+                                   tf_tensor *const *inputs, tf_tensor *out, int alias)
+{
+    if (alias >= 0 && !tf__engine_in_place(e))
+        return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
+                         "engine '%s': FUSED cannot run in place", e->desc->name);
+    return execute(e, TF_PRIM_FUSED, params, n_inputs, inputs, 1, &out, alias);
 }

@@ -443,7 +443,7 @@ static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     return st ? rule_failed(st, r, "forward") : TF_OK;
 }
 
-const tf_op_rule tf__rule_extension = {"extension", ext_vjp, ext_jvp};
+const tf_op_rule tf__rule_extension = {.name = "extension", .vjp = ext_vjp, .jvp = ext_jvp};
 
 /* ---- the ops table ---- */
 

@@ -162,6 +162,21 @@ bool tf__engine_in_place(const tf_engine *engine);
  */
 tf_status tf__engine_execute_in_place(tf_engine *engine, tf_prim prim, const void *params,
                                       size_t n_inputs, tf_tensor *const *inputs);
+/*
+ * Whether the engine runs TF_PRIM_FUSED programs of n_inputs inputs of dtype
+ * (its supports() answer, memoised). Each step must still be supported as a
+ * UNARY/BINARY call, which tf__engine_execute_fused checks.
+ */
+bool tf__engine_fuses(tf_engine *engine, tf_dtype dtype, size_t n_inputs);
+/*
+ * tf_engine_execute of a TF_PRIM_FUSED into `out`. With alias >= 0, out is
+ * the very view inputs[alias] (the engine must have TF_ENGINE_CAP_IN_PLACE,
+ * and the caller must own that memory alone: on failure it may be partly
+ * written); with alias < 0 it shares no memory with the inputs.
+ */
+tf_status tf__engine_execute_fused(tf_engine *engine, const tf_fused_params *params,
+                                   size_t n_inputs, tf_tensor *const *inputs, tf_tensor *out,
+                                   int alias);
 
 /* ---- loader.c ---- */
 

@@ -19,6 +19,6 @@ static const tf_op_rule *const k_rules[TF_OP_COUNT_] = {
 
 const tf_op_rule *tf__op_rule(uint32_t op)
 {
-    static const tf_op_rule unknown = {"?", NULL, NULL};
+    static const tf_op_rule unknown = {.name = "?", .vjp = NULL, .jvp = NULL};
     return op < TF_OP_COUNT_ ? k_rules[op] : &unknown;
 }

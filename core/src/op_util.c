@@ -264,7 +264,7 @@ tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_
  * see the change, and b - holding references of its own - cannot overlap
  * it). Backward's private cotangent sums are the case this serves.
  */
-static bool can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
+bool tf__can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
 {
     const tf_tensor *a = acc->value, *v = b->value;
     const tf_storage *st = a->storage;
@@ -296,7 +296,7 @@ tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
         return TF_OK;
     }
     tf_binary_params p = {sizeof p, TF_BINARY_ADD};
-    if (can_add_in_place(s, *acc, b)) {
+    if (tf__can_add_in_place(s, *acc, b)) {
         tf_tensor *in[2] = {(*acc)->value, b->value};
         return tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
     }
@@ -305,7 +305,7 @@ tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
      * may be a view no one can write (backward's first cotangent is often a
      * broadcast of the seed), while b is the fresh, private result of a rule.
      */
-    if (can_add_in_place(s, b, *acc)) {
+    if (tf__can_add_in_place(s, b, *acc)) {
         tf_tensor *in[2] = {b->value, (*acc)->value};
         tf_status st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
         if (st)

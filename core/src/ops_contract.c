@@ -362,4 +362,4 @@ static tf_status dot_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     return rb_done(&b, tl && tr ? rb_add(&b, tl, tr) : tl ? tl : tr, tout);
 }
 
-const tf_op_rule tf__rule_dot_general = {"dot_general", dot_vjp, dot_jvp};
+const tf_op_rule tf__rule_dot_general = {.name = "dot_general", .vjp = dot_vjp, .jvp = dot_jvp};

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fused.h"
 #include "rule_builder.h"
 
 /* ===================================================================== */
@@ -460,10 +461,138 @@ static tf_status convert_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
 }
 
 /* ===================================================================== */
+/* Reverse rules as elementwise programs (fused.h)                        */
+/* ===================================================================== */
+
+/*
+ * The same expressions as unary_deriv and binary_deriv, step for step (so a
+ * fused run gives the same bits as the session ops would), over program
+ * references. TF_FX_NONE: a derivative of exactly one (binary_deriv's NULL).
+ */
+static uint32_t unary_deriv_fx(tf_fx *fx, uint32_t op, tf_eager *xe, tf_eager *oute)
+{
+    uint32_t one;
+    switch (op) {
+    case TF_OP_neg: return tf__fx_const(fx, -1.0);
+    case TF_OP_abs: return tf__fx_unary(fx, TF_UNARY_SIGN, tf__fx_input(fx, xe));
+    case TF_OP_exp: return tf__fx_input(fx, oute);
+    case TF_OP_log:
+        return tf__fx_binary(fx, TF_BINARY_DIV, tf__fx_const(fx, 1.0), tf__fx_input(fx, xe));
+    case TF_OP_expm1:
+        return tf__fx_binary(fx, TF_BINARY_ADD, tf__fx_input(fx, oute), tf__fx_const(fx, 1.0));
+    case TF_OP_log1p:
+        one = tf__fx_const(fx, 1.0);
+        return tf__fx_binary(fx, TF_BINARY_DIV, one,
+                             tf__fx_binary(fx, TF_BINARY_ADD, tf__fx_input(fx, xe), one));
+    case TF_OP_sin: return tf__fx_unary(fx, TF_UNARY_COS, tf__fx_input(fx, xe));
+    case TF_OP_cos:
+        return tf__fx_unary(fx, TF_UNARY_NEG, tf__fx_unary(fx, TF_UNARY_SIN, tf__fx_input(fx, xe)));
+    case TF_OP_tanh: {
+        uint32_t out = tf__fx_input(fx, oute);
+        return tf__fx_binary(fx, TF_BINARY_SUB, tf__fx_const(fx, 1.0),
+                             tf__fx_binary(fx, TF_BINARY_MUL, out, out));
+    }
+    case TF_OP_sqrt:
+        return tf__fx_binary(fx, TF_BINARY_DIV, tf__fx_const(fx, 0.5), tf__fx_input(fx, oute));
+    case TF_OP_rsqrt:
+        return tf__fx_binary(
+            fx, TF_BINARY_MUL, tf__fx_const(fx, -0.5),
+            tf__fx_binary(fx, TF_BINARY_DIV, tf__fx_input(fx, oute), tf__fx_input(fx, xe)));
+    case TF_OP_erf: {
+        uint32_t x = tf__fx_input(fx, xe);
+        uint32_t sq = tf__fx_binary(fx, TF_BINARY_MUL, x, x);
+        uint32_t e = tf__fx_unary(fx, TF_UNARY_EXP, tf__fx_unary(fx, TF_UNARY_NEG, sq));
+        return tf__fx_binary(fx, TF_BINARY_MUL, tf__fx_const(fx, 1.1283791670955126), e);
+    }
+    case TF_OP_sigmoid: {
+        uint32_t out = tf__fx_input(fx, oute);
+        return tf__fx_binary(fx, TF_BINARY_MUL, out,
+                             tf__fx_binary(fx, TF_BINARY_SUB, tf__fx_const(fx, 1.0), out));
+    }
+    }
+    return TF_FX_NONE; /* sign: zero almost everywhere, no contribution */
+}
+
+/*
+ * cot * d, as times() does it: d itself when cot is all ones and d is not a
+ * bare constant (1 * d is d exactly).
+ */
+static uint32_t times_fx(tf_fx *fx, tf_eager *cot, uint32_t d)
+{
+    if (d == TF_FX_NONE)
+        return tf__fx_input(fx, cot);
+    bool constant = (d & TF_FX_IN) && fx->in[d & ~TF_FX_IN] == NULL;
+    if (!constant && broadcast_one(cot->value))
+        return d;
+    return tf__fx_binary(fx, TF_BINARY_MUL, tf__fx_input(fx, cot), d);
+}
+
+/* Whether x has out's dtype and shape (no broadcast to undo). */
+static bool like_out(const tf_eager *x, const tf_eager *out)
+{
+    const tf_tensor *a = x->value, *b = out->value;
+    return a->dtype == b->dtype && a->rank == b->rank &&
+           memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) == 0;
+}
+
+static bool unary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const bool *need,
+                         tf_fx *fx, uint32_t *res)
+{
+    tf_eager *x = nd->inputs[0];
+    if (!need[0] || !like_out(x, out) || !tf_dtype_is_float(x->value->dtype))
+        return false;
+    tf__fx_init(&fx[0]);
+    uint32_t d = unary_deriv_fx(&fx[0], nd->op, x, out);
+    res[0] = d == TF_FX_NONE ? TF_FX_NONE : times_fx(&fx[0], cot, d);
+    return !fx[0].overflow;
+}
+
+static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const bool *need,
+                          tf_fx *fx, uint32_t *res)
+{
+    uint32_t op = nd->op;
+    if (op != TF_OP_add && op != TF_OP_sub && op != TF_OP_mul && op != TF_OP_div)
+        return false;
+    if (!tf_dtype_is_float(out->value->dtype))
+        return false;
+    /* mul and div read both inputs elementwise: both must be of out's shape */
+    bool both = op == TF_OP_mul || op == TF_OP_div;
+    if (both && (!like_out(nd->inputs[0], out) || !like_out(nd->inputs[1], out)))
+        return false;
+    for (int k = 0; k < 2; k++) {
+        res[k] = TF_FX_NONE;
+        if (!need[k])
+            continue;
+        if (!like_out(nd->inputs[k], out))
+            return false;
+        tf_fx *f = &fx[k];
+        tf__fx_init(f);
+        uint32_t d;
+        switch (op) {
+        case TF_OP_add: d = TF_FX_NONE; break;
+        case TF_OP_sub: d = k ? tf__fx_const(f, -1.0) : TF_FX_NONE; break;
+        case TF_OP_mul: d = tf__fx_input(f, nd->inputs[1 - k]); break;
+        default: { /* div */
+            uint32_t y = tf__fx_input(f, nd->inputs[1]);
+            d = k ? tf__fx_unary(f, TF_UNARY_NEG,
+                                 tf__fx_binary(f, TF_BINARY_DIV, tf__fx_input(f, out), y))
+                  : tf__fx_binary(f, TF_BINARY_DIV, tf__fx_const(f, 1.0), y);
+            break;
+        }
+        }
+        res[k] = times_fx(f, cot, d);
+        if (f->overflow)
+            return false;
+    }
+    return true;
+}
+
+/* ===================================================================== */
 /* Rule table entries                                                     */
 /* ===================================================================== */
 
-#define UNARY_RULE_(name) const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp};
+#define UNARY_RULE_(name)                                                                          \
+    const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp, unary_vjp_fx};
 UNARY_RULE_(neg)
 UNARY_RULE_(abs)
 UNARY_RULE_(sign)
@@ -480,7 +609,8 @@ UNARY_RULE_(erf)
 UNARY_RULE_(sigmoid)
 #undef UNARY_RULE_
 
-#define BINARY_RULE_(name) const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp};
+#define BINARY_RULE_(name)                                                                         \
+    const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp, binary_vjp_fx};
 BINARY_RULE_(add)
 BINARY_RULE_(sub)
 BINARY_RULE_(mul)
@@ -491,6 +621,6 @@ BINARY_RULE_(minimum)
 BINARY_RULE_(rem)
 #undef BINARY_RULE_
 
-const tf_op_rule tf__rule_compare = {"compare", compare_vjp, compare_jvp};
-const tf_op_rule tf__rule_select = {"select", select_vjp, select_jvp};
-const tf_op_rule tf__rule_convert = {"convert", convert_vjp, convert_jvp};
+const tf_op_rule tf__rule_compare = {.name = "compare", .vjp = compare_vjp, .jvp = compare_jvp};
+const tf_op_rule tf__rule_select = {.name = "select", .vjp = select_vjp, .jvp = select_jvp};
+const tf_op_rule tf__rule_convert = {.name = "convert", .vjp = convert_vjp, .jvp = convert_jvp};

@@ -868,10 +868,13 @@ static tf_status dus_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
 /* Rule table entries                                                     */
 /* ===================================================================== */
 
-const tf_op_rule tf__rule_slice = {"slice", slice_vjp, slice_jvp};
-const tf_op_rule tf__rule_pad = {"pad", pad_vjp, pad_jvp};
-const tf_op_rule tf__rule_concatenate = {"concatenate", concat_vjp, concat_jvp};
-const tf_op_rule tf__rule_gather = {"gather", gather_vjp, gather_jvp};
-const tf_op_rule tf__rule_scatter = {"scatter", scatter_vjp, scatter_jvp};
-const tf_op_rule tf__rule_dynamic_slice = {"dynamic_slice", dslice_vjp, dslice_jvp};
-const tf_op_rule tf__rule_dynamic_update_slice = {"dynamic_update_slice", dus_vjp, dus_jvp};
+const tf_op_rule tf__rule_slice = {.name = "slice", .vjp = slice_vjp, .jvp = slice_jvp};
+const tf_op_rule tf__rule_pad = {.name = "pad", .vjp = pad_vjp, .jvp = pad_jvp};
+const tf_op_rule tf__rule_concatenate = {
+    .name = "concatenate", .vjp = concat_vjp, .jvp = concat_jvp};
+const tf_op_rule tf__rule_gather = {.name = "gather", .vjp = gather_vjp, .jvp = gather_jvp};
+const tf_op_rule tf__rule_scatter = {.name = "scatter", .vjp = scatter_vjp, .jvp = scatter_jvp};
+const tf_op_rule tf__rule_dynamic_slice = {
+    .name = "dynamic_slice", .vjp = dslice_vjp, .jvp = dslice_jvp};
+const tf_op_rule tf__rule_dynamic_update_slice = {
+    .name = "dynamic_update_slice", .vjp = dus_vjp, .jvp = dus_jvp};

@@ -209,7 +209,9 @@ static tf_status reverse_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
     return reverse_apply(s, nd, tin[0], tout);
 }
 
-const tf_op_rule tf__rule_reshape = {"reshape", reshape_vjp, reshape_jvp};
-const tf_op_rule tf__rule_transpose = {"transpose", transpose_vjp, transpose_jvp};
-const tf_op_rule tf__rule_broadcast_in_dim = {"broadcast_in_dim", broadcast_vjp, broadcast_jvp};
-const tf_op_rule tf__rule_reverse = {"reverse", reverse_vjp, reverse_jvp};
+const tf_op_rule tf__rule_reshape = {.name = "reshape", .vjp = reshape_vjp, .jvp = reshape_jvp};
+const tf_op_rule tf__rule_transpose = {
+    .name = "transpose", .vjp = transpose_vjp, .jvp = transpose_jvp};
+const tf_op_rule tf__rule_broadcast_in_dim = {
+    .name = "broadcast_in_dim", .vjp = broadcast_vjp, .jvp = broadcast_jvp};
+const tf_op_rule tf__rule_reverse = {.name = "reverse", .vjp = reverse_vjp, .jvp = reverse_jvp};

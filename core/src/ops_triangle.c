@@ -219,5 +219,6 @@ static tf_status diag_embed_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
     return tf_session_diag_embed(s, tin[0], tout);
 }
 
-const tf_op_rule tf__rule_diagonal = {"diagonal", diagonal_vjp, diagonal_jvp};
-const tf_op_rule tf__rule_diag_embed = {"diag_embed", diag_embed_vjp, diag_embed_jvp};
+const tf_op_rule tf__rule_diagonal = {.name = "diagonal", .vjp = diagonal_vjp, .jvp = diagonal_jvp};
+const tf_op_rule tf__rule_diag_embed = {
+    .name = "diag_embed", .vjp = diag_embed_vjp, .jvp = diag_embed_jvp};

@@ -106,7 +106,8 @@ static tf_status need_axis(const call *c, const char *arg, uint32_t axis, uint32
 /* Same dtype and shape for out[0] and every input from `first`. */
 static tf_status elementwise_like(const call *c, size_t first, bool same_dtype)
 {
-    static const char *const names[] = {"inputs[0]", "inputs[1]", "inputs[2]"};
+    static const char *const names[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]",
+                                        "inputs[4]"}; /* FUSED has up to 5 */
     const tf_tensor *o = c->out[0];
     for (size_t i = first; i < c->n_in; i++) {
         tf_status st = need_shape(c, names[i], c->in[i], o);
@@ -504,6 +505,83 @@ static tf_status check_dynamic_update_slice(const call *c)
     return st ? st : check_block(c, "inputs[1]", c->in[1], c->in[0]);
 }
 
+/* Step k of a FUSED program: its kind, its op (defined for out[0]'s float dtype) and the
+   registers it reads, which must already hold values (inputs and earlier steps). */
+/* Fails step k's check with argument "steps[k].<field>"; named only on failure (the
+   checks run on every call). */
+static tf_status fail_step(const call *c, tf_status st, uint32_t k, const char *field,
+                           const char *msg)
+{
+    char arg[32];
+    snprintf(arg, sizeof arg, "steps[%u].%s", k, field);
+    return fail(c, st, arg, "step %u%s", k, msg);
+}
+
+static tf_status check_fused_step(const call *c, uint32_t k, const tf_fused_step *s)
+{
+    char msg[96];
+    uint32_t n_regs = (uint32_t)c->n_in + k;
+    if (s->kind >= TF_FUSED_KIND_COUNT_) {
+        snprintf(msg, sizeof msg, " has unknown kind %u", s->kind);
+        return fail_step(c, TF_ERR_VALIDATION, k, "kind", msg);
+    }
+    bool binary = s->kind == TF_FUSED_BINARY;
+    tf_prim sub = binary ? TF_PRIM_BINARY : TF_PRIM_UNARY;
+    if (s->op >= (binary ? (uint32_t)TF_BINARY_COUNT_ : (uint32_t)TF_UNARY_COUNT_)) {
+        snprintf(msg, sizeof msg, " has unknown %s op %u", tf_prim_name(sub), s->op);
+        return fail_step(c, TF_ERR_VALIDATION, k, "op", msg);
+    }
+    tf_dtype dt = c->out[0]->dtype;
+    if (binary ? !binary_defined(s->op, dt) : !unary_defined(s->op, dt)) {
+        snprintf(msg, sizeof msg, ": %s is not defined for %s", tf_prim_op_name(sub, s->op),
+                 tf_dtype_name(dt));
+        return fail_step(c, TF_ERR_DTYPE_MISMATCH, k, "op", msg);
+    }
+    if (s->a >= n_regs) {
+        snprintf(msg, sizeof msg, " reads register %u (a), but only registers 0..%u exist", s->a,
+                 n_regs - 1);
+        return fail_step(c, TF_ERR_VALIDATION, k, "a", msg);
+    }
+    if (binary && s->b >= n_regs) {
+        snprintf(msg, sizeof msg, " reads register %u (b), but only registers 0..%u exist", s->b,
+                 n_regs - 1);
+        return fail_step(c, TF_ERR_VALIDATION, k, "b", msg);
+    }
+    if (!binary && s->b != 0) {
+        snprintf(msg, sizeof msg, " is unary, so b must be 0, got %u", s->b);
+        return fail_step(c, TF_ERR_VALIDATION, k, "b", msg);
+    }
+    return TF_OK;
+}
+
+static tf_status check_fused(const call *c)
+{
+    if (c->n_in < 1 || c->n_in > TF_FUSED_MAX_INPUTS)
+        return fail(c, TF_ERR_VALIDATION, "n_inputs", "expects 1 to %d inputs, got %zu",
+                    TF_FUSED_MAX_INPUTS, c->n_in);
+    if (c->n_out != 1)
+        return fail(c, TF_ERR_VALIDATION, "n_outputs", "expects 1 output, got %zu", c->n_out);
+    tf_status st = check_params(c, sizeof(tf_fused_params));
+    if (st)
+        return st;
+    const tf_fused_params *p = c->params;
+    if (p->n_steps < 1 || p->n_steps > TF_FUSED_MAX_STEPS)
+        return fail(c, TF_ERR_VALIDATION, "n_steps", "n_steps is %u, expected 1 to %d", p->n_steps,
+                    TF_FUSED_MAX_STEPS);
+    if (!p->steps)
+        return fail(c, TF_ERR_VALIDATION, "steps", "steps is NULL");
+    tf_dtype dt = c->out[0]->dtype;
+    if (dt != TF_F32 && dt != TF_F64)
+        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "outputs[0] is %s, expected f32 or f64",
+                    tf_dtype_name(dt));
+    if ((st = elementwise_like(c, 0, true)))
+        return st;
+    for (uint32_t k = 0; k < p->n_steps; k++)
+        if ((st = check_fused_step(c, k, &p->steps[k])))
+            return st;
+    return TF_OK;
+}
+
 typedef tf_status (*check_fn)(const call *c);
 
 static const check_fn k_checks[TF_PRIM_COUNT_] = {
@@ -523,6 +601,7 @@ static const check_fn k_checks[TF_PRIM_COUNT_] = {
     [TF_PRIM_SCATTER] = check_scatter,
     [TF_PRIM_DYNAMIC_SLICE] = check_dynamic_slice,
     [TF_PRIM_DYNAMIC_UPDATE_SLICE] = check_dynamic_update_slice,
+    [TF_PRIM_FUSED] = check_fused,
 };
 
 static tf_status check_pointers(const call *c)

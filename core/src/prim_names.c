@@ -4,7 +4,7 @@
 static const char *const k_prims[TF_PRIM_COUNT_] = {
     "fill", "iota", "unary", "binary", "compare", "select", "convert", "reduce",
     "dot_general", "copy", "pad", "concatenate", "gather", "scatter", "dynamic_slice",
-    "dynamic_update_slice",
+    "dynamic_update_slice", "fused",
 };
 
 static const char *const k_unary[TF_UNARY_COUNT_] = {
@@ -36,7 +36,7 @@ TF_API const char *tf_prim_op_name(tf_prim prim, uint32_t op)
         return op < TF_COMPARE_COUNT_ ? k_compare[op] : "?";
     case TF_PRIM_REDUCE:
         return op < TF_REDUCE_COUNT_ ? k_reduce[op] : "?";
-    default:
+    default: /* FUSED's steps carry their own ops; the call has none */
         return "";
     }
 }

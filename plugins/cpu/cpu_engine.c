@@ -83,7 +83,7 @@ const char *tf__cpu_prim_name(uint32_t prim)
     static const char *const names[TF_PRIM_COUNT_] = {
         "FILL",   "IOTA",        "UNARY", "BINARY",      "COMPARE",       "SELECT",
         "CONVERT", "REDUCE",     "DOT_GENERAL", "COPY",  "PAD",           "CONCATENATE",
-        "GATHER", "SCATTER",     "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE"};
+        "GATHER", "SCATTER",     "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE", "FUSED"};
     return name_at(names, TF_PRIM_COUNT_, prim);
 }
 
@@ -254,20 +254,39 @@ static tf_status cpu_device_info(void *plugin_ctx, uint32_t index, tf_device_inf
 
 /* ---- engine instances ------------------------------------------------------------ */
 
-/* Reads the options: device, thread count, no plugin-specific keys. */
+/* The options of create(). */
+typedef struct cpu_options {
+    int threads;
+    size_t stream_bytes;
+    int fused;
+} cpu_options;
+
 /*
- * The extra option stream_threshold=<bytes>: an elementwise job whose operands
- * together exceed it streams its output (see run_flat in cpu_elementwise.c).
- * The default is the last-level cache; 0 streams every cheap dense job, which
- * is how the tests reach that path with small tensors.
+ * The extra options:
+ * - stream_threshold=<bytes>: an elementwise job whose operands together exceed
+ *   it streams its output (see run_flat in cpu_elementwise.c). The default is
+ *   the last-level cache; 0 streams every cheap dense job, which is how the
+ *   tests reach that path with small tensors.
+ * - fused=on|off: whether supports() says yes to TF_PRIM_FUSED (default on).
+ *   Off, the host runs such programs a step at a time: a way to compare the two
+ *   (the tests of the core's fused reverse rules do).
  */
 static tf_status parse_extra(const tf_host_api *host, const char *key, const char *value,
-                             size_t *stream_bytes)
+                             cpu_options *opts)
 {
+    if (key != NULL && strcmp(key, "fused") == 0) {
+        if (value == NULL || (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)) {
+            return fail(host, TF_ERR_VALIDATION,
+                        "cpu: create: option fused = \"%s\" (expected on or off)",
+                        value != NULL ? value : "(null)");
+        }
+        opts->fused = strcmp(value, "on") == 0;
+        return TF_OK;
+    }
     if (key == NULL || strcmp(key, "stream_threshold") != 0) {
         return fail(host, TF_ERR_VALIDATION,
-                    "cpu: create: unknown option \"%s\" (the CPU engine's one extra option is "
-                    "stream_threshold)",
+                    "cpu: create: unknown option \"%s\" (the CPU engine's extra options are "
+                    "stream_threshold and fused)",
                     key != NULL ? key : "(null)");
     }
     char *end = NULL;
@@ -280,16 +299,19 @@ static tf_status parse_extra(const tf_host_api *host, const char *key, const cha
                     "cpu: create: option stream_threshold = \"%s\" is not a byte count",
                     value != NULL ? value : "(null)");
     }
-    *stream_bytes = (size_t)v;
+    opts->stream_bytes = (size_t)v;
     return TF_OK;
 }
 
-static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o, int *threads,
-                               size_t *stream_bytes)
+/* Reads the options: device, thread count, the extra keys above. */
+static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
+                               cpu_options *opts)
 {
     const tf_host_api *host = pl->host;
+    int *threads = &opts->threads;
     *threads = 0;
-    *stream_bytes = last_level_cache_bytes();
+    opts->stream_bytes = last_level_cache_bytes();
+    opts->fused = 1;
     if (o == NULL) {
         *threads = (int)online_cpus();
         return TF_OK;
@@ -319,7 +341,7 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
         for (uint32_t k = 0; k < o->n_extra; k++) {
             tf_status st =
                 parse_extra(host, o->extra_keys != NULL ? o->extra_keys[k] : NULL,
-                            o->extra_values != NULL ? o->extra_values[k] : NULL, stream_bytes);
+                            o->extra_values != NULL ? o->extra_values[k] : NULL, opts);
             if (st != TF_OK) {
                 return st;
             }
@@ -339,12 +361,11 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
 {
     const cpu_plugin *pl = plugin_ctx;
     const tf_host_api *host = pl->host;
-    int threads;
-    size_t stream_bytes;
+    cpu_options opts;
     if (out == NULL) {
         return fail(host, TF_ERR_VALIDATION, "cpu: create: out is NULL");
     }
-    tf_status st = parse_options(pl, options, &threads, &stream_bytes);
+    tf_status st = parse_options(pl, options, &opts);
     if (st != TF_OK) {
         return st;
     }
@@ -353,15 +374,16 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
         return fail(host, TF_ERR_OUT_OF_MEMORY, "cpu: create: cannot allocate the engine");
     }
     e->host = host;
-    e->threads = threads;
-    e->stream_bytes = stream_bytes;
+    e->threads = opts.threads;
+    e->stream_bytes = opts.stream_bytes;
+    e->fused = opts.fused;
     e->stream_copy = tf__cpu_stream_copy_choose();
     e->pool = NULL;
     memset(&e->cache, 0, sizeof e->cache);
     atomic_flag_clear(&e->cache.busy);
-    if (threads > 1) {
+    if (opts.threads > 1) {
         cpu_err err;
-        if (tf__cpu_pool_create(host, threads - 1, &e->pool, &err) != TF_OK) {
+        if (tf__cpu_pool_create(host, opts.threads - 1, &e->pool, &err) != TF_OK) {
             host->free(host->ctx, e);
             return report(host, &err);
         }
@@ -568,7 +590,9 @@ static tf_status cpu_buffer_copy(tf_engine_state *engine, const tf_engine_buffer
 static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
                         const uint32_t *dtypes, uint32_t n_dtypes)
 {
-    (void)engine;
+    if (prim == TF_PRIM_FUSED && engine != NULL && !engine->fused) {
+        return 0; /* the option fused=off */
+    }
     return tf__cpu_supports(prim, op, dtypes, n_dtypes);
 }
 
@@ -589,6 +613,7 @@ static const cpu_prim_fn prim_fns[TF_PRIM_COUNT_] = {
     [TF_PRIM_SCATTER] = tf__cpu_exec_scatter,
     [TF_PRIM_DYNAMIC_SLICE] = tf__cpu_exec_dynamic_slice,
     [TF_PRIM_DYNAMIC_UPDATE_SLICE] = tf__cpu_exec_dynamic_update_slice,
+    [TF_PRIM_FUSED] = tf__cpu_exec_fused,
 };
 
 static tf_status cpu_execute(tf_engine_state *engine, const tf_exec *exec)

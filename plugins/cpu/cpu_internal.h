@@ -5,7 +5,7 @@
  * device, buffers, execute dispatch), cpu_validate.c (supports and the
  * structural checks of execute), cpu_pool.c (worker threads), cpu_iter.c
  * (strided n-d iteration), cpu_layout.c (fill, copy, pad, concatenate),
- * cpu_elementwise.c (fill, iota, unary, binary, compare, select),
+ * cpu_elementwise.c (fill, iota, unary, binary, compare, select, fused),
  * cpu_convert.c, cpu_reduce.c, cpu_dot.c and cpu_index.c (gather, scatter,
  * dynamic slices). Everything here has hidden visibility: the plugin exports
  * only tf_engine_plugin_v1.
@@ -30,8 +30,8 @@
 #define CPU_PRINTF(fmt, args)
 #endif
 
-/* The most operands one iteration walks together (SELECT: out + 3 inputs). */
-#define CPU_MAX_OPS 4
+/* The most operands one iteration walks together (FUSED: out + its inputs). */
+#define CPU_MAX_OPS (1 + TF_FUSED_MAX_INPUTS)
 
 /* The most threads an engine uses, whatever options->threads asks. */
 #define CPU_MAX_THREADS 256
@@ -92,6 +92,7 @@ struct tf_engine_state {
        its output with non-temporal stores: it would not be in cache for its reader. */
     size_t stream_bytes;
     cpu_stream_copy_fn stream_copy;
+    int fused; /* supports() says yes to TF_PRIM_FUSED (the option fused, default on) */
     cpu_pool *pool;
     cpu_buffer_cache cache;
 };
@@ -240,6 +241,7 @@ int tf__cpu_exec_unary(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 int tf__cpu_exec_binary(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 int tf__cpu_exec_compare(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 int tf__cpu_exec_select(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 int tf__cpu_exec_convert(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 int tf__cpu_exec_reduce(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 int tf__cpu_exec_dot_general(const cpu_engine *e, const tf_exec *x, cpu_err *err);

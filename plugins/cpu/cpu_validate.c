@@ -37,6 +37,7 @@ static const prim_info prims[TF_PRIM_COUNT_] = {
     [TF_PRIM_SCATTER] = {3, 3, 0, sizeof(tf_gather_params)},
     [TF_PRIM_DYNAMIC_SLICE] = {2, 2, 0, 0},
     [TF_PRIM_DYNAMIC_UPDATE_SLICE] = {3, 3, 0, 0},
+    [TF_PRIM_FUSED] = {1, TF_FUSED_MAX_INPUTS, 0, sizeof(tf_fused_params)},
 };
 
 static int is_index(uint32_t d)
@@ -75,6 +76,7 @@ static int dtypes_ok(uint32_t prim, uint32_t op, const uint32_t *d, uint32_t n)
     case TF_PRIM_DYNAMIC_SLICE: return is_index(d[1]) && d[2] == d[0];
     case TF_PRIM_SCATTER: return is_index(d[1]) && d[2] == d[0] && d[3] == d[0];
     case TF_PRIM_DYNAMIC_UPDATE_SLICE: return d[1] == d[0] && is_index(d[2]) && d[3] == d[0];
+    case TF_PRIM_FUSED: return all_equal(d, n) && (d[0] == TF_F32 || d[0] == TF_F64);
     case TF_PRIM_COUNT_: break;
     }
     return 0;
@@ -238,6 +240,7 @@ static int shapes_ok(const tf_exec *x)
     case TF_PRIM_SELECT:
     case TF_PRIM_CONVERT:
     case TF_PRIM_COPY:
+    case TF_PRIM_FUSED:
         for (uint32_t i = 0; i < x->n_inputs; i++) {
             if (!same_shape(x->inputs[i], out)) {
                 return 0;
@@ -252,6 +255,45 @@ static int shapes_ok(const tf_exec *x)
     case TF_PRIM_DYNAMIC_UPDATE_SLICE: return same_shape(x->inputs[0], out);
     default: return 1;
     }
+}
+
+/*
+ * A FUSED program (its operands' count, dtypes and shapes are checked already): the
+ * step count, and each step a UNARY or BINARY op the engine has for the dtype
+ * (TF_ERR_DTYPE_MISMATCH for an op the dtype lacks, as the host reports it), reading
+ * registers set before it (b == 0 for a unary step).
+ */
+static int check_fused(const tf_exec *x, cpu_err *err)
+{
+    const tf_fused_params *pp = x->params;
+    const uint32_t dtype = x->outputs[0]->dtype;
+    if (pp->n_steps < 1 || pp->n_steps > TF_FUSED_MAX_STEPS || pp->steps == NULL) {
+        return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: FUSED: %u steps%s (1 to %d steps wanted)",
+                            pp->n_steps, pp->steps == NULL ? " at NULL" : "", TF_FUSED_MAX_STEPS);
+    }
+    for (uint32_t k = 0; k < pp->n_steps; k++) {
+        const tf_fused_step *st = &pp->steps[k];
+        const uint32_t regs = x->n_inputs + k; /* registers set before step k */
+        const int binary = st->kind == TF_FUSED_BINARY;
+        if (st->kind >= TF_FUSED_KIND_COUNT_ ||
+            st->op >= (binary ? (uint32_t)TF_BINARY_COUNT_ : (uint32_t)TF_UNARY_COUNT_)) {
+            return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: FUSED: step %u: kind %u, op %u", k,
+                                st->kind, st->op);
+        }
+        const char *op = binary ? tf__cpu_binary_name(st->op) : tf__cpu_unary_name(st->op);
+        if (binary ? !tf__cpu_binary_supported(dtype, st->op)
+                   : !tf__cpu_unary_supported(dtype, st->op)) {
+            return tf__cpu_fail(err, TF_ERR_DTYPE_MISMATCH,
+                                "cpu: FUSED: step %u: %s is not an op of %s", k, op,
+                                tf__cpu_dtype_name(dtype));
+        }
+        if (st->a >= regs || (binary ? st->b >= regs : st->b != 0)) {
+            return tf__cpu_fail(err, TF_ERR_VALIDATION,
+                                "cpu: FUSED: step %u (%s) reads registers a %u, b %u; %u are set",
+                                k, op, st->a, st->b, regs);
+        }
+    }
+    return 0;
 }
 
 int tf__cpu_validate(const tf_exec *x, cpu_err *err)
@@ -288,5 +330,5 @@ int tf__cpu_validate(const tf_exec *x, cpu_err *err)
     if (!shapes_ok(x)) {
         return bad(err, TF_ERR_SHAPE_MISMATCH, x->prim, "operand shapes do not fit together");
     }
-    return 0;
+    return x->prim == TF_PRIM_FUSED ? check_fused(x, err) : 0;
 }

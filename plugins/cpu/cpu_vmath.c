@@ -13,9 +13,8 @@
  * Accuracy: libmvec's functions are within 4 ulp of the correctly rounded
  * result (glibc's manual), where libm's are within 1 or 2; special values
  * (NaN, infinities, overflow to infinity, underflow to zero) are the same
- * as libm's, which the variants hand to the scalar code. Strided rows and
- * builds where CMake found no libmvec (TF_CPU_HAVE_LIBMVEC unset) use the
- * scalar functions.
+ * as libm's, which the variants hand to the scalar code. Builds where CMake
+ * found no libmvec (TF_CPU_HAVE_LIBMVEC unset) use the scalar functions.
  *
  * This file alone is compiled with -fno-math-errno (no errno writes, which
  * a vector call cannot make) and -fopenmp-simd (the pragmas, no OpenMP
@@ -65,22 +64,48 @@ extern float erff(float);
 #define VMATH_SIMD
 #endif
 
+/*
+ * Each element goes through the same vector function whatever its place in the row
+ * and the row's strides: libmvec's variants (and libm) round differently (an
+ * element computed in a loop's scalar remainder would differ from the same value
+ * in its vector body), and results must not depend on how an iteration cut its
+ * rows: TF_PRIM_FUSED promises the values of the separate UNARY calls bit for bit,
+ * and a thread count should not change a result. So a row runs in blocks of
+ * VMATH_BLOCK elements, a loop of constant trip count that compiles to whole
+ * vector calls only; a strided block or the short tail goes through a padded
+ * copy on the stack.
+ */
+#define VMATH_BLOCK 16
+
 #define VMATH_ROW(NAME, T, FN)                                                                    \
     VMATH_CLONES int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s,           \
                           cpu_err *err)                                                           \
     {                                                                                             \
-        T *restrict o = (T *)(void *)p[0];                                                        \
-        const T *restrict x = (const T *)(const void *)p[1];                                      \
+        T *o = (T *)(void *)p[0];                                                                 \
+        const T *x = (const T *)(const void *)p[1];                                               \
         (void)ctx;                                                                                \
         (void)err;                                                                                \
-        if (s[0] == 1 && s[1] == 1) {                                                             \
-            VMATH_SIMD                                                                            \
-            for (int64_t i = 0; i < n; i++) {                                                     \
-                o[i] = FN(x[i]);                                                                  \
+        for (int64_t i = 0; i < n; i += VMATH_BLOCK) {                                            \
+            const int64_t m = n - i < VMATH_BLOCK ? n - i : VMATH_BLOCK;                          \
+            if (m == VMATH_BLOCK && s[0] == 1 && s[1] == 1) {                                     \
+                T *restrict ob = o + i;                                                           \
+                const T *restrict xb = x + i;                                                     \
+                VMATH_SIMD                                                                        \
+                for (int j = 0; j < VMATH_BLOCK; j++) {                                           \
+                    ob[j] = FN(xb[j]);                                                            \
+                }                                                                                 \
+                continue;                                                                         \
             }                                                                                     \
-        } else {                                                                                  \
-            for (int64_t i = 0; i < n; i++) {                                                     \
-                o[i * s[0]] = FN(x[i * s[1]]);                                                    \
+            T in[VMATH_BLOCK] = {0}, res[VMATH_BLOCK];                                            \
+            for (int64_t j = 0; j < m; j++) {                                                     \
+                in[j] = x[(i + j) * s[1]];                                                        \
+            }                                                                                     \
+            VMATH_SIMD                                                                            \
+            for (int j = 0; j < VMATH_BLOCK; j++) {                                               \
+                res[j] = FN(in[j]);                                                               \
+            }                                                                                     \
+            for (int64_t j = 0; j < m; j++) {                                                     \
+                o[(i + j) * s[0]] = res[j];                                                       \
             }                                                                                     \
         }                                                                                         \
         return 0;                                                                                 \

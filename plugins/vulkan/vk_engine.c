@@ -129,7 +129,8 @@ const char *tf__vk_prim_name(uint32_t prim)
         "FILL",        "IOTA",    "UNARY",         "BINARY",
         "COMPARE",     "SELECT",  "CONVERT",       "REDUCE",
         "DOT_GENERAL", "COPY",    "PAD",           "CONCATENATE",
-        "GATHER",      "SCATTER", "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE"};
+        "GATHER",      "SCATTER", "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE",
+        "FUSED"};
     return prim < TF_PRIM_COUNT_ ? names[prim] : "?";
 }
 
@@ -254,6 +255,14 @@ static tf_status device_create(vk_engine *e)
         return tf__vk_fail(e->host, TF_ERR_BACKEND,
                            "vulkan: create: minStorageBufferOffsetAlignment %llu > %u",
                            (unsigned long long)align, VK_ALIGN);
+    /* Every pipeline shares one set layout of VK_MAX_BINDINGS + 2 storage buffers, above the
+       spec's guaranteed 4; desktop drivers and lavapipe allow thousands. */
+    uint32_t per_stage = p->props.limits.maxPerStageDescriptorStorageBuffers;
+    if (per_stage < VK_MAX_BINDINGS + 2)
+        return tf__vk_fail(e->host, TF_ERR_BACKEND,
+                           "vulkan: create: device \"%s\" allows %u storage buffers per shader "
+                           "stage; the engine needs %u",
+                           p->info.name, per_stage, VK_MAX_BINDINGS + 2);
     return TF_OK;
 }
 

@@ -7,7 +7,8 @@
  * selection, device info), vk_memory.c (device blocks and their
  * sub-allocator, buffers, deferred frees), vk_batch.c (frames, command
  * recording, hazards and barriers, submission, pipelines and the pipeline
- * cache), vk_prims.c (supports and every primitive but DOT_GENERAL),
+ * cache), vk_prims.c (supports and every primitive but DOT_GENERAL, FUSED
+ * included),
  * vk_dot.c (DOT_GENERAL on the tiled GEMM shader). Everything here has
  * hidden visibility: the plugin exports only tf_engine_plugin_v1.
  */
@@ -38,11 +39,12 @@
 #define VK_BLOCK_BYTES \
     (64ull * 1024ull * 1024ull) /* device blocks (larger requests get their own) */
 #define VK_ALIGN 256u           /* sub-allocation alignment (>= minStorageBufferOffsetAlignment) */
-#define VK_MAX_BINDINGS 4       /* data bindings 0..3; 4 = parameters, 5 = error words */
-#define VK_HAZARD_SLOTS 64      /* buffers tracked between two barriers */
-#define VK_WG 256               /* invocations per workgroup of every shader */
+/* Data bindings 0..5 (FUSED: an output and five inputs); 6 = parameters, 7 = error words. */
+#define VK_MAX_BINDINGS 6
+#define VK_HAZARD_SLOTS 64 /* buffers tracked between two barriers */
+#define VK_WG 256          /* invocations per workgroup of every shader */
 
-/* Error words written by shaders (binding 5); see shaders/common.glsl. */
+/* Error words written by shaders (binding 7); see shaders/common.glsl. */
 #define VK_ERR_OUT_OF_RANGE 1u
 #define VK_ERR_DIV_ZERO 2u
 #define VK_ERR_INDEX 3u

@@ -16,6 +16,12 @@
  * Dense operands of UNARY/BINARY (f32, i32), COPY and FILL (32-bit) take
  * the shaders' VEC4 variants, 4 elements per access (vec4_ok says when).
  *
+ * FUSED (a chain of float UNARY/BINARY steps over up to five inputs) is one
+ * dispatch of fused.comp, which interprets the program per element with the
+ * very functions unary.comp and binary.comp run (shaders/float_ops.glsl), so
+ * its result is the steps' result bit for bit. How the program reaches the
+ * shader is explained at exec_fused.
+ *
  * Every shader addresses elements with 32-bit integers: execute refuses
  * (TF_ERR_UNSUPPORTED, before recording anything) an operand whose element
  * count or addressed range does not fit.
@@ -24,7 +30,7 @@
 
 #include "vk_internal.h"
 
-#define MAX_OPS 4
+#define MAX_OPS VK_MAX_BINDINGS /* operands of one walk: FUSED's output and five inputs */
 #define LAYOUT_WORDS (9 + 9 * MAX_OPS)
 
 /* ---- supports ---------------------------------------------------------------------- */
@@ -119,6 +125,10 @@ static int dtypes_ok(const vk_engine *e, uint32_t prim, uint32_t op, const uint3
                (d[0] != TF_BOOL || op == TF_REDUCE_MAX || op == TF_REDUCE_MIN);
     case TF_PRIM_DOT_GENERAL:
         return n == 3 && op == 0 && same(d, 3) && d[0] != TF_BOOL && computable(e, d[0]);
+    case TF_PRIM_FUSED:
+        /* Every step op unary_ok/binary_ok allows for the float dtype runs in fused.comp. */
+        return n >= 2 && n <= TF_FUSED_MAX_INPUTS + 1 && op == 0 && same(d, n) &&
+               (d[0] == TF_F32 || d[0] == TF_F64) && computable(e, d[0]);
     }
     return 0;
 }
@@ -676,6 +686,58 @@ static tf_status exec_reduce(vk_engine *e, const tf_exec *x)
     return tf__vk_record_dispatch(e, &d);
 }
 
+/*
+ * FUSED: one dispatch of fused.comp over the walk of the output and the
+ * inputs (broadcast inputs have stride 0 and merge like any other operand).
+ *
+ * The program travels in the dispatch's slot of the parameter ring, after
+ * the walk: P[63] inputs, P[64] steps, P[65 + k] = step k packed as
+ * kind | op << 1 | a << 8 | b << 16, and the shader interprets it. Why not
+ * the alternatives: push constants are 16 bytes in this engine's pipeline
+ * layout (and the guaranteed 128 could not hold a rank-8 walk of six
+ * operands plus 16 steps anyway); specialisation constants would give
+ * straight-line code, but each distinct program would cost a pipeline
+ * compile (hundreds of milliseconds on lavapipe) and a bounded cache of
+ * them, and a compiler could then contract one step's multiply into the
+ * next step's add, which the separate primitives never do. The ring slot
+ * is already there per dispatch, the interpreter's branches are uniform
+ * (every invocation runs the same steps), and one pipeline per dtype serves
+ * every program. The inputs beyond n are bound to input 0, never read: the
+ * shader names all five bindings, so each must hold a valid buffer.
+ */
+#define FUSED_PROG LAYOUT_WORDS /* P[63]: the program follows the walk */
+
+static tf_status exec_fused(vk_engine *e, const tf_exec *x)
+{
+    const tf_fused_params *pr = x->params;
+    const tf_operand *ops[MAX_OPS];
+    gather_ops(x, ops);
+    uint32_t nops = x->n_inputs + 1;
+    int32_t p[FUSED_PROG + 2 + TF_FUSED_MAX_STEPS];
+    uint64_t n;
+    if (!layout(ops, nops, nops, 0, p, &n))
+        return too_large(e, x->prim);
+    if (n == 0)
+        return TF_OK;
+    p[FUSED_PROG] = (int32_t)x->n_inputs;
+    p[FUSED_PROG + 1] = (int32_t)pr->n_steps;
+    for (uint32_t k = 0; k < pr->n_steps; k++) {
+        const tf_fused_step *s = &pr->steps[k];
+        p[FUSED_PROG + 2 + k] = (int32_t)(s->kind | s->op << 1 | s->a << 8 | s->b << 16);
+    }
+    vk_dispatch d = {.shader = ops[0]->dtype == TF_F64 ? VK_SHADER_FUSED_F64 : VK_SHADER_FUSED_F32,
+                     .n_bind = MAX_OPS,
+                     .params = p,
+                     .n_params = FUSED_PROG + 2 + pr->n_steps,
+                     .push = {(uint32_t)n, 0, 0, 0},
+                     .groups = {tf__vk_groups(n), 1, 1}};
+    for (uint32_t j = 0; j < MAX_OPS; j++) {
+        d.bind[j] = (j < nops ? ops[j] : ops[1])->buffer;
+        d.writes[j] = j == 0;
+    }
+    return tf__vk_record_dispatch(e, &d);
+}
+
 /* ---- execute ------------------------------------------------------------------------------ */
 
 static uint32_t exec_op(const tf_exec *x)
@@ -687,6 +749,56 @@ static uint32_t exec_op(const tf_exec *x)
     case TF_PRIM_REDUCE: return ((const tf_reduce_params *)x->params)->op;
     default: return 0;
     }
+}
+
+/*
+ * A FUSED call's own rules (the core checks the same ones; error kinds as its
+ * prim_check.c gives them): the shader indexes its registers with the
+ * steps' operands, so a program is always checked before it is recorded.
+ */
+static tf_status check_fused(vk_engine *e, const tf_exec *x)
+{
+    const tf_fused_params *pr = x->params;
+    const tf_operand *out = x->outputs[0];
+    uint32_t n = x->n_inputs;
+    if (n < 1 || n > TF_FUSED_MAX_INPUTS)
+        return tf__vk_fail(e->host, TF_ERR_VALIDATION, "vulkan: FUSED: %u inputs (1 to %d)", n,
+                           TF_FUSED_MAX_INPUTS);
+    if (pr->struct_size < sizeof *pr || pr->n_steps < 1 || pr->n_steps > TF_FUSED_MAX_STEPS ||
+        pr->steps == NULL)
+        return tf__vk_fail(e->host, TF_ERR_VALIDATION,
+                           "vulkan: FUSED: bad params (struct_size %u, n_steps %u, steps %s)",
+                           pr->struct_size, pr->n_steps, pr->steps ? "set" : "NULL");
+    if (out->dtype != TF_F32 && out->dtype != TF_F64)
+        return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
+                           "vulkan: FUSED: the output is not f32 or f64");
+    for (uint32_t i = 0; i < n; i++) {
+        const tf_operand *in = x->inputs[i];
+        if (in->dtype != out->dtype)
+            return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
+                               "vulkan: FUSED: input %u has another dtype than the output", i);
+        int same_shape = in->rank == out->rank && in->rank <= TF_MAX_RANK;
+        for (uint32_t k = 0; k < in->rank && same_shape; k++)
+            same_shape = in->shape[k] == out->shape[k];
+        if (!same_shape)
+            return tf__vk_fail(e->host, TF_ERR_SHAPE_MISMATCH,
+                               "vulkan: FUSED: input %u has another shape than the output", i);
+    }
+    for (uint32_t k = 0; k < pr->n_steps; k++) {
+        const tf_fused_step *s = &pr->steps[k];
+        int binary = s->kind == TF_FUSED_BINARY;
+        if (s->kind >= TF_FUSED_KIND_COUNT_ ||
+            s->op >= (binary ? (uint32_t)TF_BINARY_COUNT_ : (uint32_t)TF_UNARY_COUNT_) ||
+            s->a >= n + k || (binary ? s->b >= n + k : s->b != 0))
+            return tf__vk_fail(e->host, TF_ERR_VALIDATION,
+                               "vulkan: FUSED: step %u (kind %u, op %u, a %u, b %u) is invalid "
+                               "with %u registers",
+                               k, s->kind, s->op, s->a, s->b, n + k);
+        if (binary ? !binary_ok(out->dtype, s->op) : !unary_ok(out->dtype, s->op))
+            return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
+                               "vulkan: FUSED: step %u: op %u is not defined for floats", k, s->op);
+    }
+    return TF_OK;
 }
 
 /* The structure execute relies on: counts, params, dtypes, buffers of this engine. */
@@ -701,6 +813,9 @@ static tf_status check(vk_engine *e, const tf_exec *x)
                        x->prim != TF_PRIM_DYNAMIC_SLICE && x->prim != TF_PRIM_DYNAMIC_UPDATE_SLICE;
     if (needs_params && x->params == NULL)
         return tf__vk_fail(e->host, TF_ERR_VALIDATION, "vulkan: %s: params are NULL", name);
+    tf_status st = x->prim == TF_PRIM_FUSED ? check_fused(e, x) : TF_OK;
+    if (st != TF_OK)
+        return st;
     uint32_t dt[MAX_OPS + 1];
     uint32_t n = 0;
     for (uint32_t i = 0; i < x->n_inputs; i++) {
@@ -751,6 +866,7 @@ tf_status tf__vk_execute(vk_engine *e, const tf_exec *x)
     case TF_PRIM_DYNAMIC_UPDATE_SLICE: return exec_dynamic_update_slice(e, x);
     case TF_PRIM_GATHER: return exec_gather(e, x);
     case TF_PRIM_SCATTER: return exec_scatter(e, x);
+    case TF_PRIM_FUSED: return exec_fused(e, x);
     }
     return tf__vk_fail(e->host, TF_ERR_UNSUPPORTED, "vulkan: the engine has no kernel for %s",
                        tf__vk_prim_name(x->prim));

@@ -680,6 +680,17 @@ void tfr_check_(const char *file, int line, const char *what, tf_dtype dtype, si
 
 /* ---- engines ---- */
 
+const uint32_t tfr_float_unary_ops[18] = {
+    TF_UNARY_NEG,    TF_UNARY_ABS,   TF_UNARY_SIGN, TF_UNARY_EXP,     TF_UNARY_LOG,
+    TF_UNARY_EXPM1,  TF_UNARY_LOG1P, TF_UNARY_SIN,  TF_UNARY_COS,     TF_UNARY_TANH,
+    TF_UNARY_SQRT,   TF_UNARY_RSQRT, TF_UNARY_ERF,  TF_UNARY_SIGMOID, TF_UNARY_RECIPROCAL,
+    TF_UNARY_SQUARE, TF_UNARY_FLOOR, TF_UNARY_CEIL};
+const uint32_t tfr_float_binary_ops[8] = {TF_BINARY_ADD, TF_BINARY_SUB, TF_BINARY_MUL,
+                                          TF_BINARY_DIV, TF_BINARY_POW, TF_BINARY_MAX,
+                                          TF_BINARY_MIN, TF_BINARY_REM};
+_Static_assert(TF_UNARY_COUNT_ == 19 && TF_BINARY_COUNT_ == 11,
+               "a new op: add it to tfr_float_unary_ops / tfr_float_binary_ops if it is float");
+
 tf_status tfr_engine_create(const char *name, int threads, const char *key, const char *value,
                             tf_engine **out)
 {

@@ -198,6 +198,11 @@ int tfr_close(tf_dtype dtype, tf_scalar got, tf_scalar want, double extra, tfr_t
 
 /* ---- engines ---- */
 
+/* Every UNARY and BINARY op defined for the float dtypes (LOGICAL_NOT, AND, OR and XOR
+   are not), in enum order. */
+extern const uint32_t tfr_float_unary_ops[18];
+extern const uint32_t tfr_float_binary_ops[8];
+
 /*
  * Loads plugin `name` and creates an engine with `threads` and, when key is not NULL,
  * the one extra option key = value. Returns the status; *out is set only on success.

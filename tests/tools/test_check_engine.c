@@ -118,6 +118,9 @@ static void test_cpu_passes_every_primitive(void **state)
     }
     /* cells the ABI leaves undefined are marked so, not run */
     assert_non_null(strstr(row_of(out, "unary/logical_not"), "-"));
+    /* FUSED's random programs, compared with their steps run one by one */
+    assert_null(strstr(row_of(out, "fused"), "FAIL"));
+    assert_null(strstr(row_of(out, "fused"), "ERR"));
     expect(out, "gradients: 32 passed");
     expect(out, "lifecycle: 4 passed");
     expect(out, "PASS: engine 'cpu'");
@@ -136,6 +139,8 @@ static void test_subset_engine_passes(void **state)
     assert_non_null(strstr(r, "pass"));
     assert_non_null(strstr(r, "unsup"));
     assert_non_null(strstr(row_of(out, "dot_general"), "unsup"));
+    /* an engine without FUSED: its programs are refused, and that is no failure */
+    assert_non_null(strstr(row_of(out, "fused"), "unsup"));
     expect(out, "PASS: engine 'wrong'");
     expect(out, "refused as they must be: ");
     assert_null(strstr(out, "refused as they must be: 0)"));
@@ -189,7 +194,7 @@ static void test_greedy_supports_named(void **state)
     (void)state;
     char *out;
     assert_int_equal(run(KIT WRONG " --option fault=greedy --skip prims --skip grads", &out), 1);
-    expect(out, "supports() claims an unknown primitive (16); it must answer 0");
+    expect(out, "supports() claims an unknown primitive (17); it must answer 0");
 }
 
 static void test_json_form(void **state)

@@ -33,12 +33,13 @@ static void descriptor(ck_ctx *ctx)
 /* supports() must answer 0 for primitives, sub-ops and dtypes it cannot know. */
 static void unknowns(ck_ctx *ctx)
 {
+    _Static_assert(TF_PRIM_COUNT_ == 17, "the first unknown primitive's text names its number");
     static const struct {
         uint32_t prim, op, n;
         tf_dtype d[3];
         const char *what;
     } asks[] = {
-        {TF_PRIM_COUNT_, 0, 1, {TF_F32}, "an unknown primitive (16)"},
+        {TF_PRIM_COUNT_, 0, 1, {TF_F32}, "an unknown primitive (17)"},
         {1000, 0, 2, {TF_F32, TF_F32}, "an unknown primitive (1000)"},
         {TF_PRIM_UNARY, TF_UNARY_COUNT_, 2, {TF_F32, TF_F32}, "an unknown unary op"},
         {TF_PRIM_BINARY, TF_BINARY_COUNT_, 3, {TF_F32, TF_F32, TF_F32}, "an unknown binary op"},

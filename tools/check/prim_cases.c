@@ -8,7 +8,9 @@
  * Value domains keep each case inside what engine_abi.h defines (positive
  * arguments for log, nonzero integer divisors, in-range indices) while still
  * reaching the edges the ABI specifies (integer wrapping, NaN propagation,
- * saturating conversions, clamped slice starts).
+ * saturating conversions, clamped slice starts). FUSED gets random programs
+ * over the UNARY and BINARY ops the engine claims, on the same shapes and
+ * layouts.
  */
 #include <string.h>
 
@@ -276,4 +278,104 @@ void ck_cases_elementwise(ck_ctx *ctx)
     rows_compare_select(ctx);
     rows_convert(ctx);
     rows_copy(ctx);
+}
+
+/* ---- fused: random programs over the steps the engine claims ---- */
+
+/* The UNARY and BINARY ops of dtype dt that programs may use. */
+typedef struct fused_ops {
+    uint32_t op[TF_UNARY_COUNT_ + TF_BINARY_COUNT_];
+    tf_fused_kind kind[TF_UNARY_COUNT_ + TF_BINARY_COUNT_];
+    uint32_t n;
+} fused_ops;
+
+/* The ops the engine claims for dt (all defined ones when it does not claim FUSED: those
+   programs only check that it refuses them). */
+static void fused_ops_of(ck_ctx *ctx, tf_dtype dt, int claims_fused, fused_ops *o)
+{
+    tf_dtype d3[3] = {dt, dt, dt};
+    o->n = 0;
+    for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++)
+        if (unary_defined(op, dt) &&
+            (!claims_fused || tf_engine_supports(ctx->eut, TF_PRIM_UNARY, op, d3, 2))) {
+            o->op[o->n] = op;
+            o->kind[o->n++] = TF_FUSED_UNARY;
+        }
+    for (uint32_t op = 0; op < TF_BINARY_COUNT_; op++)
+        if (binary_defined(op, dt) &&
+            (!claims_fused || tf_engine_supports(ctx->eut, TF_PRIM_BINARY, op, d3, 3))) {
+            o->op[o->n] = op;
+            o->kind[o->n++] = TF_FUSED_BINARY;
+        }
+}
+
+static uint32_t rand_below(uint64_t *seed, uint32_t n)
+{
+    uint32_t r = (uint32_t)(ck_rand(seed) * n);
+    return r < n ? r : n - 1;
+}
+
+/*
+ * A random valid program of n_steps over n_in inputs. Operand a is mostly the
+ * register just written, so that chains run deep; the first steps read the
+ * inputs in turn as b, so that each input's layout is exercised. Returns the
+ * tolerance kind of its worst step (ck_case_tol).
+ */
+static int fused_program(uint64_t *seed, const fused_ops *o, uint32_t n_in, uint32_t n_steps,
+                         tf_fused_step *steps)
+{
+    int kind = 0;
+    for (uint32_t k = 0; k < n_steps; k++) {
+        uint32_t regs = n_in + k, pick = rand_below(seed, o->n);
+        tf_fused_step *s = &steps[k];
+        s->kind = o->kind[pick];
+        s->op = o->op[pick];
+        s->a = k > 0 && ck_rand(seed) < 0.6 ? regs - 1 : rand_below(seed, regs);
+        s->b = s->kind == TF_FUSED_UNARY ? 0 : k < n_in ? k : rand_below(seed, regs);
+        if (s->kind == TF_FUSED_UNARY ? unary_kind(s->op) : s->op == TF_BINARY_POW)
+            kind = 1;
+    }
+    return kind;
+}
+
+/* Cases per shape: the first is the largest program, the second the smallest. */
+#define FUSED_PER_SHAPE 3
+
+static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt)
+{
+    tf_dtype sig[CK_MAX_OPERANDS] = {dt, dt, dt, dt, dt, dt};
+    int claims = tf_engine_supports(ctx->eut, TF_PRIM_FUSED, 0, sig, 2);
+    fused_ops ops;
+    fused_ops_of(ctx, dt, claims, &ops);
+    if (!ops.n)
+        return; /* it claims FUSED but no step it could run */
+    uint64_t seed = 0xf05edull + (uint64_t)dt;
+    for (int i = 0; i < n_shapes(ctx); i++) {
+        const ck_shape *sh = &k_shapes[i];
+        for (int j = 0; j < FUSED_PER_SHAPE; j++) {
+            int v = i * FUSED_PER_SHAPE + j;
+            uint32_t n_in = v == 0 ? CK_MAX_IN : v == 1 ? 1 : 1 + rand_below(&seed, CK_MAX_IN);
+            uint32_t n_steps = v == 0   ? TF_FUSED_MAX_STEPS
+                               : v == 1 ? 1
+                                        : 1 + rand_below(&seed, TF_FUSED_MAX_STEPS);
+            tf_fused_step steps[TF_FUSED_MAX_STEPS];
+            int kind = fused_program(&seed, &ops, n_in, n_steps, steps);
+            tf_fused_params p = {sizeof p, n_steps, steps};
+            ck_case c = {.prim = TF_PRIM_FUSED, .params = &p, .n_in = n_in};
+            for (uint32_t k = 0; k < n_in; k++) /* POS for some: fewer NaN from log and sqrt */
+                set_arg(&c.in[k], dt, sh->rank, sh->d, (int)((v + (int)k) % CK_L_COUNT_),
+                        k % 2 ? CK_D_POS : CK_D_ANY, 0);
+            set_arg(&c.out, dt, sh->rank, sh->d, v % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY, 0);
+            ck_case_tol(&c, dt, kind, n_steps);
+            ck_case_run(ctx, row, dt, &c);
+        }
+    }
+}
+
+void ck_cases_fused(ck_ctx *ctx)
+{
+    ck_row *row = ck_row_add(ctx, "fused");
+    for (int d = 0; row && d < 2; d++)
+        if (want(ctx, k_all[d]))
+            fused_cell(ctx, row, k_all[d]);
 }

@@ -155,12 +155,12 @@ static void *gen_base(const ck_arg *a, const ck_mem *m, uint64_t *s)
 
 /* One engine's operands for a case. */
 typedef struct ck_side {
-    tf_tensor *base[5], *view[5]; /* inputs, then the output at n_in */
+    tf_tensor *base[CK_MAX_OPERANDS], *view[CK_MAX_OPERANDS]; /* inputs, then the output */
 } ck_side;
 
 static void side_free(ck_side *sd)
 {
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < CK_MAX_OPERANDS; i++) {
         tf_tensor_release(sd->view[i]);
         tf_tensor_release(sd->base[i]);
     }
@@ -198,6 +198,61 @@ static tf_status fetch_base(tf_engine *e, const tf_tensor *base, tf_dtype dt, in
     return st;
 }
 
+/* Raises *mag to the largest finite magnitude among t's elements. */
+static tf_status raise_magnitude(tf_engine *e, const tf_tensor *t, double *mag)
+{
+    tf_tensor *h = NULL;
+    size_t n = (size_t)tf_tensor_numel(t);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    tf_status st = v ? tf_engine_download(e, t, &h) : TF_ERR_OUT_OF_MEMORY;
+    tf_dtype dt = tf_tensor_dtype(t);
+    if (!st)
+        st = tf_tensor_copy_to_host(h, dt, v, n); /* f32 fills the first half */
+    for (size_t k = 0; !st && k < n; k++) {
+        double x = dt == TF_F32 ? ((const float *)(void *)v)[k] : v[k];
+        if (isfinite(x) && fabs(x) > *mag)
+            *mag = fabs(x);
+    }
+    tf_tensor_release(h);
+    free(v);
+    return st;
+}
+
+/*
+ * A FUSED call as its steps, each a UNARY or BINARY call from registers (the
+ * inputs, then a dense tensor per step) into the next, the last into `out`.
+ * *mag gets the largest magnitude of the intermediate registers.
+ */
+static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *in,
+                             tf_tensor *out, double *mag)
+{
+    const tf_fused_params *p = c->params;
+    tf_tensor *reg[CK_MAX_IN + TF_FUSED_MAX_STEPS] = {0};
+    size_t n = c->n_in;
+    tf_status st = TF_OK;
+    memcpy(reg, in, n * sizeof *reg);
+    *mag = 0;
+    for (uint32_t k = 0; k < p->n_steps && !st; k++) {
+        const tf_fused_step *s = &p->steps[k];
+        int last = k + 1 == p->n_steps;
+        tf_tensor *dst = out;
+        if (!last && (st = tf_tensor_empty(e, c->out.dtype, c->out.rank, c->out.shape, &dst)))
+            break;
+        reg[n + k] = dst;
+        tf_unary_params up = {sizeof up, s->op};
+        tf_binary_params bp = {sizeof bp, s->op};
+        tf_tensor *ab[2] = {reg[s->a], reg[s->b]};
+        st = s->kind == TF_FUSED_UNARY
+                 ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, ab, 1, &dst)
+                 : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, ab, 1, &dst);
+        if (!st && !last)
+            st = raise_magnitude(e, dst, mag);
+    }
+    for (uint32_t k = 0; k + 1 < p->n_steps; k++)
+        tf_tensor_release(reg[n + k]);
+    return st;
+}
+
 /* Where an engine wrote into an input: which input and which memory element (-1: none). */
 typedef struct ck_clobber {
     int input;
@@ -209,10 +264,11 @@ typedef struct ck_clobber {
  * `always` the output base is downloaded even when execute failed (to see
  * whether a refused call touched it); the execute status is returned then.
  * With `clobber`, the inputs' memory is downloaded too and compared with
- * what was uploaded: inputs are read-only to an engine.
+ * what was uploaded: inputs are read-only to an engine. With `fused_mag`
+ * (the reference) a FUSED call runs as its steps (fused_steps).
  */
 static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, void *const *bytes,
-                          void **out_bytes, int always, ck_clobber *clobber)
+                          void **out_bytes, int always, ck_clobber *clobber, double *fused_mag)
 {
     ck_side sd = {0};
     tf_status st = TF_OK, exec = TF_OK;
@@ -220,7 +276,9 @@ static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, voi
         const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
         st = side_operand(e, a, &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
     }
-    if (!st)
+    if (!st && fused_mag && c->prim == TF_PRIM_FUSED)
+        st = fused_steps(e, c, sd.view, sd.view[c->n_in], fused_mag);
+    else if (!st)
         st = tf_engine_execute(e, c->prim, c->params, c->n_in, sd.view, 1, &sd.view[c->n_in]);
     if (!st)
         st = tf_engine_synchronize(e);
@@ -261,9 +319,32 @@ static size_t put_list(char *buf, size_t cap, const int64_t *v, size_t n)
     return u < cap ? u : cap;
 }
 
+/* A FUSED program as "r2 = mul(r0, r1); r3 = exp(r2)". */
+static size_t put_program(char *buf, size_t cap, const ck_case *c)
+{
+    const tf_fused_params *p = c->params;
+    size_t u = 0;
+    for (uint32_t k = 0; k < p->n_steps && u < cap; k++) {
+        const tf_fused_step *s = &p->steps[k];
+        int bin = s->kind == TF_FUSED_BINARY;
+        const char *op = tf_prim_op_name(bin ? TF_PRIM_BINARY : TF_PRIM_UNARY, s->op);
+        u += (size_t)snprintf(buf + u, cap - u, "%sr%zu = %s(r%u", k ? "; " : "", c->n_in + k, op,
+                              s->a);
+        if (u < cap)
+            u += (size_t)(bin ? snprintf(buf + u, cap - u, ", r%u)", s->b)
+                              : snprintf(buf + u, cap - u, ")"));
+    }
+    return u < cap ? u : cap;
+}
+
 static void describe(const ck_case *c, const ck_mem *mem, char *buf, size_t cap)
 {
     size_t u = 0;
+    if (c->prim == TF_PRIM_FUSED) {
+        u = put_program(buf, cap, c);
+        if (u < cap)
+            u += (size_t)snprintf(buf + u, cap - u, "; ");
+    }
     for (size_t i = 0; i <= c->n_in && u < cap; i++) {
         const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
         if (i < c->n_in)
@@ -392,11 +473,11 @@ static void check_refusal(ck_ctx *ctx, const ck_row *row, const ck_case *c, cons
                           void *const *bytes)
 {
     void *after = NULL;
-    char what[600];
+    char what[1200];
     describe(c, mem, what, sizeof what);
     ck_doing("executing unclaimed %s (%s) [%s]", row->name, tf_dtype_name(c->out.dtype), what);
     tf_error_clear();
-    tf_status st = side_run(ctx->eut, c, mem, bytes, &after, 1, NULL);
+    tf_status st = side_run(ctx->eut, c, mem, bytes, &after, 1, NULL, NULL);
     int64_t nb = mem[c->n_in].n * (int64_t)tf_dtype_size(c->out.dtype);
     int touched = after && memcmp(after, bytes[c->n_in], (size_t)nb) != 0;
     if (st == TF_ERR_UNSUPPORTED && !touched) {
@@ -433,7 +514,7 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
     ck_cell *cell = &row->cell[col];
     if (cell->state >= CK_FAIL || ctx->oom)
         return; /* one detailed failure per cell is enough */
-    tf_dtype dt[5];
+    tf_dtype dt[CK_MAX_OPERANDS];
     int nd = signature(c, dt);
     int claimed = tf_engine_supports(ctx->eut, c->prim, c->op, dt, (size_t)nd);
     if (claimed != tf_engine_supports(ctx->eut, c->prim, c->op, dt, (size_t)nd)) {
@@ -444,8 +525,8 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
     }
     if (!claimed && (cell->state != CK_NA || cell->refusal_checked))
         return; /* refusal already checked for this cell */
-    ck_mem mem[5];
-    void *bytes[5] = {0};
+    ck_mem mem[CK_MAX_OPERANDS];
+    void *bytes[CK_MAX_OPERANDS] = {0};
     uint64_t seed = 0x5eed0000u + (uint64_t)c->prim * 7919u + c->op * 131u + (uint64_t)col;
     seed += (uint64_t)cell->cases * 104729u;
     int ok = 1;
@@ -463,18 +544,19 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
         cell->refusal_checked = 1;
     } else {
         void *got = NULL, *want = NULL;
-        char what[600];
+        char what[1200];
+        double mag = 0;
         ck_clobber clobber = {-1, 0};
         tf_error_clear();
         describe(c, mem, what, sizeof what);
         ck_doing("%s (%s) [%s]", row->name, tf_dtype_name(col), what);
-        tf_status st = side_run(ctx->ref, c, mem, bytes, &want, 0, NULL);
+        tf_status st = side_run(ctx->ref, c, mem, bytes, &want, 0, NULL, &mag);
         if (st) {
             ck_failure(ctx, "%s (%s): the reference engine failed: %s: %s [%s]", row->name,
                        tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
             cell->status = st;
             merge(cell, CK_ERROR);
-        } else if ((st = side_run(ctx->eut, c, mem, bytes, &got, 0, &clobber)) != TF_OK) {
+        } else if ((st = side_run(ctx->eut, c, mem, bytes, &got, 0, &clobber, NULL)) != TF_OK) {
             ck_failure(ctx, "%s (%s): the engine returned %s: %s [%s]", row->name,
                        tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
             cell->status = st;
@@ -489,7 +571,10 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
             cell->max_err = INFINITY;
         } else {
             ck_diff d;
-            compare(c, mem[c->n_in].n, got, want, &d);
+            ck_case tol = *c; /* FUSED: a step's error grows with what the next ones do */
+            tol.rtol *= mag > 1 ? mag : 1;
+            tol.atol *= mag > 1 ? mag : 1;
+            compare(&tol, mem[c->n_in].n, got, want, &d);
             if (d.max_abs > cell->max_err)
                 cell->max_err = d.max_abs;
             if (d.worst >= 0 && d.ratio > 1) {
@@ -502,7 +587,7 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
                                "%s (%s): wrong result at %s: got %s, expected %s (error %.3g, "
                                "allowed %.3g + %.3g*|expected|) [%s]",
                                row->name, tf_dtype_name(col), where, g, w, fabs(atof(g) - atof(w)),
-                               c->atol, c->rtol, what);
+                               tol.atol, tol.rtol, what);
                 else
                     ck_failure(ctx, "%s (%s): wrong result at %s: got %s, expected %s [%s]",
                                row->name, tf_dtype_name(col), where, g, w, what);
@@ -524,5 +609,6 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
 void ck_run_prims(ck_ctx *ctx)
 {
     ck_cases_elementwise(ctx);
+    ck_cases_fused(ctx);
     ck_cases_structural(ctx);
 }

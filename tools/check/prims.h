@@ -2,7 +2,8 @@
  * prims.h - one primitive call of the conformance kit (a ck_case) and the
  * runner that executes it on the engine under test and on the reference.
  *
- * prim_cases.c describes the calls (shapes, layouts, value domains, params);
+ * prim_cases.c describes the calls (shapes, layouts, value domains, params,
+ * FUSED's random programs; prim_shape.c those of the structural primitives);
  * prims.c builds the operands identically on both engines, runs, compares
  * and records the outcome in the table.
  */
@@ -47,18 +48,28 @@ typedef struct ck_arg {
     int64_t lim;
 } ck_arg;
 
+/* The most inputs of a case (FUSED's), and operands with the output. */
+#define CK_MAX_IN TF_FUSED_MAX_INPUTS
+#define CK_MAX_OPERANDS (CK_MAX_IN + 1)
+
 typedef struct ck_case {
     tf_prim prim;
     uint32_t op; /* the sub-op supports() is asked about */
     const void *params;
     size_t n_in;
-    ck_arg in[4];
+    ck_arg in[CK_MAX_IN];
     ck_arg out;
     double rtol, atol; /* floats: |got - want| <= atol + rtol * |want| */
     int variant;       /* which signature of the cell (e.g. the index dtype) */
 } ck_case;
 
-/* Runs c (claimed: compared with the reference; not: must be refused) into row's cell `col`. */
+/*
+ * Runs c (claimed: compared with the reference; not: must be refused) into row's cell `col`.
+ * The reference runs a FUSED call as its steps, each a UNARY or BINARY call of its own, and
+ * the tolerance grows with the largest magnitude an intermediate value reaches there (an
+ * error of one step carries into the next); an engine that rounds each step as its UNARY and
+ * BINARY calls do, like the CPU engine, matches exactly anyway.
+ */
 void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c);
 
 /* Sets c's rtol/atol for dtype dt: kind 0 exact arithmetic, 1 transcendental; n summands. */
@@ -67,5 +78,6 @@ void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n);
 /* Every primitive's rows (prim_cases.c). */
 void ck_cases_elementwise(ck_ctx *ctx);
 void ck_cases_structural(ck_ctx *ctx);
+void ck_cases_fused(ck_ctx *ctx);
 
 #endif /* TF_CHECK_PRIMS_H */

@@ -103,7 +103,7 @@ extern "C" {
 #endif
 
 #define TF_ENGINE_ABI_MAJOR 1
-#define TF_ENGINE_ABI_MINOR 1 /* 1.1: tf_exec.flags */
+#define TF_ENGINE_ABI_MINOR 2 /* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED */
 
 #define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
 
@@ -363,7 +363,27 @@ typedef enum tf_prim {
      */
     TF_PRIM_DYNAMIC_UPDATE_SLICE = 15,
 
-    TF_PRIM_COUNT_ = 16 /* one past the last primitive of this header */
+    /*
+     * FUSED (ABI 1.2): out[0] = a straight-line elementwise program over
+     * in[0 .. n-1] (1 <= n <= TF_FUSED_MAX_INPUTS), evaluated element by
+     * element without arrays for its intermediate values. Params:
+     * tf_fused_params. All operands share one float dtype (f32 or f64) and
+     * have out[0]'s shape (a broadcast input has stride 0, as everywhere).
+     * Registers 0 .. n-1 hold the inputs' elements; step k sets register
+     * n + k to UNARY op(r[a]) or BINARY op(r[a], r[b]), a and b < n + k;
+     * out[0] is the last register. Every register holds a value of the
+     * dtype: each step rounds as the primitive of the same op does, so the
+     * result is the one the steps run as separate UNARY/BINARY calls give
+     * (the CPU engine: bit for bit). supports() is asked with op 0; yes
+     * means every valid program whose steps the engine supports as UNARY
+     * and BINARY calls of that dtype (the host checks each step so). With
+     * TF_ENGINE_CAP_IN_PLACE, out[0] may be exactly one of the inputs.
+     * The host sends it for chains it generates itself (derivatives); an
+     * engine that does not know it answers 0 and gets the steps one by one.
+     */
+    TF_PRIM_FUSED = 16,
+
+    TF_PRIM_COUNT_ = 17 /* one past the last primitive of this header */
 } tf_prim;
 
 typedef enum tf_unary_op {
@@ -509,6 +529,29 @@ typedef struct tf_gather_params {
     uint32_t combine; /* tf_scatter_combine; SCATTER only */
 } tf_gather_params;
 
+/* The kind of a TF_PRIM_FUSED step. */
+typedef enum tf_fused_kind {
+    TF_FUSED_UNARY = 0,  /* r[n + k] = tf_unary_op op (r[a]) */
+    TF_FUSED_BINARY = 1, /* r[n + k] = tf_binary_op op (r[a], r[b]) */
+    TF_FUSED_KIND_COUNT_ = 2
+} tf_fused_kind;
+
+#define TF_FUSED_MAX_INPUTS 5
+#define TF_FUSED_MAX_STEPS 16
+
+/* One step of a TF_PRIM_FUSED program (ABI 1.2). */
+typedef struct tf_fused_step {
+    uint32_t kind; /* tf_fused_kind */
+    uint32_t op;   /* a tf_unary_op or tf_binary_op */
+    uint32_t a, b; /* operand registers; b is 0 for UNARY */
+} tf_fused_step;
+
+typedef struct tf_fused_params {
+    uint32_t struct_size;
+    uint32_t n_steps;            /* 1 .. TF_FUSED_MAX_STEPS */
+    const tf_fused_step *steps;  /* step k writes register n_inputs + k */
+} tf_fused_params;
+
 /* ===================================================================== */
 /* Execution                                                              */
 /* ===================================================================== */
@@ -578,6 +621,8 @@ typedef struct tf_engine_options {
  * before it is written, as out[i] = in0[i] op in1[i] does. The host sends
  * such calls (to add into a buffer nothing else can see) only to engines
  * declaring this bit; there is never a partial overlap.
+ * ABI 1.2: the same for TF_PRIM_FUSED, where outputs[0] may be exactly any
+ * one of the inputs (the others share no memory with it).
  */
 #define TF_ENGINE_CAP_IN_PLACE (1u << 2)
 

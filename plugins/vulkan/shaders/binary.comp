@@ -2,7 +2,8 @@
 /*
  * BINARY: out (0) = f(a (1), b (2)); the op (tf_binary_op) is OP. Floats:
  * IEEE arithmetic, NaN-propagating MAX/MIN, C fmod for REM, C pow for POW
- * (f64 on math64.glsl). I32/I64: wrapping ADD/SUB/MUL, truncating DIV and
+ * (f64 on math64.glsl); the float ops are in float_ops.glsl, shared with
+ * fused.comp. I32/I64: wrapping ADD/SUB/MUL, truncating DIV and
  * REM with the dividend's sign (division by zero raises ERR_DIV_ZERO), POW
  * by squaring, MAX/MIN, bitwise AND/OR/XOR. B8: AND/OR/XOR/MAX/MIN as logic.
  */
@@ -18,57 +19,9 @@ layout(std430, binding = 2) readonly buffer B4 { V4 b4[]; };
 #endif
 
 #if defined(S_F32) || defined(S_F64)
-#define F S
-#include "math.glsl"
+#include "float_ops.glsl"
 
-#if defined(S_F64)
-#include "math64.glsl"
-#endif
-
-#if defined(S_F32)
-bool is_odd_integer(float y) { return floor(y) == y && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0; }
-
-float f_pow(float x, float y)
-{
-    if (y == 0.0 || x == 1.0)
-        return 1.0;
-    if (isnan(x) || isnan(y))
-        return x + y;
-    float ax = abs(x);
-    if (x == 0.0) {
-        float r = y < 0.0 ? 1.0 / 0.0 : 0.0;
-        return (is_odd_integer(y) && 1.0 / x < 0.0) ? -r : r;
-    }
-    if (isinf(y))
-        return ax == 1.0 ? 1.0 : ((ax > 1.0) == (y > 0.0) ? 1.0 / 0.0 : 0.0);
-    float r = isinf(ax) ? (y > 0.0 ? ax : 0.0) : exp2(y * log2(ax));
-    if (x < 0.0) {
-        if (floor(y) != y)
-            return 0.0 / 0.0 + y;
-        return is_odd_integer(y) ? -r : r;
-    }
-    return r;
-}
-#endif
-
-S apply(S x, S y, uint i)
-{
-    switch (OP) {
-    case 0: return x + y;
-    case 1: return x - y;
-    case 2: return x * y;
-    case 3: return x / y;
-#if defined(S_F32)
-    case 4: return f_pow(x, y);
-#else
-    case 4: return d_pow(x, y);
-#endif
-    case 5: return f_max(x, y);
-    case 6: return f_min(x, y);
-    case 7: return f_fmod(x, y);
-    }
-    return x;
-}
+S apply(S x, S y, uint i) { return binary_float(OP, x, y); }
 #elif defined(S_INT)
 S i_div(S x, S y, uint i)
 {

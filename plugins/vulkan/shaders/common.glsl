@@ -3,7 +3,7 @@
  * element types chosen by the build (-DS_<dtype> for the source operand
  * with dtype F32, F64, I32, I64 or B8 (bool),
  * -DD_<dtype> for the destination, -DW_<bits> for type-blind shaders), the
- * parameter block (binding 4), the per-batch error word (binding 5), the push
+ * parameter block (binding 6), the per-batch error word (binding 7), the push
  * constants and the strided-offset walk.
  *
  * Layout parameters (P, int32 words) of the elementwise shaders:
@@ -18,8 +18,8 @@
 #define WG 256
 layout(local_size_x = WG) in;
 
-layout(std430, binding = 4) readonly buffer Params { int P[]; };
-layout(std430, binding = 5) buffer Errors { uint ERR[]; };
+layout(std430, binding = 6) readonly buffer Params { int P[]; };
+layout(std430, binding = 7) buffer Errors { uint ERR[]; };
 
 layout(push_constant) uniform Push {
     uint n;  /* elements (or outputs) to produce */

@@ -3,7 +3,8 @@
  * engine. The core's checks (counts, dtypes, shapes, axes, params, dense
  * outputs, outputs sharing storage with inputs, unsupported combinations)
  * must fail with the documented status and a message, before the engine
- * runs: the outputs are left exactly as they were. The engine's own
+ * runs: the outputs are left exactly as they were. That includes every rule
+ * of a FUSED program (counts, steps, registers, dtypes, shapes). The engine's own
  * data-dependent checks (index ranges, integer division by zero, checked
  * conversions) must come back with the engine's status and its message as
  * the cause.
@@ -320,6 +321,164 @@ static void test_outside_description(void **state)
     tf_tensor_release(b);
 }
 
+/* ---- FUSED: every rule of the program's validation (engine_abi.h) ---- */
+
+/* A FUSED call the core must refuse, naming the offending argument and, in the message,
+   `text` (the step and field, or the count). */
+static void expect_fused_reject(const char *what, const void *params, size_t n_in,
+                                tf_tensor *const *in, size_t n_out, tf_tensor *const *out,
+                                tf_status expected, const char *arg, const char *text)
+{
+    expect_reject(what, TF_PRIM_FUSED, params, n_in, in, n_out, out, expected);
+    if (strcmp(tf_error_argument(), arg) != 0 || !strstr(tf_error_message(), text))
+        fail_msg("%s: argument \"%s\" (want \"%s\"), message \"%s\" (want \"%s\" in it)", what,
+                 tf_error_argument(), arg, tf_error_message(), text);
+}
+
+/* r2 = r0 * r1; r3 = exp(r2); r4 = r3 + r0 */
+static const tf_fused_step k_prog[3] = {
+    {TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
+    {TF_FUSED_UNARY, TF_UNARY_EXP, 2, 0},
+    {TF_FUSED_BINARY, TF_BINARY_ADD, 3, 0},
+};
+
+/* Counts, params and operands of a FUSED call. */
+static void test_fused_bad_call(void **state)
+{
+    (void)state;
+    tf_tensor *a = ramp(TF_F32, 2, s23), *b = ramp(TF_F32, 2, s23), *d = ramp(TF_F64, 2, s23);
+    tf_tensor *t = ramp(TF_F32, 2, s32), *flat = ramp(TF_F32, 1, s6), *i = ramp(TF_I32, 2, s23);
+    tf_tensor *out = tfr_output(cpu_engine, TF_F32, 2, s23);
+    tf_tensor *out2 = tfr_output(cpu_engine, TF_F32, 2, s23);
+    tf_tensor *oi = tfr_output(cpu_engine, TF_I32, 2, s23), *root = NULL, *tv = NULL;
+    tf_tensor *ab[6] = {a, b, a, b, a, b}, *outs[2] = {out, out2};
+    tf_fused_params fp = {sizeof fp, 3, k_prog};
+    expect_fused_reject("fused with NULL params", NULL, 2, ab, 1, &out, TF_ERR_VALIDATION,
+                        "params", "required");
+    fp.struct_size = 8; /* steps not covered */
+    expect_fused_reject("fused with struct_size 8", &fp, 2, ab, 1, &out, TF_ERR_VALIDATION,
+                        "params", "struct_size is 8");
+    fp.struct_size = sizeof fp;
+    expect_fused_reject("fused with no input", &fp, 0, ab, 1, &out, TF_ERR_VALIDATION,
+                        "n_inputs", "got 0");
+    expect_fused_reject("fused with 6 inputs", &fp, 6, ab, 1, &out, TF_ERR_VALIDATION,
+                        "n_inputs", "got 6");
+    expect_fused_reject("fused with two outputs", &fp, 2, ab, 2, outs, TF_ERR_VALIDATION,
+                        "n_outputs", "got 2");
+    expect_fused_reject("fused with no output", &fp, 2, ab, 0, outs, TF_ERR_VALIDATION,
+                        "n_outputs", "got 0");
+    fp.n_steps = 0;
+    expect_fused_reject("fused with 0 steps", &fp, 2, ab, 1, &out, TF_ERR_VALIDATION, "n_steps",
+                        "n_steps is 0");
+    tf_fused_step many[TF_FUSED_MAX_STEPS + 1];
+    for (uint32_t k = 0; k <= TF_FUSED_MAX_STEPS; k++)
+        many[k] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_NEG, k, 0};
+    fp = (tf_fused_params){sizeof fp, TF_FUSED_MAX_STEPS + 1, many};
+    expect_fused_reject("fused with 17 steps", &fp, 1, ab, 1, &out, TF_ERR_VALIDATION, "n_steps",
+                        "n_steps is 17");
+    fp = (tf_fused_params){sizeof fp, 3, NULL};
+    expect_fused_reject("fused with NULL steps", &fp, 2, ab, 1, &out, TF_ERR_VALIDATION, "steps",
+                        "NULL");
+    fp.steps = k_prog;
+    expect_fused_reject("fused of i32", &fp, 2, (tf_tensor *[]){i, i}, 1, &oi,
+                        TF_ERR_DTYPE_MISMATCH, "outputs[0]", "i32");
+    expect_fused_reject("fused f32 with an f64 input", &fp, 2, (tf_tensor *[]){a, d}, 1, &out,
+                        TF_ERR_DTYPE_MISMATCH, "inputs[1]", "f64");
+    expect_fused_reject("fused with an f64 fifth input", &fp, 5, (tf_tensor *[]){a, b, a, b, d},
+                        1, &out, TF_ERR_DTYPE_MISMATCH, "inputs[4]", "f64");
+    expect_fused_reject("fused [2,3] with a [3,2] input", &fp, 2, (tf_tensor *[]){a, t}, 1, &out,
+                        TF_ERR_SHAPE_MISMATCH, "inputs[1]", "shape");
+    expect_fused_reject("fused [2,3] with a [6] input", &fp, 2, (tf_tensor *[]){flat, b}, 1, &out,
+                        TF_ERR_SHAPE_MISMATCH, "inputs[0]", "rank 1");
+    /* out[0] is dense and shares no memory, as every output (the in-place form is private) */
+    root = tfr_output(cpu_engine, TF_F32, 2, s32);
+    TF_ASSERT_OK(tf_tensor_transpose(root, (int[]){1, 0}, &tv));
+    expect_fused_reject("fused into a transposed view", &fp, 2, ab, 1, &tv, TF_ERR_VALIDATION,
+                        "outputs", "dense");
+    expect_fused_reject("fused into its own input", &fp, 2, (tf_tensor *[]){out, b}, 1, &out,
+                        TF_ERR_VALIDATION, "outputs", "shares memory");
+    tf_tensor *rel[] = {a, b, d, t, flat, i, out, out2, oi, tv, root};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        tf_tensor_release(rel[k]);
+}
+
+/* Each step's kind, op and registers. */
+static void test_fused_bad_steps(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what;
+        uint32_t step, field, value; /* field: 0 kind, 1 op, 2 a, 3 b */
+        tf_status expected;
+        const char *arg, *text;
+    } cases[] = {
+        {"kind 2", 1, 0, TF_FUSED_KIND_COUNT_, TF_ERR_VALIDATION, "steps[1].kind", "step 1"},
+        {"unknown unary op", 1, 1, TF_UNARY_COUNT_, TF_ERR_VALIDATION, "steps[1].op",
+         "step 1 has unknown unary op"},
+        {"unknown binary op", 0, 1, TF_BINARY_COUNT_, TF_ERR_VALIDATION, "steps[0].op",
+         "step 0 has unknown binary op"},
+        {"logical_not", 1, 1, TF_UNARY_LOGICAL_NOT, TF_ERR_DTYPE_MISMATCH, "steps[1].op",
+         "step 1: logical_not is not defined for f32"},
+        {"and", 2, 1, TF_BINARY_AND, TF_ERR_DTYPE_MISMATCH, "steps[2].op", "step 2: and is"},
+        {"or", 0, 1, TF_BINARY_OR, TF_ERR_DTYPE_MISMATCH, "steps[0].op", "step 0: or is"},
+        {"xor", 2, 1, TF_BINARY_XOR, TF_ERR_DTYPE_MISMATCH, "steps[2].op", "step 2: xor is"},
+        {"a reading its own register", 2, 2, 4, TF_ERR_VALIDATION, "steps[2].a",
+         "step 2 reads register 4 (a), but only registers 0..3 exist"},
+        {"a far out", 0, 2, 1000, TF_ERR_VALIDATION, "steps[0].a", "register 1000 (a)"},
+        {"unary a ahead", 1, 2, 3, TF_ERR_VALIDATION, "steps[1].a", "registers 0..2 exist"},
+        {"b reading its own register", 0, 3, 2, TF_ERR_VALIDATION, "steps[0].b",
+         "step 0 reads register 2 (b), but only registers 0..1 exist"},
+        {"b ahead", 2, 3, 7, TF_ERR_VALIDATION, "steps[2].b", "register 7 (b)"},
+        {"unary with b 1", 1, 3, 1, TF_ERR_VALIDATION, "steps[1].b", "b must be 0"},
+    };
+    tf_tensor *a = ramp(TF_F32, 2, s23), *b = ramp(TF_F32, 2, s23);
+    tf_tensor *out = tfr_output(cpu_engine, TF_F32, 2, s23), *ab[2] = {a, b};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tf_fused_step steps[3];
+        memcpy(steps, k_prog, sizeof steps);
+        uint32_t *f[4] = {&steps[cases[k].step].kind, &steps[cases[k].step].op,
+                          &steps[cases[k].step].a, &steps[cases[k].step].b};
+        *f[cases[k].field] = cases[k].value;
+        tf_fused_params fp = {sizeof fp, 3, steps};
+        char what[96];
+        snprintf(what, sizeof what, "fused with %s", cases[k].what);
+        expect_fused_reject(what, &fp, 2, ab, 1, &out, cases[k].expected, cases[k].arg,
+                            cases[k].text);
+    }
+    tf_tensor_release(out);
+    tf_tensor_release(a);
+    tf_tensor_release(b);
+}
+
+/* The largest valid program (5 inputs, 16 steps, broadcast and strided inputs) passes the
+   checks: it runs, or - on an engine without FUSED - only supports() refuses it. */
+static void test_fused_valid_passes_checks(void **state)
+{
+    (void)state;
+    tf_tensor *x = ramp(TF_F32, 2, s23), *y = ramp(TF_F32, 2, s32), *yt = NULL, *one = NULL;
+    tf_tensor *bc = NULL;
+    TF_ASSERT_OK(tf_tensor_transpose(y, (int[]){1, 0}, &yt));
+    one = ramp(TF_F32, 1, (int64_t[]){1});
+    TF_ASSERT_OK(tf_tensor_view(one, 2, s23, (int64_t[]){0, 0}, 0, &bc));
+    tf_tensor *in[TF_FUSED_MAX_INPUTS] = {x, yt, bc, x, yt};
+    tf_fused_step steps[TF_FUSED_MAX_STEPS];
+    for (uint32_t k = 0; k < TF_FUSED_MAX_STEPS; k++) /* r[5+k] = r[4+k] + r[k % 5] */
+        steps[k] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, 4 + k, k % 5};
+    steps[3] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_TANH, 7, 0};
+    tf_fused_params fp = {sizeof fp, TF_FUSED_MAX_STEPS, steps};
+    tf_tensor *out = tfr_output(cpu_engine, TF_F32, 2, s23);
+    tf_error_clear();
+    tf_status st = tf_engine_execute(cpu_engine, TF_PRIM_FUSED, &fp, 5, in, 1, &out);
+    if (st != TF_OK && st != TF_ERR_UNSUPPORTED)
+        fail_msg("a valid program: %s (%s)", tf_status_name(st), tf_error_message());
+    tf_tensor_release(out);
+    tf_tensor_release(bc);
+    tf_tensor_release(one);
+    tf_tensor_release(yt);
+    tf_tensor_release(y);
+    tf_tensor_release(x);
+}
+
 /* ---- supports(): the reference engine covers the whole documented set ---- */
 
 static const tf_dtype all_dtypes[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
@@ -395,6 +554,15 @@ static void test_supports_structural(void **state)
             expect_supports(1, TF_PRIM_DYNAMIC_UPDATE_SLICE, 0, (tf_dtype[]){t, t, it, t}, 4);
         }
     }
+    /* FUSED is for one float dtype and 1 .. TF_FUSED_MAX_INPUTS inputs (whether the engine
+       runs it for f32/f64 is its own choice, checked by the kit against the steps) */
+    for (size_t d = 2; d < 5; d++)
+        expect_supports(0, TF_PRIM_FUSED, 0, (tf_dtype[]){all_dtypes[d], all_dtypes[d]}, 2);
+    expect_supports(0, TF_PRIM_FUSED, 0, (tf_dtype[]){TF_F32, TF_F64, TF_F32}, 3);
+    expect_supports(0, TF_PRIM_FUSED, 0, (tf_dtype[]){TF_F64, TF_F64, TF_F32}, 3);
+    expect_supports(0, TF_PRIM_FUSED, 0, (tf_dtype[]){TF_F32}, 1);
+    expect_supports(0, TF_PRIM_FUSED, 0, (tf_dtype[7]){TF_F64, TF_F64, TF_F64, TF_F64, TF_F64,
+                                                       TF_F64, TF_F64}, 7);
     /* never for numbers it cannot know */
     expect_supports(0, TF_PRIM_COUNT_, 0, (tf_dtype[]){TF_F32, TF_F32}, 2);
     expect_supports(0, TF_PRIM_UNARY, TF_UNARY_COUNT_, (tf_dtype[]){TF_F32, TF_F32}, 2);
@@ -578,6 +746,8 @@ static void test_create_options(void **state)
         {"stream_threshold", " 5", "not a byte count"},
         {"stream_threshold", "99999999999999999999999", "not a byte count"},
         {"stream_threshold", NULL, "not a byte count"},
+        {"fused", "maybe", "option fused = \"maybe\" (expected on or off)"},
+        {"fused", NULL, "option fused = \"(null)\""},
     };
     tf_engine *const sentinel = (tf_engine *)(void *)&bad;
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -593,6 +763,14 @@ static void test_create_options(void **state)
     tf_engine *e = NULL;
     TF_ASSERT_OK(tfr_engine_create("cpu", 0, "stream_threshold", "1048576", &e));
     tf_engine_destroy(e);
+    /* fused=off: FUSED is refused by supports() (and so by the core), on by default */
+    const tf_dtype f64x2[2] = {TF_F64, TF_F64};
+    TF_ASSERT_OK(tfr_engine_create("cpu", 1, "fused", "off", &e));
+    assert_false(tf_engine_supports(e, TF_PRIM_FUSED, 0, f64x2, 2));
+    tf_engine_destroy(e);
+    TF_ASSERT_OK(tfr_engine_create("cpu", 1, "fused", "on", &e));
+    assert_true(tf_engine_supports(e, TF_PRIM_FUSED, 0, f64x2, 2));
+    tf_engine_destroy(e);
 }
 
 int main(void)
@@ -606,6 +784,9 @@ int main(void)
         cmocka_unit_test(test_output_shares_input),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_outside_description),
+        cmocka_unit_test(test_fused_bad_call),
+        cmocka_unit_test(test_fused_bad_steps),
+        cmocka_unit_test(test_fused_valid_passes_checks),
         cmocka_unit_test(test_supports_elementwise),
         cmocka_unit_test(test_supports_structural),
         cmocka_unit_test(test_unknown_values),

@@ -1,0 +1,211 @@
+/*
+ * fused.c - elementwise programs for reverse rules: building them and running
+ * one, with the sum into a running cotangent, as a single TF_PRIM_FUSED call.
+ * See fused.h.
+ */
+#include <string.h>
+
+#include "fused.h"
+#include "internal.h"
+
+void tf__fx_init(tf_fx *fx)
+{
+    fx->n_in = 0;
+    fx->n_steps = 0;
+    fx->overflow = false;
+}
+
+static uint32_t add_input(tf_fx *fx, tf_eager *x, double v)
+{
+    for (uint32_t i = 0; i < fx->n_in; i++)
+        if (fx->in[i] == x && (x || fx->konst[i] == v))
+            return TF_FX_IN | i;
+    if (fx->n_in == TF_FUSED_MAX_INPUTS) {
+        fx->overflow = true;
+        return TF_FX_IN;
+    }
+    fx->in[fx->n_in] = x;
+    fx->konst[fx->n_in] = v;
+    return TF_FX_IN | fx->n_in++;
+}
+
+uint32_t tf__fx_input(tf_fx *fx, tf_eager *x)
+{
+    return add_input(fx, x, 0.0);
+}
+
+uint32_t tf__fx_const(tf_fx *fx, double v)
+{
+    return add_input(fx, NULL, v);
+}
+
+static uint32_t add_step(tf_fx *fx, tf_fused_kind kind, uint32_t op, uint32_t a, uint32_t b)
+{
+    if (fx->n_steps == TF_FUSED_MAX_STEPS) {
+        fx->overflow = true;
+        return 0;
+    }
+    fx->steps[fx->n_steps] = (tf_fused_step){(uint32_t)kind, op, a, b};
+    return fx->n_steps++;
+}
+
+uint32_t tf__fx_unary(tf_fx *fx, tf_unary_op op, uint32_t a)
+{
+    return add_step(fx, TF_FUSED_UNARY, (uint32_t)op, a, 0);
+}
+
+uint32_t tf__fx_binary(tf_fx *fx, tf_binary_op op, uint32_t a, uint32_t b)
+{
+    return add_step(fx, TF_FUSED_BINARY, (uint32_t)op, a, b);
+}
+
+/* Steps 0 .. result with references resolved to registers, inputs being
+   0 .. n_in-1; the program ends at its result (a step reads only earlier ones,
+   so any after it are not needed). */
+static uint32_t resolve(const tf_fx *fx, uint32_t result, uint32_t n_in, tf_fused_step *out)
+{
+    uint32_t n = result + 1;
+    for (uint32_t k = 0; k < n; k++) {
+        const tf_fused_step *st = &fx->steps[k];
+        uint32_t a = st->a & TF_FX_IN ? st->a & ~TF_FX_IN : n_in + st->a;
+        uint32_t b = st->b & TF_FX_IN ? st->b & ~TF_FX_IN : n_in + st->b;
+        out[k] = (tf_fused_step){st->kind, st->op, a, st->kind == TF_FUSED_BINARY ? b : 0};
+    }
+    return n;
+}
+
+/*
+ * The program's input tensors: each input's value, and each constant as a
+ * rank-0 tensor of the session's engine broadcast to `like`'s shape. New
+ * references in in[] (and the constants' eager tensors in keep[]).
+ */
+static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *like,
+                               tf_tensor **in, tf_eager **keep)
+{
+    const tf_tensor *lv = like->value;
+    for (uint32_t i = 0; i < fx->n_in; i++) {
+        tf_tensor *v = NULL;
+        tf_status st;
+        if (fx->in[i]) {
+            v = fx->in[i]->value;
+            tf_tensor_retain(v);
+            st = TF_OK;
+        } else {
+            st = tf__scalar_like(s, like, fx->konst[i], &keep[i]);
+            if (!st)
+                st = tf__broadcast_view(keep[i]->value, lv->rank, lv->shape, &v);
+        }
+        in[i] = v;
+        if (st)
+            return st;
+    }
+    return TF_OK;
+}
+
+/*
+ * An engine without FUSED for this program: its steps one primitive call at a
+ * time into new tensors (still without the session ops' eager wrappers and
+ * checks), the last one summed into *acc by tf__accumulate.
+ */
+static tf_status run_unfused(tf_session *s, const tf_fused_params *p, uint32_t n_in,
+                             tf_tensor *const *in, const tf_eager *like, tf_eager **acc)
+{
+    const tf_tensor *lv = like->value;
+    tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS] = {NULL};
+    tf_status st = TF_OK;
+    for (uint32_t i = 0; i < n_in; i++)
+        r[i] = in[i];
+    for (uint32_t k = 0; k < p->n_steps && !st; k++) {
+        const tf_fused_step *step = &p->steps[k];
+        tf_unary_params up = {sizeof up, step->op};
+        tf_binary_params bp = {sizeof bp, step->op};
+        tf_tensor *args[2] = {r[step->a], r[step->b]};
+        st = tf__empty(s, lv->dtype, lv->rank, lv->shape, &r[n_in + k]);
+        if (!st && step->kind == TF_FUSED_UNARY)
+            st = tf__exec(s, TF_PRIM_UNARY, &up, 1, args, r[n_in + k]);
+        else if (!st)
+            st = tf__exec(s, TF_PRIM_BINARY, &bp, 2, args, r[n_in + k]);
+    }
+    if (!st) {
+        tf_eager *v = tf__eager_new(s->rt, r[n_in + p->n_steps - 1], false);
+        st = v ? tf__accumulate(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
+        tf_eager_release(v);
+    }
+    for (uint32_t k = 0; k < p->n_steps; k++)
+        tf_tensor_release(r[n_in + k]);
+    return st;
+}
+
+tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_eager *like,
+                            tf_eager **acc)
+{
+    if (result & TF_FX_IN) { /* a cotangent passed on as it is: nothing to compute */
+        tf_eager *x = fx->in[result & ~TF_FX_IN];
+        if (!x)
+            return tf__error(TF_ERR_RUNTIME_STATE, "autodiff", NULL,
+                             "a fused reverse rule gave a bare constant");
+        return tf__accumulate(s, acc, x);
+    }
+    /* acc is summed in by the program itself when there is room for it */
+    bool with_acc = *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS &&
+                    result + 1 < TF_FUSED_MAX_STEPS;
+    uint32_t n_in = fx->n_in + (with_acc ? 1 : 0);
+    bool fused = (with_acc || !*acc) &&
+                 tf__engine_fuses(s->engine, like->value->dtype, n_in);
+    if (!fused) {
+        with_acc = false;
+        n_in = fx->n_in;
+    }
+    tf_fused_step steps[TF_FUSED_MAX_STEPS];
+    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps};
+    tf_tensor *in[TF_FUSED_MAX_INPUTS] = {NULL};
+    tf_eager *keep[TF_FUSED_MAX_INPUTS] = {NULL};
+    int alias = -1;
+    tf_tensor *out = NULL;
+    tf_status st = gather_inputs(s, fx, like, in, keep);
+    if (!st && !fused) {
+        st = run_unfused(s, &p, n_in, in, like, acc);
+    } else if (!st && with_acc) {
+        uint32_t a = fx->n_in; /* acc's register */
+        in[a] = (*acc)->value;
+        tf_tensor_retain(in[a]);
+        steps[p.n_steps] =
+            (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, n_in + p.n_steps - 1, a};
+        p.n_steps++;
+        if (tf__can_add_in_place(s, *acc, like)) { /* written over acc's own memory */
+            alias = (int)a;
+            out = in[a];
+            tf_tensor_retain(out);
+        }
+    }
+    if (!st && fused && !out) {
+        const tf_tensor *lv = like->value;
+        st = tf__empty(s, lv->dtype, lv->rank, lv->shape, &out);
+    }
+    if (!st && fused && p.n_steps == 1) {
+        /* one step: the primitive itself, which costs an engine less to check and run */
+        const tf_fused_step *one = &steps[0];
+        tf_unary_params up = {sizeof up, one->op};
+        tf_binary_params bp = {sizeof bp, one->op};
+        tf_tensor *args[2] = {in[one->a], in[one->b]};
+        st = one->kind == TF_FUSED_UNARY ? tf__exec(s, TF_PRIM_UNARY, &up, 1, args, out)
+                                         : tf__exec(s, TF_PRIM_BINARY, &bp, 2, args, out);
+    } else if (!st && fused) {
+        st = tf__engine_execute_fused(s->engine, &p, n_in, in, out, alias);
+    }
+    if (!st && fused && alias < 0) {
+        tf_eager *sum = tf__eager_new(s->rt, out, false);
+        if (!sum) {
+            st = TF_ERR_OUT_OF_MEMORY;
+        } else {
+            tf_eager_release(*acc);
+            *acc = sum;
+        }
+    }
+    tf_tensor_release(out);
+    for (uint32_t i = 0; i < n_in; i++)
+        tf_tensor_release(in[i]);
+    for (uint32_t i = 0; i < fx->n_in; i++)
+        tf_eager_release(keep[i]);
+    return st;
+}

@@ -1,0 +1,624 @@
+/*
+ * test_cpu_fused.c - TF_PRIM_FUSED of the CPU engine. The reference is the same
+ * program run as separate UNARY and BINARY calls on the same engine, each into a
+ * dense tensor: engine_abi.h promises the CPU engine gives those values bit for bit.
+ * The comparison is of the bits, except that any NaN equals any NaN (the vectorised
+ * and scalar loops of one kernel may each propagate the other operand's NaN).
+ *
+ * Random programs (1 to TF_FUSED_MAX_STEPS steps over 1 to TF_FUSED_MAX_INPUTS
+ * inputs, every float op) over random shapes of rank 0 to 4 (empty ones included)
+ * and inputs of every layout (transposed, stepped with an offset, reversed,
+ * broadcast, engine-resident), sizes around the engine's chunk lengths and its
+ * threading grain; all on the serial, threaded and always-streaming engine.
+ *
+ * tf_engine_execute always validates and never lets an output share an input's
+ * memory, so the in-place form (out[0] is one of the inputs) and the engine's own
+ * checks of an unvalidated call are tested through the plugin's descriptor,
+ * loaded directly from TF_CPU_PLUGIN_FILE.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu_fixture.h"
+
+static const tf_dtype float_dtypes[] = {TF_F32, TF_F64};
+
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ===================================================================== */
+/* Programs                                                               */
+/* ===================================================================== */
+
+typedef struct prog {
+    uint32_t n_in;
+    tf_fused_params params;
+    tf_fused_step steps[TF_FUSED_MAX_STEPS];
+} prog;
+
+/* Mostly one of the newest registers (deep chains), else any (inputs read late,
+   registers that stay alive across many steps). */
+static uint32_t pick_register(tfr_rng *rng, uint32_t regs)
+{
+    if (tfr_rng_chance(rng, 60))
+        return regs - 1 - (uint32_t)tfr_rng_int(rng, 0, regs > 1 ? 1 : 0);
+    return (uint32_t)tfr_rng_int(rng, 0, regs - 1);
+}
+
+static void prog_random(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, prog *p)
+{
+    p->n_in = n_in;
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps};
+    for (uint32_t k = 0; k < n_steps; k++) {
+        tf_fused_step *st = &p->steps[k];
+        uint32_t regs = n_in + k;
+        if (tfr_rng_chance(rng, 45)) {
+            *st = (tf_fused_step){
+                TF_FUSED_UNARY,
+                tfr_float_unary_ops[tfr_rng_int(rng, 0, COUNT(tfr_float_unary_ops) - 1)],
+                pick_register(rng, regs), 0};
+        } else {
+            *st = (tf_fused_step){
+                TF_FUSED_BINARY,
+                tfr_float_binary_ops[tfr_rng_int(rng, 0, COUNT(tfr_float_binary_ops) - 1)],
+                pick_register(rng, regs), pick_register(rng, regs)};
+        }
+    }
+}
+
+static void prog_set(prog *p, uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps)
+{
+    p->n_in = n_in;
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps};
+    memcpy(p->steps, steps, n_steps * sizeof *steps);
+}
+
+/* "exp(r1) add(r2,r0) ..." for messages. */
+static void prog_describe(const prog *p, char *buf, size_t size)
+{
+    int used = snprintf(buf, size, "%u inputs:", p->n_in);
+    for (uint32_t k = 0; k < p->params.n_steps && used > 0 && (size_t)used < size; k++) {
+        const tf_fused_step *st = &p->steps[k];
+        if (st->kind == TF_FUSED_UNARY)
+            used += snprintf(buf + used, size - (size_t)used, " %s(r%u)",
+                             tf_prim_op_name(TF_PRIM_UNARY, st->op), st->a);
+        else
+            used += snprintf(buf + used, size - (size_t)used, " %s(r%u,r%u)",
+                             tf_prim_op_name(TF_PRIM_BINARY, st->op), st->a, st->b);
+    }
+}
+
+/* ===================================================================== */
+/* Running and comparing                                                  */
+/* ===================================================================== */
+
+/* The program as separate UNARY / BINARY calls; returns the last register (one reference). */
+static tf_tensor *run_steps(const prog *p, tf_dtype dtype, size_t rank, const int64_t *shape,
+                            tf_tensor *const *in)
+{
+    tf_tensor *reg[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
+    uint32_t n = p->n_in, last = n + p->params.n_steps - 1;
+    for (uint32_t r = 0; r < n; r++)
+        reg[r] = in[r];
+    for (uint32_t k = 0; k < p->params.n_steps; k++) {
+        const tf_fused_step *st = &p->steps[k];
+        tf_tensor *args[2] = {reg[st->a], reg[st->b]};
+        reg[n + k] = tfr_output(cpu_engine, dtype, rank, shape);
+        if (st->kind == TF_FUSED_UNARY) {
+            tf_unary_params up = {sizeof up, st->op};
+            tfr_exec_ok("reference unary step", cpu_engine, TF_PRIM_UNARY, &up, 1, args, 1,
+                        &reg[n + k]);
+        } else {
+            tf_binary_params bp = {sizeof bp, st->op};
+            tfr_exec_ok("reference binary step", cpu_engine, TF_PRIM_BINARY, &bp, 2, args, 1,
+                        &reg[n + k]);
+        }
+    }
+    for (uint32_t r = n; r < last; r++)
+        tf_tensor_release(reg[r]);
+    return reg[last];
+}
+
+/* Equal bits, or both NaN. */
+static int same_value(tf_dtype dtype, double got, double want)
+{
+    if (isnan(got) && isnan(want))
+        return 1;
+    if (dtype == TF_F32) {
+        float g = (float)got, w = (float)want;
+        return memcmp(&g, &w, sizeof g) == 0;
+    }
+    return memcmp(&got, &want, sizeof got) == 0;
+}
+
+static void check_same(const char *what, tf_dtype dtype, size_t n, const tf_scalar *got,
+                       const tf_scalar *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!same_value(dtype, got[i].f, want[i].f))
+            fail_msg("%s: element %zu of %zu: fused %.17g, separate steps %.17g", what, i, n,
+                     got[i].f, want[i].f);
+    }
+}
+
+/* Runs p fused on `in` and as separate steps; compares every element. */
+static void check_prog(const prog *p, tf_dtype dtype, size_t rank, const int64_t *shape,
+                       const tfr_input *in, const char *label)
+{
+    char what[1024], desc[700], s[96];
+    tf_tensor *args[TF_FUSED_MAX_INPUTS];
+    prog_describe(p, desc, sizeof desc);
+    int used = snprintf(what, sizeof what, "%s %s shape %s [%s] layouts", label,
+                        tf_dtype_name(dtype), tfr_shape_str(rank, shape, s, sizeof s), desc);
+    for (uint32_t k = 0; k < p->n_in; k++) {
+        args[k] = in[k].t;
+        if (used > 0 && (size_t)used < sizeof what)
+            used += snprintf(what + used, sizeof what - (size_t)used, " %s",
+                             tfr_layout_name(in[k].layout));
+    }
+    tf_tensor *out = tfr_output(cpu_engine, dtype, rank, shape);
+    tfr_exec_ok(what, cpu_engine, TF_PRIM_FUSED, &p->params, p->n_in, args, 1, &out);
+    tf_tensor *ref = run_steps(p, dtype, rank, shape, args);
+    size_t n = tfr_numel(rank, shape);
+    tf_scalar *got = tfr_read(out), *want = tfr_read(ref);
+    check_same(what, dtype, n, got, want);
+    free(got);
+    free(want);
+    tf_tensor_release(ref);
+    tf_tensor_release(out);
+}
+
+/* Values mostly in [-2, 2] (long chains stay finite), some inputs with NaN, inf, +-0. */
+static void make_inputs(tfr_rng *rng, uint32_t n_in, tf_dtype dtype, size_t rank,
+                        const int64_t *shape, tfr_input *in)
+{
+    for (uint32_t k = 0; k < n_in; k++) {
+        tfr_gen gen = {tfr_rng_chance(rng, 25) ? TFR_SPECIAL : TFR_UNIFORM, -2.0, 2.0};
+        tfr_input_make(&in[k], rng, cpu_engine, dtype, rank, shape, tfr_random_layout(rng), &gen);
+    }
+}
+
+static void free_inputs(uint32_t n_in, tfr_input *in)
+{
+    for (uint32_t k = 0; k < n_in; k++)
+        tfr_input_free(&in[k]);
+}
+
+/* One random program over random inputs of `shape`. */
+static void check_random(tfr_rng *rng, tf_dtype dtype, size_t rank, const int64_t *shape,
+                         const char *label)
+{
+    tfr_input in[TF_FUSED_MAX_INPUTS];
+    prog p;
+    uint32_t n_in = (uint32_t)tfr_rng_int(rng, 1, TF_FUSED_MAX_INPUTS);
+    prog_random(rng, n_in, (uint32_t)tfr_rng_int(rng, 1, TF_FUSED_MAX_STEPS), &p);
+    make_inputs(rng, n_in, dtype, rank, shape, in);
+    check_prog(&p, dtype, rank, shape, in, label);
+    free_inputs(n_in, in);
+}
+
+/* ===================================================================== */
+/* Tests through tf_engine_execute                                        */
+/* ===================================================================== */
+
+/* Random programs over random small shapes, rank 0..4, empty extents included. */
+static void test_fused_random(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 1601);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++) {
+        for (int t = 0; t < 150; t++) {
+            int64_t shape[TF_MAX_RANK];
+            size_t rank = (size_t)tfr_rng_int(&rng, 0, 4);
+            tfr_random_shape(&rng, rank, rank > 2 ? 5 : 9, 8, shape);
+            check_random(&rng, float_dtypes[d], rank, shape, "random");
+        }
+    }
+}
+
+/* Lengths around the vector block (16), the engine's chunks (64 to 256 elements), the
+   streamed piece (4096 bytes) and the threading grains (4096 and 32768 elements). */
+static void test_fused_sizes(void **state)
+{
+    (void)state;
+    static const int64_t lengths[] = {1,    15,   16,   17,   63,    64,    65,
+                                      127,  128,  129,  255,  256,   257,   1023,
+                                      1025, 4095, 4097, 8193, 40000, 65537, 100003};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 1602);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++) {
+        for (size_t l = 0; l < COUNT(lengths); l++) {
+            check_random(&rng, float_dtypes[d], 1, &lengths[l], "length");
+            /* the same length as the inner or outer axis of a matrix */
+            int64_t m[2] = {lengths[l], 3};
+            check_random(&rng, float_dtypes[d], 2, m, "inner length");
+            int64_t t[2] = {3, lengths[l]};
+            check_random(&rng, float_dtypes[d], 2, t, "outer length");
+        }
+    }
+}
+
+/* About 100k elements in shapes of every rank: threads split it, rows of every length. */
+static void test_fused_large(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][4] = {
+        {100000, 1, 1, 1}, {317, 331, 1, 1}, {7, 129, 111, 1}, {17, 19, 23, 15}, {2, 50000, 1, 1}};
+    static const size_t ranks[] = {1, 2, 3, 4, 2};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 1603);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++)
+        for (size_t s = 0; s < COUNT(shapes); s++)
+            for (int t = 0; t < 3; t++)
+                check_random(&rng, float_dtypes[d], ranks[s], shapes[s], "large");
+}
+
+/* Programs of known structure: an input read by many steps, the output the last of several
+   live registers, steps whose value nobody reads, the largest program. */
+static void test_fused_structures(void **state)
+{
+    (void)state;
+    static const tf_fused_step reuse[] = {
+        /* r1 = r0*r0; r2 = r1 + r0; r3 = r0 - r2; r4 = max(r0, r0); r5 = r3 / r4 */
+        {TF_FUSED_BINARY, TF_BINARY_MUL, 0, 0},
+        {TF_FUSED_BINARY, TF_BINARY_ADD, 1, 0},
+        {TF_FUSED_BINARY, TF_BINARY_SUB, 0, 2},
+        {TF_FUSED_BINARY, TF_BINARY_MAX, 0, 0},
+        {TF_FUSED_BINARY, TF_BINARY_DIV, 3, 4}};
+    static const tf_fused_step live[] = {
+        /* r2..r6 all alive until the end, then summed: r7 = r2 + r3, ... */
+        {TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},     {TF_FUSED_UNARY, TF_UNARY_SIN, 1, 0},
+        {TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},   {TF_FUSED_UNARY, TF_UNARY_TANH, 1, 0},
+        {TF_FUSED_UNARY, TF_UNARY_SIGMOID, 0, 0}, {TF_FUSED_BINARY, TF_BINARY_ADD, 2, 3},
+        {TF_FUSED_BINARY, TF_BINARY_SUB, 7, 4},   {TF_FUSED_BINARY, TF_BINARY_POW, 8, 5},
+        {TF_FUSED_BINARY, TF_BINARY_REM, 9, 6}};
+    static const tf_fused_step dead[] = {
+        /* r2 and r4 are never read; the result is r5 = erf(r3) with r3 = r1 * r0 */
+        {TF_FUSED_UNARY, TF_UNARY_LOG, 0, 0},
+        {TF_FUSED_BINARY, TF_BINARY_MUL, 1, 0},
+        {TF_FUSED_UNARY, TF_UNARY_COS, 3, 0},
+        {TF_FUSED_UNARY, TF_UNARY_ERF, 3, 0}};
+    static const tf_fused_step single[] = {{TF_FUSED_UNARY, TF_UNARY_RSQRT, 0, 0}};
+    static const tf_fused_step last_input[] = {{TF_FUSED_BINARY, TF_BINARY_MIN, 4, 2}};
+    tf_fused_step longest[TF_FUSED_MAX_STEPS];
+    for (uint32_t k = 0; k < TF_FUSED_MAX_STEPS; k++) /* r[5+k] = f(r[4+k], r[k % 5]) */
+        longest[k] = (tf_fused_step){TF_FUSED_BINARY, tfr_float_binary_ops[k % 4], 4 + k, k % 5};
+    longest[5] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_EXPM1, 9, 0};
+    longest[11] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_LOG1P, 15, 0};
+    static const struct {
+        uint32_t n_in, n_steps;
+        const char *name;
+    } cases[] = {{1, COUNT(reuse), "input reused"},     {2, COUNT(live), "many live registers"},
+                 {2, COUNT(dead), "dead steps"},        {1, COUNT(single), "one step"},
+                 {5, COUNT(last_input), "last inputs"}, {5, TF_FUSED_MAX_STEPS, "longest"}};
+    const tf_fused_step *steps[] = {reuse, live, dead, single, last_input, longest};
+    static const int64_t shapes[][2] = {{0, 3}, {1, 1}, {5, 7}, {129, 2}, {300, 301}};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 1604);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++) {
+        for (size_t c = 0; c < COUNT(cases); c++) {
+            for (size_t s = 0; s < COUNT(shapes); s++) {
+                prog p;
+                tfr_input in[TF_FUSED_MAX_INPUTS];
+                prog_set(&p, cases[c].n_in, cases[c].n_steps, steps[c]);
+                make_inputs(&rng, p.n_in, float_dtypes[d], 2, shapes[s], in);
+                check_prog(&p, float_dtypes[d], 2, shapes[s], in, cases[c].name);
+                free_inputs(p.n_in, in);
+            }
+        }
+    }
+}
+
+/* supports(): one float dtype for all operands, 1 .. TF_FUSED_MAX_INPUTS inputs, op 0. */
+static void test_fused_supports(void **state)
+{
+    (void)state;
+    tf_dtype d[TF_FUSED_MAX_INPUTS + 2];
+    for (size_t k = 0; k < COUNT(float_dtypes); k++) {
+        tf_dtype t = float_dtypes[k];
+        for (size_t n = 0; n < COUNT(d); n++)
+            d[n] = t;
+        for (size_t n_in = 1; n_in <= TF_FUSED_MAX_INPUTS; n_in++) {
+            assert_true(tf_engine_supports(cpu_engine, TF_PRIM_FUSED, 0, d, n_in + 1));
+            assert_false(tf_engine_supports(cpu_engine, TF_PRIM_FUSED, 1, d, n_in + 1));
+            d[n_in] = t == TF_F32 ? TF_F64 : TF_F32; /* the output of the other dtype */
+            assert_false(tf_engine_supports(cpu_engine, TF_PRIM_FUSED, 0, d, n_in + 1));
+            d[n_in] = t;
+        }
+        assert_false(tf_engine_supports(cpu_engine, TF_PRIM_FUSED, 0, d, 1)); /* no input */
+        assert_false(tf_engine_supports(cpu_engine, TF_PRIM_FUSED, 0, d, TF_FUSED_MAX_INPUTS + 2));
+    }
+    static const tf_dtype others[] = {TF_I32, TF_I64, TF_BOOL};
+    for (size_t k = 0; k < COUNT(others); k++)
+        assert_false(tf_engine_supports(cpu_engine, TF_PRIM_FUSED, 0,
+                                        (tf_dtype[]){others[k], others[k]}, 2));
+}
+
+/* ===================================================================== */
+/* Through the plugin's descriptor: in place, and unvalidated calls       */
+/* ===================================================================== */
+
+typedef struct direct {
+    void *lib;
+    const tf_engine_plugin *plugin;
+    void *plugin_ctx;
+    tf_engine_state *engine;
+    tf_status reported; /* the last report_error, TF_OK when none */
+    char message[256];
+} direct;
+
+static direct g_direct;
+
+static void *host_alloc(void *ctx, size_t size, size_t align)
+{
+    (void)ctx;
+    align = align < 16 ? 16 : align;
+    return aligned_alloc(align, (size + align) / align * align); /* a multiple, never 0 */
+}
+
+static void host_free(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static void host_report(void *ctx, tf_status status, const char *message)
+{
+    direct *d = ctx;
+    d->reported = status;
+    snprintf(d->message, sizeof d->message, "%s", message);
+}
+
+static void host_log(void *ctx, tf_log_level level, const char *message)
+{
+    (void)ctx;
+    (void)level;
+    (void)message;
+}
+
+static const tf_host_api g_host = {
+    sizeof(tf_host_api), TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR, 0,       &g_direct,
+    host_alloc,          host_free,           host_report,         host_log};
+
+/* The threads of the running group's engine, and its streaming option. */
+static void direct_open(void)
+{
+    direct *d = &g_direct;
+    d->lib = dlopen(TF_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+    if (!d->lib)
+        fail_msg("dlopen %s: %s", TF_CPU_PLUGIN_FILE, dlerror());
+    const tf_engine_plugin *(*entry)(const tf_host_api *);
+    *(void **)&entry = dlsym(d->lib, TF_ENGINE_ENTRY_SYMBOL);
+    assert_non_null(entry);
+    d->plugin = entry(&g_host);
+    assert_non_null(d->plugin);
+    assert_true(d->plugin->capabilities & TF_ENGINE_CAP_IN_PLACE);
+    assert_int_equal(d->plugin->init(&g_host, &d->plugin_ctx), TF_OK);
+    const char *key = "stream_threshold", *value = "0";
+    tf_engine_options opt = {sizeof opt, 0, cpu_threads, 0, NULL, NULL, NULL};
+    if (cpu_threads > 1) { /* the streamed group too: in place must not stream */
+        opt.n_extra = 1;
+        opt.extra_keys = &key;
+        opt.extra_values = &value;
+    }
+    assert_int_equal(d->plugin->create(d->plugin_ctx, &opt, &d->engine), TF_OK);
+}
+
+static void direct_close(void)
+{
+    direct *d = &g_direct;
+    d->plugin->destroy(d->engine);
+    if (d->plugin->shutdown)
+        d->plugin->shutdown(d->plugin_ctx);
+    dlclose(d->lib);
+    memset(d, 0, sizeof *d);
+}
+
+/* A host-memory operand: shape and strides borrowed from the caller. */
+static tf_operand operand(tf_dtype dtype, uint32_t rank, const int64_t *shape,
+                          const int64_t *strides, int64_t offset, void *data)
+{
+    return (tf_operand){sizeof(tf_operand), dtype, rank, 0, shape, strides, offset, NULL, data};
+}
+
+static tf_status direct_exec(const prog *p, const tf_operand *in, const tf_operand *out,
+                             uint32_t flags)
+{
+    const tf_operand *ins[TF_FUSED_MAX_INPUTS + 1], *outs[1] = {out};
+    for (uint32_t k = 0; k < p->n_in; k++)
+        ins[k] = &in[k];
+    tf_exec x = {sizeof x, TF_PRIM_FUSED, &p->params, p->n_in, 1, ins, outs, flags, 0};
+    g_direct.reported = TF_OK;
+    return g_direct.plugin->execute(g_direct.engine, &x);
+}
+
+static void fill_random(tfr_rng *rng, tf_dtype dtype, size_t n, void *data)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = tfr_rng_real(rng, -2.0, 2.0);
+        if (dtype == TF_F32)
+            ((float *)data)[i] = (float)v;
+        else
+            ((double *)data)[i] = v;
+    }
+}
+
+/*
+ * out[0] is input `k` itself (dense), the other inputs dense, broadcast along axis 0 or
+ * transposed: the result equals the out-of-place one bit for bit, with and without the
+ * engine's own checks.
+ */
+static void test_fused_in_place(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][2] = {{1, 1}, {129, 3}, {3, 257}, {100003, 1}, {250, 400}};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 1605);
+    direct_open();
+    for (size_t d = 0; d < COUNT(float_dtypes); d++) {
+        tf_dtype dt = float_dtypes[d];
+        size_t es = tf_dtype_size(dt);
+        for (size_t s = 0; s < COUNT(shapes); s++) {
+            const int64_t *shape = shapes[s];
+            size_t n = (size_t)(shape[0] * shape[1]);
+            const int64_t dense[2] = {1, shape[0]}, bcast[2] = {0, 1};
+            const int64_t trans[2] = {shape[1], 1}; /* a [s1, s0] array read transposed */
+            for (int t = 0; t < 8; t++) {
+                prog p;
+                prog_random(&rng, (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_INPUTS),
+                            (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_STEPS), &p);
+                uint32_t k_out = (uint32_t)tfr_rng_int(&rng, 0, p.n_in - 1);
+                void *data[TF_FUSED_MAX_INPUTS];
+                tf_operand in[TF_FUSED_MAX_INPUTS];
+                for (uint32_t k = 0; k < p.n_in; k++) {
+                    int kind = k == k_out ? 0 : (int)tfr_rng_int(&rng, 0, 2);
+                    data[k] = malloc(n * es + es);
+                    fill_random(&rng, dt, n + 1, data[k]);
+                    /* kind 1: column 0 broadcast along axis 1, from element 1 (offset) */
+                    in[k] = operand(dt, 2, shape,
+                                    kind == 0   ? dense
+                                    : kind == 1 ? bcast
+                                                : trans,
+                                    kind == 1 ? 1 : 0, data[k]);
+                }
+                void *sep = malloc(n * es);
+                tf_operand out = operand(dt, 2, shape, dense, 0, sep);
+                char desc[700];
+                prog_describe(&p, desc, sizeof desc);
+                assert_int_equal(direct_exec(&p, in, &out, TF_EXEC_VALIDATED), TF_OK);
+                for (int validated = 0; validated < 2; validated++) {
+                    void *copy = malloc(n * es + es);
+                    memcpy(copy, data[k_out], n * es + es);
+                    tf_operand in2[TF_FUSED_MAX_INPUTS];
+                    memcpy(in2, in, sizeof in);
+                    in2[k_out].data = copy;
+                    tf_status st =
+                        direct_exec(&p, in2, &in2[k_out], validated ? TF_EXEC_VALIDATED : 0);
+                    if (st != TF_OK)
+                        fail_msg("in place %s: %s (%s)", desc, tf_status_name(st),
+                                 g_direct.message);
+                    for (size_t i = 0; i < n; i++) {
+                        tf_scalar got = tfr_load(dt, copy, (int64_t)i);
+                        tf_scalar want = tfr_load(dt, sep, (int64_t)i);
+                        if (!same_value(dt, got.f, want.f))
+                            fail_msg("in place into input %u, %s, shape [%lld,%lld], %s: "
+                                     "element %zu: %.17g, out of place %.17g",
+                                     k_out, tf_dtype_name(dt), (long long)shape[0],
+                                     (long long)shape[1], desc, i, got.f, want.f);
+                    }
+                    free(copy);
+                }
+                free(sep);
+                for (uint32_t k = 0; k < p.n_in; k++)
+                    free(data[k]);
+            }
+        }
+    }
+    direct_close();
+}
+
+/* One call the engine must refuse on its own (flags without TF_EXEC_VALIDATED). */
+static void expect_refused(const char *what, const prog *p, const tf_operand *in,
+                           tf_dtype out_dtype, tf_status expected)
+{
+    static const int64_t shape[2] = {3, 4}, dense[2] = {1, 3};
+    double out_data[12];
+    for (int i = 0; i < 12; i++)
+        out_data[i] = -1234.5;
+    tf_operand out = operand(out_dtype, 2, shape, dense, 0, out_data);
+    tf_status st = direct_exec(p, in, &out, 0);
+    if (st != expected || g_direct.reported != expected || g_direct.message[0] == '\0')
+        fail_msg("%s: %s (reported %s, \"%s\"), want %s", what, tf_status_name(st),
+                 tf_status_name(g_direct.reported), g_direct.message, tf_status_name(expected));
+    for (int i = 0; i < 12; i++)
+        if (out_data[i] != -1234.5)
+            fail_msg("%s: the output was written", what);
+}
+
+/* The engine's own checks of every rule of a FUSED call. */
+static void test_fused_unvalidated(void **state)
+{
+    (void)state;
+    if (cpu_threads != 1)
+        skip(); /* the checks run before any thread: one group is enough */
+    direct_open();
+    static const int64_t shape[2] = {3, 4}, other[2] = {4, 3}, dense[2] = {1, 3};
+    double data[6][12] = {{0}};
+    tf_operand in[TF_FUSED_MAX_INPUTS + 1];
+    for (int k = 0; k <= TF_FUSED_MAX_INPUTS; k++)
+        in[k] = operand(TF_F64, 2, shape, dense, 0, data[k]);
+    static const tf_fused_step good[3] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
+                                          {TF_FUSED_UNARY, TF_UNARY_EXP, 2, 0},
+                                          {TF_FUSED_BINARY, TF_BINARY_ADD, 3, 0}};
+    prog p;
+    prog_set(&p, 2, 3, good);
+    /* valid without the flag: runs */
+    double out_data[12];
+    tf_operand out = operand(TF_F64, 2, shape, dense, 0, out_data);
+    assert_int_equal(direct_exec(&p, in, &out, 0), TF_OK);
+    assert_true(out_data[0] == 1.0); /* exp(0 * 0) + 0 */
+
+    static const struct {
+        const char *what;
+        uint32_t step, field, value; /* field: 0 kind, 1 op, 2 a, 3 b */
+        tf_status expected;
+    } steps[] = {
+        {"kind 2", 1, 0, TF_FUSED_KIND_COUNT_, TF_ERR_VALIDATION},
+        {"unknown unary op", 1, 1, TF_UNARY_COUNT_, TF_ERR_VALIDATION},
+        {"unknown binary op", 0, 1, TF_BINARY_COUNT_, TF_ERR_VALIDATION},
+        {"logical_not", 1, 1, TF_UNARY_LOGICAL_NOT, TF_ERR_DTYPE_MISMATCH},
+        {"and", 2, 1, TF_BINARY_AND, TF_ERR_DTYPE_MISMATCH},
+        {"or", 0, 1, TF_BINARY_OR, TF_ERR_DTYPE_MISMATCH},
+        {"xor", 2, 1, TF_BINARY_XOR, TF_ERR_DTYPE_MISMATCH},
+        {"a reading its own register", 2, 2, 4, TF_ERR_VALIDATION},
+        {"unary a ahead", 1, 2, 3, TF_ERR_VALIDATION},
+        {"b reading its own register", 0, 3, 2, TF_ERR_VALIDATION},
+        {"b far out", 2, 3, 1000, TF_ERR_VALIDATION},
+        {"unary with b 1", 1, 3, 1, TF_ERR_VALIDATION},
+    };
+    for (size_t c = 0; c < COUNT(steps); c++) {
+        prog_set(&p, 2, 3, good);
+        uint32_t *f[4] = {&p.steps[steps[c].step].kind, &p.steps[steps[c].step].op,
+                          &p.steps[steps[c].step].a, &p.steps[steps[c].step].b};
+        *f[steps[c].field] = steps[c].value;
+        expect_refused(steps[c].what, &p, in, TF_F64, steps[c].expected);
+    }
+    prog_set(&p, 2, 3, good);
+    p.params.n_steps = 0;
+    expect_refused("0 steps", &p, in, TF_F64, TF_ERR_VALIDATION);
+    p.params.n_steps = TF_FUSED_MAX_STEPS + 1;
+    expect_refused("17 steps", &p, in, TF_F64, TF_ERR_VALIDATION);
+    p.params = (tf_fused_params){sizeof p.params, 3, NULL};
+    expect_refused("NULL steps", &p, in, TF_F64, TF_ERR_VALIDATION);
+    p.params = (tf_fused_params){8, 3, p.steps};
+    expect_refused("short params", &p, in, TF_F64, TF_ERR_VALIDATION);
+    prog_set(&p, 2, 3, good);
+    p.n_in = 0;
+    expect_refused("no input", &p, in, TF_F64, TF_ERR_VALIDATION);
+    p.n_in = TF_FUSED_MAX_INPUTS + 1;
+    expect_refused("6 inputs", &p, in, TF_F64, TF_ERR_VALIDATION);
+    p.n_in = 2;
+    expect_refused("an f32 output", &p, in, TF_F32, TF_ERR_UNSUPPORTED);
+    in[1].dtype = TF_F32;
+    expect_refused("an f32 input", &p, in, TF_F64, TF_ERR_UNSUPPORTED);
+    in[1].dtype = TF_I64;
+    in[0].dtype = TF_I64;
+    expect_refused("i64", &p, in, TF_I64, TF_ERR_UNSUPPORTED);
+    in[0].dtype = in[1].dtype = TF_F64;
+    in[1].shape = other;
+    expect_refused("a [4,3] input", &p, in, TF_F64, TF_ERR_SHAPE_MISMATCH);
+    direct_close();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fused_supports),    cmocka_unit_test(test_fused_random),
+        cmocka_unit_test(test_fused_sizes),       cmocka_unit_test(test_fused_large),
+        cmocka_unit_test(test_fused_structures),  cmocka_unit_test(test_fused_in_place),
+        cmocka_unit_test(test_fused_unvalidated),
+    };
+    return CPU_RUN_GROUPS("cpu fused", tests);
+}

@@ -1,0 +1,543 @@
+/*
+ * test_vulkan_fused.c - TF_PRIM_FUSED on the Vulkan engine (one dispatch of
+ * shaders/fused.comp per program), with the validation layer on.
+ *
+ * References:
+ * - the same engine running the program's steps as separate UNARY/BINARY
+ *   calls: fused.comp calls the very functions unary.comp and binary.comp
+ *   run (float_ops.glsl), so the results must be equal bit for bit (NaN
+ *   equals NaN, -0 differs from +0). Programs draw from every float op.
+ * - the CPU engine: FUSED where it supports it, else the same steps one by
+ *   one (FUSED is defined as equal to them). The engines' f32 functions
+ *   differ by a few ulps per op (see test_vulkan_prims.c), and a chain of up
+ *   to 16 steps carries those differences along, so these programs draw from
+ *   ops that do not amplify them without bound (no division, log, pow,
+ *   floor...), on inputs in [-1, 1], with the per-op tolerance of
+ *   test_vulkan_prims.c times the number of steps.
+ *
+ * Inputs are dense, transposed, reversed, broadcast (stride 0) or stepped
+ * views, rank 0 to 4 with zero extents, plus a case of ~1e5 elements. The
+ * engine's own checks of a FUSED call (made whatever the host says) are
+ * exercised through the plugin's entry point directly, since the core
+ * refuses such calls before the engine sees them.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tenferro/engine_abi.h>
+
+#include "vk_fixture.h"
+
+typedef struct program {
+    uint32_t n_in, n_steps;
+    tf_fused_step steps[TF_FUSED_MAX_STEPS];
+} program;
+
+/* Ops whose chains keep engine-to-engine differences small on [-1, 1]. */
+static const uint32_t tame_unary[] = {TF_UNARY_NEG,  TF_UNARY_ABS, TF_UNARY_SIN,    TF_UNARY_COS,
+                                      TF_UNARY_TANH, TF_UNARY_ERF, TF_UNARY_SIGMOID};
+static const uint32_t tame_binary[] = {TF_BINARY_ADD, TF_BINARY_SUB, TF_BINARY_MUL, TF_BINARY_MAX,
+                                       TF_BINARY_MIN};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void random_program(tfr_rng *rng, int tame, uint32_t n_in, uint32_t n_steps, program *p)
+{
+    p->n_in = n_in;
+    p->n_steps = n_steps;
+    for (uint32_t k = 0; k < n_steps; k++) {
+        uint32_t regs = n_in + k;
+        tf_fused_step *s = &p->steps[k];
+        s->kind = tfr_rng_chance(rng, 50) ? TF_FUSED_BINARY : TF_FUSED_UNARY;
+        if (s->kind == TF_FUSED_UNARY)
+            s->op = tame ? tame_unary[tfr_rng_int(rng, 0, COUNT(tame_unary) - 1)]
+                         : tfr_float_unary_ops[tfr_rng_int(rng, 0, COUNT(tfr_float_unary_ops) - 1)];
+        else
+            s->op =
+                tame ? tame_binary[tfr_rng_int(rng, 0, COUNT(tame_binary) - 1)]
+                     : tfr_float_binary_ops[tfr_rng_int(rng, 0, COUNT(tfr_float_binary_ops) - 1)];
+        /* Mostly a chain through the latest register; sometimes any earlier one. */
+        s->a =
+            k > 0 && tfr_rng_chance(rng, 60) ? regs - 1 : (uint32_t)tfr_rng_int(rng, 0, regs - 1);
+        s->b = s->kind == TF_FUSED_BINARY ? (uint32_t)tfr_rng_int(rng, 0, regs - 1) : 0;
+    }
+}
+
+/* The program run step by step on `engine`: a new tensor (the caller releases it). */
+static tf_tensor *run_steps(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
+                            size_t rank, const int64_t *shape)
+{
+    tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
+    for (uint32_t i = 0; i < p->n_in; i++)
+        r[i] = in[i];
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const tf_fused_step *s = &p->steps[k];
+        tf_tensor *ops[2] = {r[s->a], r[s->b]};
+        TF_ASSERT_OK(tf_tensor_empty(engine, dt, rank, shape, &r[p->n_in + k]));
+        if (s->kind == TF_FUSED_UNARY) {
+            tf_unary_params up = {sizeof up, s->op};
+            TF_ASSERT_OK(tf_engine_execute(engine, TF_PRIM_UNARY, &up, 1, ops, 1, &r[p->n_in + k]));
+        } else {
+            tf_binary_params bp = {sizeof bp, s->op};
+            TF_ASSERT_OK(
+                tf_engine_execute(engine, TF_PRIM_BINARY, &bp, 2, ops, 1, &r[p->n_in + k]));
+        }
+    }
+    uint32_t last = p->n_in + p->n_steps - 1;
+    for (uint32_t k = p->n_in; k < last; k++)
+        tf_tensor_release(r[k]);
+    return r[last];
+}
+
+static tf_tensor *run_fused(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
+                            size_t rank, const int64_t *shape)
+{
+    tf_fused_params fp = {sizeof fp, p->n_steps, p->steps};
+    tf_tensor *out = NULL;
+    TF_ASSERT_OK(tf_tensor_empty(engine, dt, rank, shape, &out));
+    tf_status st = tf_engine_execute(engine, TF_PRIM_FUSED, &fp, p->n_in, in, 1, &out);
+    if (st != TF_OK)
+        fail_msg("FUSED -> %s: %s (%s)", tf_status_name(st), tf_error_message(), tf_error_cause());
+    return out;
+}
+
+static int cpu_has_fused(tf_dtype dt, uint32_t n_in)
+{
+    tf_dtype d[TF_FUSED_MAX_INPUTS + 1];
+    for (uint32_t i = 0; i <= n_in; i++)
+        d[i] = dt;
+    return tf_engine_supports(vk_cpu, TF_PRIM_FUSED, 0, d, n_in + 1);
+}
+
+static const char *program_str(const program *p, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "%u inputs:", p->n_in);
+    for (uint32_t k = 0; k < p->n_steps && used < size; k++) {
+        const tf_fused_step *s = &p->steps[k];
+        tf_prim sub = s->kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY;
+        used +=
+            (size_t)snprintf(buf + used, size - used, " r%u=%s(r%u%s", p->n_in + k,
+                             tf_prim_op_name(sub, s->op), s->a, sub == TF_PRIM_BINARY ? "," : ")");
+        if (sub == TF_PRIM_BINARY && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "r%u)", s->b);
+    }
+    return buf;
+}
+
+/* Bit-for-bit equality of two Vulkan tensors (NaN equals NaN). */
+static void assert_identical(const char *what, const program *p, const tf_tensor *want,
+                             const tf_tensor *got)
+{
+    size_t n = tf_tensor_numel(want);
+    assert_int_equal(n, tf_tensor_numel(got));
+    double *w = vk_read(vk_engine, want), *g = vk_read(vk_engine, got);
+    for (size_t i = 0; i < n; i++) {
+        if ((isnan(w[i]) && isnan(g[i])) || memcmp(&w[i], &g[i], sizeof w[i]) == 0)
+            continue;
+        char buf[512];
+        fail_msg("%s: element %zu: fused %.17g, steps %.17g; program %s", what, i, g[i], w[i],
+                 program_str(p, buf, sizeof buf));
+    }
+    free(w);
+    free(g);
+    vk_assert_validation_clean();
+}
+
+/*
+ * One program on one shape: FUSED on Vulkan against the steps on Vulkan (exact) and, for
+ * tame programs, against the CPU engine (tolerance).
+ */
+static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t rank,
+                          const int64_t *shape, int tame, int force_broadcast)
+{
+    vk_pair in[TF_FUSED_MAX_INPUTS];
+    tf_tensor *vi[TF_FUSED_MAX_INPUTS], *ci[TF_FUSED_MAX_INPUTS];
+    vk_gen g = tame ? (vk_gen){-1.0, 1.0} : (vk_gen){-3.0, 3.0};
+    for (uint32_t i = 0; i < p->n_in; i++) {
+        vk_layout l = (vk_layout)tfr_rng_int(rng, 0, VK_LAYOUT_COUNT_ - 1);
+        if (force_broadcast && i == 0)
+            l = VK_BROADCAST;
+        vk_pair_make(&in[i], rng, dt, rank, shape, l, g);
+        vi[i] = in[i].vk;
+        ci[i] = in[i].cpu;
+    }
+    tf_tensor *fused = run_fused(vk_engine, p, vi, dt, rank, shape);
+    tf_tensor *steps = run_steps(vk_engine, p, vi, dt, rank, shape);
+    assert_identical(dt == TF_F32 ? "f32 fused vs steps" : "f64 fused vs steps", p, steps, fused);
+    if (tame) {
+        tf_tensor *ref = cpu_has_fused(dt, p->n_in) ? run_fused(vk_cpu, p, ci, dt, rank, shape)
+                                                    : run_steps(vk_cpu, p, ci, dt, rank, shape);
+        /* test_vulkan_prims.c's transcendental tolerance, per step of the chain */
+        double rtol = (dt == TF_F32 ? 2e-5 : 1e-13) * p->n_steps;
+        double atol = (dt == TF_F32 ? 1e-6 : 1e-15) * p->n_steps;
+        char what[512];
+        program_str(p, what, sizeof what);
+        vk_compare(what, ref, fused, rtol, atol);
+        tf_tensor_release(ref);
+    }
+    tf_tensor_release(fused);
+    tf_tensor_release(steps);
+    for (uint32_t i = 0; i < p->n_in; i++)
+        vk_pair_free(&in[i]);
+}
+
+static int f64_ok(void)
+{
+    tf_dtype d[2] = {TF_F64, TF_F64};
+    return tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, d, 2);
+}
+
+/* The dtypes to test: f32, and f64 where the device has shaderFloat64 (lavapipe has). */
+static size_t float_dtypes(tf_dtype *dts)
+{
+    dts[0] = TF_F32;
+    dts[1] = TF_F64;
+    return f64_ok() ? 2 : 1;
+}
+
+static void random_programs(uint64_t seed, int tame, int cases)
+{
+    tf_dtype dts[2];
+    size_t n_dts = float_dtypes(dts);
+    tfr_rng rng;
+    tfr_rng_seed(&rng, seed);
+    for (size_t t = 0; t < n_dts; t++) {
+        for (int c = 0; c < cases; c++) {
+            program p;
+            random_program(&rng, tame, (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_INPUTS),
+                           (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_STEPS), &p);
+            int64_t shape[TF_MAX_RANK];
+            size_t rank = tfr_random_rank(&rng, 4);
+            tfr_random_shape(&rng, rank, 7, 10, shape);
+            check_program(&rng, &p, dts[t], rank, shape, tame, 0);
+        }
+    }
+}
+
+/* Every float op in random programs: the fused result equals the steps' bit for bit. */
+static void test_fused_equals_steps(void **state)
+{
+    (void)state;
+    random_programs(101, 0, 60);
+}
+
+/* Programs of well-conditioned ops against the CPU engine. */
+static void test_fused_vs_cpu(void **state)
+{
+    (void)state;
+    random_programs(102, 1, 40);
+}
+
+/* Each op alone and at the end of a chain, so that every case of the shader's switch runs. */
+static void test_fused_each_op(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 103);
+    int64_t shape[2] = {5, 9};
+    tf_dtype dts[2];
+    for (size_t t = 0, n_dts = float_dtypes(dts); t < n_dts; t++) {
+        for (uint32_t kind = 0; kind < 2; kind++) {
+            size_t n_ops =
+                kind == TF_FUSED_UNARY ? COUNT(tfr_float_unary_ops) : COUNT(tfr_float_binary_ops);
+            for (size_t i = 0; i < n_ops; i++) {
+                program p = {.n_in = 2, .n_steps = 2};
+                p.steps[0] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1};
+                uint32_t op =
+                    kind == TF_FUSED_UNARY ? tfr_float_unary_ops[i] : tfr_float_binary_ops[i];
+                p.steps[1] = (tf_fused_step){kind, op, 2, kind == TF_FUSED_BINARY ? 1u : 0u};
+                check_program(&rng, &p, dts[t], 2, shape, 0, 0);
+            }
+        }
+    }
+}
+
+/* ~1e5 elements (many workgroups, the grid-stride loop) with a broadcast input. */
+static void test_fused_large(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 104);
+    int64_t shape[2] = {317, 331};
+    tf_dtype dts[2];
+    for (size_t t = 0, n_dts = float_dtypes(dts); t < n_dts; t++) {
+        program p;
+        random_program(&rng, 1, 3, TF_FUSED_MAX_STEPS, &p);
+        check_program(&rng, &p, dts[t], 2, shape, 1, 1);
+        random_program(&rng, 0, TF_FUSED_MAX_INPUTS, TF_FUSED_MAX_STEPS, &p);
+        check_program(&rng, &p, dts[t], 2, shape, 0, 1);
+    }
+}
+
+/* Rank 0, and outputs with no element: nothing to do, no dispatch, no validation message. */
+static void test_fused_empty_and_scalar(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 105);
+    int64_t empty[3] = {4, 0, 3};
+    program p;
+    random_program(&rng, 0, 2, 5, &p);
+    check_program(&rng, &p, TF_F32, 3, empty, 0, 0);
+    check_program(&rng, &p, TF_F32, 0, empty, 1, 0);
+    random_program(&rng, 1, 1, 1, &p);
+    check_program(&rng, &p, TF_F32, 0, empty, 1, 0);
+}
+
+static void test_fused_supports(void **state)
+{
+    (void)state;
+    tf_dtype f32[7] = {TF_F32, TF_F32, TF_F32, TF_F32, TF_F32, TF_F32, TF_F32};
+    tf_dtype i32[3] = {TF_I32, TF_I32, TF_I32};
+    tf_dtype mixed[3] = {TF_F32, TF_F64, TF_F32};
+    for (size_t n = 2; n <= TF_FUSED_MAX_INPUTS + 1; n++)
+        assert_true(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, n));
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, 1)); /* no input */
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, 7)); /* six inputs */
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 1, f32, 3)); /* op must be 0 */
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, i32, 3));
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, mixed, 3));
+    /* Where the CPU engine runs FUSED, both claim the same dtype lists. */
+    static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    for (size_t n = 1; n <= 7; n++) {
+        for (size_t t = 0; t < COUNT(dts); t++) {
+            tf_dtype d[7];
+            for (size_t k = 0; k < n; k++)
+                d[k] = dts[t];
+            int cpu = tf_engine_supports(vk_cpu, TF_PRIM_FUSED, 0, d, n);
+            int vk = tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, d, n);
+            if (cpu_has_fused(TF_F32, 1) && (dts[t] != TF_F64 || f64_ok()))
+                assert_int_equal(cpu != 0, vk != 0);
+        }
+    }
+}
+
+/* ---- the engine's own checks, through the plugin's entry point ------------------------ */
+
+static char last_error[512];
+static tf_status last_status;
+static int validation_lines;
+
+static void *h_alloc(void *ctx, size_t size, size_t align)
+{
+    (void)ctx;
+    if (align < sizeof(void *))
+        align = sizeof(void *) * 2;
+    void *p = NULL;
+    return posix_memalign(&p, align, size ? size : 1) == 0 ? p : NULL;
+}
+
+static void h_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+static void h_report(void *ctx, tf_status status, const char *message)
+{
+    (void)ctx;
+    last_status = status;
+    snprintf(last_error, sizeof last_error, "%s", message);
+}
+
+static void h_log(void *ctx, tf_log_level level, const char *message)
+{
+    (void)ctx;
+    (void)level;
+    if (strstr(message, "vulkan: validation") != NULL) {
+        validation_lines++;
+        print_error("%s\n", message);
+    }
+}
+
+typedef struct direct {
+    void *so;
+    const tf_engine_plugin *pl;
+    void *ctx;
+    tf_engine_state *e;
+} direct;
+
+static void direct_open(direct *d)
+{
+    d->so = dlopen(TF_VULKAN_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (d->so == NULL)
+        fail_msg("dlopen(%s): %s", TF_VULKAN_PLUGIN_PATH, dlerror());
+    static tf_host_api host = {
+        sizeof host, TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR, 0, NULL, h_alloc, h_free, h_report,
+        h_log};
+    tf_engine_entry_fn entry;
+    *(void **)&entry = dlsym(d->so, TF_ENGINE_ENTRY_SYMBOL);
+    assert_non_null(entry);
+    d->pl = entry(&host);
+    assert_non_null(d->pl);
+    assert_int_equal(d->pl->init(&host, &d->ctx), TF_OK);
+    assert_int_equal(d->pl->create(d->ctx, NULL, &d->e), TF_OK);
+}
+
+static void direct_close(direct *d)
+{
+    d->pl->destroy(d->e);
+    if (d->pl->shutdown)
+        d->pl->shutdown(d->ctx);
+    /* The plugin stays loaded: the loader owns other references to it (the fixture's engine). */
+}
+
+/* An f32 operand of `n` elements at the start of `b`. */
+static tf_operand operand(tf_engine_buffer *b, uint32_t rank, const int64_t *shape,
+                          const int64_t *strides)
+{
+    return (tf_operand){sizeof(tf_operand), TF_F32, rank, 0, shape, strides, 0, b, NULL};
+}
+
+static tf_status direct_exec(direct *d, const tf_fused_params *fp, uint32_t n_in,
+                             const tf_operand *const *in, const tf_operand *out)
+{
+    tf_exec x = {.struct_size = sizeof x,
+                 .prim = TF_PRIM_FUSED,
+                 .params = fp,
+                 .n_inputs = n_in,
+                 .n_outputs = 1,
+                 .inputs = in,
+                 .outputs = &out,
+                 .flags = 0};
+    last_status = TF_OK;
+    last_error[0] = '\0';
+    return d->pl->execute(d->e, &x);
+}
+
+/*
+ * Without TF_EXEC_VALIDATED the engine refuses bad programs itself, with the core's error
+ * kinds, before recording anything: the output keeps its contents. A valid call computes.
+ */
+static void test_fused_engine_checks(void **state)
+{
+    (void)state;
+    direct d;
+    direct_open(&d);
+    enum {
+        N = 6
+    };
+    int64_t shape[1] = {N}, strides[1] = {1}, bcast[1] = {0}, other[1] = {N - 1};
+    tf_engine_buffer *ba, *bb, *bo;
+    void *hp;
+    assert_int_equal(d.pl->buffer_alloc(d.e, N * 4, &ba, &hp), TF_OK);
+    assert_int_equal(d.pl->buffer_alloc(d.e, N * 4, &bb, &hp), TF_OK);
+    assert_int_equal(d.pl->buffer_alloc(d.e, N * 4, &bo, &hp), TF_OK);
+    float a[N] = {1, 2, 3, 4, 5, 6}, b[N] = {0.5f, 0, 0, 0, 0, 0}, sentinel[N];
+    for (int i = 0; i < N; i++)
+        sentinel[i] = -77.0f;
+    assert_int_equal(d.pl->upload(d.e, ba, 0, a, sizeof a), TF_OK);
+    assert_int_equal(d.pl->upload(d.e, bb, 0, b, sizeof b), TF_OK);
+    assert_int_equal(d.pl->upload(d.e, bo, 0, sentinel, sizeof sentinel), TF_OK);
+    tf_operand oa = operand(ba, 1, shape, strides), ob = operand(bb, 1, shape, bcast);
+    tf_operand oo = operand(bo, 1, shape, strides);
+    const tf_operand *in2[2] = {&oa, &ob};
+    /* r2 = a * b (b broadcast: 0.5), r3 = r2 + a */
+    tf_fused_step good[2] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
+                             {TF_FUSED_BINARY, TF_BINARY_ADD, 2, 0}};
+    tf_fused_params fp = {sizeof fp, 2, good};
+
+    struct bad {
+        const char *what;
+        tf_fused_step step; /* replaces step 1 */
+        uint32_t n_steps, struct_size, n_in;
+        int null_steps, f64_in, short_in;
+        tf_status want;
+    } bads[] = {
+        {"unknown kind", {2, 0, 0, 0}, 2, sizeof fp, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"unknown unary op",
+         {0, TF_UNARY_COUNT_, 0, 0},
+         2,
+         sizeof fp,
+         2,
+         0,
+         0,
+         0,
+         TF_ERR_VALIDATION},
+        {"unknown binary op",
+         {1, TF_BINARY_COUNT_, 0, 1},
+         2,
+         sizeof fp,
+         2,
+         0,
+         0,
+         0,
+         TF_ERR_VALIDATION},
+        {"logical not",
+         {0, TF_UNARY_LOGICAL_NOT, 0, 0},
+         2,
+         sizeof fp,
+         2,
+         0,
+         0,
+         0,
+         TF_ERR_DTYPE_MISMATCH},
+        {"bitwise and", {1, TF_BINARY_AND, 0, 1}, 2, sizeof fp, 2, 0, 0, 0, TF_ERR_DTYPE_MISMATCH},
+        {"a reads itself", {0, TF_UNARY_NEG, 3, 0}, 2, sizeof fp, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"b reads ahead", {1, TF_BINARY_ADD, 0, 3}, 2, sizeof fp, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"unary with b", {0, TF_UNARY_NEG, 2, 1}, 2, sizeof fp, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"no steps", {1, TF_BINARY_ADD, 2, 0}, 0, sizeof fp, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"17 steps", {1, TF_BINARY_ADD, 2, 0}, 17, sizeof fp, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"steps NULL", {1, TF_BINARY_ADD, 2, 0}, 2, sizeof fp, 2, 1, 0, 0, TF_ERR_VALIDATION},
+        {"short params", {1, TF_BINARY_ADD, 2, 0}, 2, 8, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"no inputs", {1, TF_BINARY_ADD, 2, 0}, 2, sizeof fp, 0, 0, 0, 0, TF_ERR_VALIDATION},
+        {"f64 input", {1, TF_BINARY_ADD, 2, 0}, 2, sizeof fp, 2, 0, 1, 0, TF_ERR_DTYPE_MISMATCH},
+        {"shorter input",
+         {1, TF_BINARY_ADD, 2, 0},
+         2,
+         sizeof fp,
+         2,
+         0,
+         0,
+         1,
+         TF_ERR_SHAPE_MISMATCH},
+    };
+    for (size_t i = 0; i < COUNT(bads); i++) {
+        const struct bad *c = &bads[i];
+        tf_fused_step steps[17];
+        for (int k = 0; k < 17; k++)
+            steps[k] = good[k == 0 ? 0 : 1];
+        steps[1] = c->step;
+        tf_fused_params bp = {c->struct_size, c->n_steps, c->null_steps ? NULL : steps};
+        tf_operand fa = oa, fb = ob;
+        if (c->f64_in)
+            fb.dtype = TF_F64;
+        if (c->short_in)
+            fa.shape = other;
+        const tf_operand *in[2] = {&fa, &fb};
+        tf_status st = direct_exec(&d, &bp, c->n_in, in, &oo);
+        if (st != c->want)
+            fail_msg("%s: %s (want %s): %s", c->what, tf_status_name(st), tf_status_name(c->want),
+                     last_error);
+        assert_int_equal(last_status, c->want); /* reported with a message */
+        assert_non_null(strstr(last_error, "FUSED"));
+    }
+    float got[N];
+    assert_int_equal(d.pl->download(d.e, bo, 0, got, sizeof got), TF_OK);
+    assert_memory_equal(got, sentinel, sizeof got);
+
+    assert_int_equal(direct_exec(&d, &fp, 2, in2, &oo), TF_OK);
+    assert_int_equal(d.pl->download(d.e, bo, 0, got, sizeof got), TF_OK);
+    for (int i = 0; i < N; i++)
+        assert_true(got[i] == a[i] * 0.5f + a[i]);
+    d.pl->buffer_free(d.e, ba);
+    d.pl->buffer_free(d.e, bb);
+    d.pl->buffer_free(d.e, bo);
+    direct_close(&d);
+    assert_int_equal(validation_lines, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fused_supports),      cmocka_unit_test(test_fused_each_op),
+        cmocka_unit_test(test_fused_equals_steps),  cmocka_unit_test(test_fused_vs_cpu),
+        cmocka_unit_test(test_fused_large),         cmocka_unit_test(test_fused_empty_and_scalar),
+        cmocka_unit_test(test_fused_engine_checks),
+    };
+    return cmocka_run_group_tests_name("vulkan FUSED", tests, vk_group_setup, vk_group_teardown);
+}
