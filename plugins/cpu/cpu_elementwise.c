@@ -590,6 +590,7 @@ typedef struct flat_job {
     cpu_stream_copy_fn stream; /* non-NULL: write out[0] with it (see flat_piece) */
     char *base[CPU_MAX_OPS];
     size_t esize[CPU_MAX_OPS];
+    int64_t stride[CPU_MAX_OPS]; /* 1, or 0 for an input that is one value broadcast */
 } flat_job;
 
 /* Orders this thread's non-temporal stores before whatever it does next (the pool's
@@ -614,8 +615,8 @@ static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
     char *p[CPU_MAX_OPS];
     int64_t s[CPU_MAX_OPS];
     for (int o = 0; o < job->nops; o++) {
-        p[o] = job->base[o] + begin * (int64_t)job->esize[o];
-        s[o] = 1;
+        s[o] = job->stride[o];
+        p[o] = job->base[o] + begin * s[o] * (int64_t)job->esize[o];
     }
     if (!job->stream) {
         return job->fn(job->ctx, end - begin, p, s, err);
@@ -633,17 +634,30 @@ static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
         }
         out += len * (int64_t)job->esize[0];
         for (int o = 1; o < job->nops; o++) {
-            p[o] += len * (int64_t)job->esize[o];
+            p[o] += len * s[o] * (int64_t)job->esize[o];
         }
     }
     stream_fence();
     return rc;
 }
 
+/* Whether op (of out[0]'s shape, with elements) is one value broadcast: stride 0 on
+   every axis of extent > 1. */
+static int one_value(const tf_operand *op)
+{
+    for (uint32_t k = 0; k < op->rank; k++) {
+        if (op->shape[k] != 1 && op->strides[k] != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /*
- * The common case of eager code, taken before any iterator is built: all
- * operands dense (their shapes are out[0]'s, which the host checked).
- * Returns 1 after running it (its status in *rc), 0 when it does not apply.
+ * The common case of eager code, taken before any iterator is built: out[0]
+ * dense, every input dense or one value broadcast (a scalar operand, a seed),
+ * all of out[0]'s shape (which the host checked). Returns 1 after running it
+ * (its status in *rc), 0 when it does not apply.
  * The output is streamed when the row is cheap (memory-bound), the operands
  * together exceed the last-level cache and the output is not also an input (in
  * place, its lines are read anyway). A costly row (exp, tanh...) is not: there the
@@ -653,23 +667,25 @@ static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
 static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const void *ctx,
                     int64_t grain, cpu_err *err, int *rc)
 {
-    flat_job job = {fn, ctx, 1 + (int)x->n_inputs, NULL, {0}, {0}};
+    flat_job job = {fn, ctx, 1 + (int)x->n_inputs, NULL, {0}, {0}, {0}};
     int64_t n = tf__cpu_operand_numel(x->outputs[0]);
     if (n == 0) {
         *rc = 0; /* nothing to do, and an empty operand's offset addresses nothing */
         return 1;
     }
-    for (int o = 0; o < job.nops; o++) {
-        if (!tf__cpu_strides_dense(o == 0 ? x->outputs[0] : x->inputs[o - 1])) {
-            return 0;
-        }
-    }
     size_t bytes = 0;
     for (int o = 0; o < job.nops; o++) {
         const tf_operand *op = o == 0 ? x->outputs[0] : x->inputs[o - 1];
+        if (tf__cpu_strides_dense(op)) {
+            job.stride[o] = 1;
+        } else if (o > 0 && one_value(op)) {
+            job.stride[o] = 0;
+        } else {
+            return 0;
+        }
         job.esize[o] = tf_dtype_size((tf_dtype)op->dtype);
         job.base[o] = (char *)op->data + op->offset * (int64_t)job.esize[o];
-        bytes += (size_t)n * job.esize[o];
+        bytes += (size_t)(n * job.stride[o]) * job.esize[o];
     }
     int stream = grain == GRAIN_CHEAP && bytes > e->stream_bytes;
     for (int o = 1; o < job.nops; o++) {
