@@ -167,12 +167,13 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
         st = run_unfused(s, &p, n_in, in, like, acc);
     } else if (!st && with_acc) {
         uint32_t a = fx->n_in; /* acc's register */
+        bool private_sum = tf__can_add_in_place(s, *acc, like); /* before any retain */
         in[a] = (*acc)->value;
         tf_tensor_retain(in[a]);
         steps[p.n_steps] =
             (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, n_in + p.n_steps - 1, a};
         p.n_steps++;
-        if (tf__can_add_in_place(s, *acc, like)) { /* written over acc's own memory */
+        if (private_sum) { /* written over acc's own memory */
             alias = (int)a;
             out = in[a];
             tf_tensor_retain(out);
