@@ -551,12 +551,13 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
                           tf_fx *fx, uint32_t *res)
 {
     uint32_t op = nd->op;
-    if (op != TF_OP_add && op != TF_OP_sub && op != TF_OP_mul && op != TF_OP_div)
+    if (op != TF_OP_add && op != TF_OP_sub && op != TF_OP_mul && op != TF_OP_div &&
+        op != TF_OP_rem)
         return false;
     if (!tf_dtype_is_float(out->value->dtype))
         return false;
-    /* mul and div read both inputs elementwise: both must be of out's shape */
-    bool both = op == TF_OP_mul || op == TF_OP_div;
+    /* mul, div and rem read both inputs elementwise: both must be of out's shape */
+    bool both = op == TF_OP_mul || op == TF_OP_div || op == TF_OP_rem;
     if (both && (!like_out(nd->inputs[0], out) || !like_out(nd->inputs[1], out)))
         return false;
     for (int k = 0; k < 2; k++) {
@@ -572,6 +573,15 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
         case TF_OP_add: d = TF_FX_NONE; break;
         case TF_OP_sub: d = k ? tf__fx_const(f, -1.0) : TF_FX_NONE; break;
         case TF_OP_mul: d = tf__fx_input(f, nd->inputs[1 - k]); break;
+        case TF_OP_rem: /* x - trunc(x / y) * y: d/dy = -(x - out) / y */
+            d = k ? tf__fx_unary(f, TF_UNARY_NEG,
+                                 tf__fx_binary(f, TF_BINARY_DIV,
+                                               tf__fx_binary(f, TF_BINARY_SUB,
+                                                             tf__fx_input(f, nd->inputs[0]),
+                                                             tf__fx_input(f, out)),
+                                               tf__fx_input(f, nd->inputs[1])))
+                  : TF_FX_NONE;
+            break;
         default: { /* div */
             uint32_t y = tf__fx_input(f, nd->inputs[1]);
             d = k ? tf__fx_unary(f, TF_UNARY_NEG,

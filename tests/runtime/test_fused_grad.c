@@ -44,7 +44,7 @@ static const struct {
     binary_fn f;
 } k_binary[] = {
     {"add", tf_session_add}, {"sub", tf_session_sub}, {"mul", tf_session_mul},
-    {"div", tf_session_div},
+    {"div", tf_session_div}, {"rem", tf_session_rem},
 };
 
 /* The engines a case runs on: the CPU engine with and without FUSED, Vulkan. */
