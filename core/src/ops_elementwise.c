@@ -239,44 +239,129 @@ TF_API tf_status tf_session_cast(tf_session *s, tf_eager *x, tf_dtype dtype, tf_
 /* Derivatives                                                            */
 /* ===================================================================== */
 
-/* f'(x) of a unary op, or NULL (with no error) when it is identically zero. */
-static tf_eager *unary_deriv(rule_builder *b, uint32_t op, tf_eager *x, tf_eager *out)
+/*
+ * A derivative formula is written once, over the dx_* calls below, and built
+ * either as session ops (through a rule builder: the rules that record, and
+ * every forward rule) or as an elementwise program (fused.h: backward's fused
+ * reverse rules). A dv is a value of the one or the other; `nil` means what the
+ * formula's comment says (a zero or a one that needs no product).
+ */
+typedef struct dx {
+    rule_builder *b; /* session ops when set, else ... */
+    tf_fx *fx;       /* ... steps of this program */
+    const tf_eager *like; /* the constants' dtype (session ops) */
+} dx;
+
+typedef struct dv {
+    tf_eager *e; /* session ops */
+    uint32_t r;  /* program reference */
+    bool nil;
+} dv;
+
+static dv dv_nil(void)
 {
+    return (dv){NULL, TF_FX_NONE, true};
+}
+
+static dv dx_in(dx *d, tf_eager *x)
+{
+    return d->b ? (dv){x, 0, false} : (dv){NULL, tf__fx_input(d->fx, x), false};
+}
+
+static dv dx_const(dx *d, double v)
+{
+    return d->b ? (dv){rb_scalar(d->b, d->like, v), 0, false}
+                : (dv){NULL, tf__fx_const(d->fx, v), false};
+}
+
+static dv dx_unary(dx *d, tf_unary_op op, dv a)
+{
+    if (!d->b)
+        return (dv){NULL, tf__fx_unary(d->fx, op, a.r), false};
+    tf_eager *e = NULL;
     switch (op) {
-    case TF_OP_neg: return rb_scalar(b, x, -1.0);
-    case TF_OP_abs: return rb_sign(b, x);
-    case TF_OP_sign: return NULL;
-    case TF_OP_exp: return out;
-    case TF_OP_log: return rb_div(b, rb_scalar(b, x, 1.0), x);
-    case TF_OP_expm1: return rb_add(b, out, rb_scalar(b, x, 1.0));
-    case TF_OP_log1p: return rb_div(b, rb_scalar(b, x, 1.0), rb_add(b, x, rb_scalar(b, x, 1.0)));
-    case TF_OP_sin: return rb_cos(b, x);
-    case TF_OP_cos: return rb_neg(b, rb_sin(b, x));
-    case TF_OP_tanh: return rb_sub(b, rb_scalar(b, x, 1.0), rb_mul(b, out, out));
-    case TF_OP_sqrt: return rb_div(b, rb_scalar(b, x, 0.5), out);
-    case TF_OP_rsqrt: return rb_mul(b, rb_scalar(b, x, -0.5), rb_div(b, out, x));
-    case TF_OP_erf:
-        return rb_mul(b, rb_scalar(b, x, 1.1283791670955126 /* 2/sqrt(pi) */),
-                      rb_exp(b, rb_neg(b, rb_mul(b, x, x))));
-    case TF_OP_sigmoid: return rb_mul(b, out, rb_sub(b, rb_scalar(b, x, 1.0), out));
+    case TF_UNARY_NEG: e = rb_neg(d->b, a.e); break;
+    case TF_UNARY_SIGN: e = rb_sign(d->b, a.e); break;
+    case TF_UNARY_EXP: e = rb_exp(d->b, a.e); break;
+    case TF_UNARY_SIN: e = rb_sin(d->b, a.e); break;
+    case TF_UNARY_COS: e = rb_cos(d->b, a.e); break;
+    default: /* no formula uses another */
+        d->b->st = tf__error(TF_ERR_RUNTIME_STATE, "autodiff", NULL,
+                             "a derivative formula used unary op %d", (int)op);
     }
-    return NULL;
+    return (dv){e, 0, false};
+}
+
+static dv dx_binary(dx *d, tf_binary_op op, dv a, dv b)
+{
+    if (!d->b)
+        return (dv){NULL, tf__fx_binary(d->fx, op, a.r, b.r), false};
+    tf_eager *e = NULL;
+    switch (op) {
+    case TF_BINARY_ADD: e = rb_add(d->b, a.e, b.e); break;
+    case TF_BINARY_SUB: e = rb_sub(d->b, a.e, b.e); break;
+    case TF_BINARY_MUL: e = rb_mul(d->b, a.e, b.e); break;
+    case TF_BINARY_DIV: e = rb_div(d->b, a.e, b.e); break;
+    default: /* no formula uses another */
+        d->b->st = tf__error(TF_ERR_RUNTIME_STATE, "autodiff", NULL,
+                             "a derivative formula used binary op %d", (int)op);
+    }
+    return (dv){e, 0, false};
+}
+
+/* f'(x) of a unary op; nil when it is identically zero. */
+static dv unary_deriv(dx *d, uint32_t op, tf_eager *xe, tf_eager *oute)
+{
+    dv one, out, x;
+    switch (op) {
+    case TF_OP_neg: return dx_const(d, -1.0);
+    case TF_OP_abs: return dx_unary(d, TF_UNARY_SIGN, dx_in(d, xe));
+    case TF_OP_sign: return dv_nil();
+    case TF_OP_exp: return dx_in(d, oute);
+    case TF_OP_log: return dx_binary(d, TF_BINARY_DIV, dx_const(d, 1.0), dx_in(d, xe));
+    case TF_OP_expm1: return dx_binary(d, TF_BINARY_ADD, dx_in(d, oute), dx_const(d, 1.0));
+    case TF_OP_log1p:
+        one = dx_const(d, 1.0);
+        return dx_binary(d, TF_BINARY_DIV, one, dx_binary(d, TF_BINARY_ADD, dx_in(d, xe), one));
+    case TF_OP_sin: return dx_unary(d, TF_UNARY_COS, dx_in(d, xe));
+    case TF_OP_cos: return dx_unary(d, TF_UNARY_NEG, dx_unary(d, TF_UNARY_SIN, dx_in(d, xe)));
+    case TF_OP_tanh:
+        out = dx_in(d, oute);
+        return dx_binary(d, TF_BINARY_SUB, dx_const(d, 1.0),
+                         dx_binary(d, TF_BINARY_MUL, out, out));
+    case TF_OP_sqrt: return dx_binary(d, TF_BINARY_DIV, dx_const(d, 0.5), dx_in(d, oute));
+    case TF_OP_rsqrt:
+        return dx_binary(d, TF_BINARY_MUL, dx_const(d, -0.5),
+                         dx_binary(d, TF_BINARY_DIV, dx_in(d, oute), dx_in(d, xe)));
+    case TF_OP_erf:
+        x = dx_in(d, xe);
+        return dx_binary(d, TF_BINARY_MUL, dx_const(d, 1.1283791670955126 /* 2/sqrt(pi) */),
+                         dx_unary(d, TF_UNARY_EXP,
+                                  dx_unary(d, TF_UNARY_NEG, dx_binary(d, TF_BINARY_MUL, x, x))));
+    case TF_OP_sigmoid:
+        out = dx_in(d, oute);
+        return dx_binary(d, TF_BINARY_MUL, out,
+                         dx_binary(d, TF_BINARY_SUB, dx_const(d, 1.0), out));
+    }
+    return dv_nil();
 }
 
 static tf_status unary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                            const bool *need, tf_eager **cin)
 {
     rule_builder b = rb_begin(s);
-    tf_eager *d = need[0] ? unary_deriv(&b, nd->op, nd->inputs[0], out) : NULL;
-    return rb_done(&b, d ? rb_mul(&b, cot, d) : NULL, &cin[0]);
+    dx d = {&b, NULL, nd->inputs[0]};
+    dv f = need[0] ? unary_deriv(&d, nd->op, nd->inputs[0], out) : dv_nil();
+    return rb_done(&b, f.nil ? NULL : rb_mul(&b, cot, f.e), &cin[0]);
 }
 
 static tf_status unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
                            tf_eager *const *tin, tf_eager **tout)
 {
     rule_builder b = rb_begin(s);
-    tf_eager *d = unary_deriv(&b, nd->op, nd->inputs[0], out);
-    return rb_done(&b, d ? rb_mul(&b, tin[0], d) : NULL, tout);
+    dx d = {&b, NULL, nd->inputs[0]};
+    dv f = unary_deriv(&d, nd->op, nd->inputs[0], out);
+    return rb_done(&b, f.nil ? NULL : rb_mul(&b, tin[0], f.e), tout);
 }
 
 /*
@@ -298,35 +383,52 @@ static tf_eager *extremum_mask(rule_builder *b, tf_eager *x, tf_eager *y, tf_com
 }
 
 /*
- * df/dx (k = 0) or df/dy (k = 1) of a binary op; NULL with no error means
- * "exactly one" for add/sub-x (the caller skips the product).
+ * df/dx (k = 0) or df/dy (k = 1) of a binary op; nil means "exactly one" for
+ * add/sub-x and rem-x (the caller skips the product). pow, maximum and minimum
+ * need compare and select, which a program has not: built as a program they
+ * mark it overflowed, and the plain rule runs.
  */
-static tf_eager *binary_deriv(rule_builder *b, uint32_t op, int k, tf_eager *x, tf_eager *y,
-                              tf_eager *out)
+static dv binary_deriv(dx *d, uint32_t op, int k, tf_eager *xe, tf_eager *ye, tf_eager *oute)
 {
     switch (op) {
-    case TF_OP_add: return NULL;
-    case TF_OP_sub: return k ? rb_scalar(b, x, -1.0) : NULL;
-    case TF_OP_mul: return k ? x : y;
-    case TF_OP_div: return k ? rb_neg(b, rb_div(b, out, y)) : rb_div(b, rb_scalar(b, x, 1.0), y);
+    case TF_OP_add: return dv_nil();
+    case TF_OP_sub: return k ? dx_const(d, -1.0) : dv_nil();
+    case TF_OP_mul: return dx_in(d, k ? xe : ye);
+    case TF_OP_div:
+        return k ? dx_unary(d, TF_UNARY_NEG,
+                            dx_binary(d, TF_BINARY_DIV, dx_in(d, oute), dx_in(d, ye)))
+                 : dx_binary(d, TF_BINARY_DIV, dx_const(d, 1.0), dx_in(d, ye));
+    case TF_OP_rem: /* x - trunc(x / y) * y */
+        return k ? dx_unary(d, TF_UNARY_NEG,
+                            dx_binary(d, TF_BINARY_DIV,
+                                      dx_binary(d, TF_BINARY_SUB, dx_in(d, xe), dx_in(d, oute)),
+                                      dx_in(d, ye)))
+                 : dv_nil();
+    }
+    if (!d->b) {
+        d->fx->overflow = true;
+        return dv_nil();
+    }
+    rule_builder *b = d->b;
+    tf_eager *x = xe, *y = ye, *out = oute;
+    switch (op) {
     case TF_OP_pow: {
         tf_eager *zero = rb_scalar(b, x, 0.0);
         if (k) /* out * log x, taken as 0 where x == 0 (as 0^y is flat there for y > 0) */
-            return rb_select(b, rb_compare(b, x, zero, TF_COMPARE_EQ), zero,
-                             rb_mul(b, out, rb_log(b, x)));
+            return (dv){rb_select(b, rb_compare(b, x, zero, TF_COMPARE_EQ), zero,
+                                  rb_mul(b, out, rb_log(b, x))),
+                        0, false};
         /* y * x^(y-1), taken as 0 where y == 0 */
-        tf_eager *d = rb_mul(b, y, rb_pow(b, x, rb_sub(b, y, rb_scalar(b, x, 1.0))));
-        return rb_select(b, rb_compare(b, y, zero, TF_COMPARE_EQ), zero, d);
+        tf_eager *t = rb_mul(b, y, rb_pow(b, x, rb_sub(b, y, rb_scalar(b, x, 1.0))));
+        return (dv){rb_select(b, rb_compare(b, y, zero, TF_COMPARE_EQ), zero, t), 0, false};
     }
     case TF_OP_maximum:
     case TF_OP_minimum: {
         tf_eager *m = extremum_mask(b, x, y, op == TF_OP_maximum ? TF_COMPARE_GT : TF_COMPARE_LT);
-        return k ? rb_sub(b, rb_scalar(b, x, 1.0), m) : m;
+        return (dv){k ? rb_sub(b, rb_scalar(b, x, 1.0), m) : m, 0, false};
     }
-    case TF_OP_rem: /* x - trunc(x / y) * y */
-        return k ? rb_neg(b, rb_div(b, rb_sub(b, x, out), y)) : NULL;
     }
-    return NULL;
+    return dv_nil();
 }
 
 /*
@@ -364,9 +466,9 @@ static tf_eager *times(rule_builder *b, tf_eager *t, tf_eager *d)
 {
     if (!d)
         return t;
-    const tf_tensor *tv = t->value, *dv = d->value;
-    if (!d->tracked && tv->dtype == dv->dtype && tv->rank == dv->rank &&
-        memcmp(tv->shape, dv->shape, tv->rank * sizeof tv->shape[0]) == 0 && broadcast_one(tv))
+    const tf_tensor *tv = t->value, *dval = d->value;
+    if (!d->tracked && tv->dtype == dval->dtype && tv->rank == dval->rank &&
+        memcmp(tv->shape, dval->shape, tv->rank * sizeof tv->shape[0]) == 0 && broadcast_one(tv))
         return d;
     return rb_mul(b, t, d);
 }
@@ -379,8 +481,9 @@ static tf_status binary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
     for (int k = 0; k < 2; k++) {
         if (!need[k])
             continue;
-        tf_eager *d = binary_deriv(&b, nd->op, k, x, y, out);
-        rb_set(&b, rb_sum_to(&b, times(&b, cot, d), nd->inputs[k]), &cin[k]);
+        dx d = {&b, NULL, x};
+        dv f = binary_deriv(&d, nd->op, k, x, y, out);
+        rb_set(&b, rb_sum_to(&b, times(&b, cot, f.nil ? NULL : f.e), nd->inputs[k]), &cin[k]);
     }
     return rb_finish(&b);
 }
@@ -393,7 +496,9 @@ static tf_status binary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
     for (int k = 0; k < 2; k++) {
         if (!tin[k])
             continue;
-        tf_eager *term = times(&b, tin[k], binary_deriv(&b, nd->op, k, x, y, out));
+        dx d = {&b, NULL, x};
+        dv f = binary_deriv(&d, nd->op, k, x, y, out);
+        tf_eager *term = times(&b, tin[k], f.nil ? NULL : f.e);
         sum = sum ? rb_add(&b, sum, term) : term;
     }
     const tf_tensor *sv = sum ? sum->value : NULL, *ov = out->value;
@@ -465,55 +570,6 @@ static tf_status convert_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
 /* ===================================================================== */
 
 /*
- * The same expressions as unary_deriv and binary_deriv, step for step (so a
- * fused run gives the same bits as the session ops would), over program
- * references. TF_FX_NONE: a derivative of exactly one (binary_deriv's NULL).
- */
-static uint32_t unary_deriv_fx(tf_fx *fx, uint32_t op, tf_eager *xe, tf_eager *oute)
-{
-    uint32_t one;
-    switch (op) {
-    case TF_OP_neg: return tf__fx_const(fx, -1.0);
-    case TF_OP_abs: return tf__fx_unary(fx, TF_UNARY_SIGN, tf__fx_input(fx, xe));
-    case TF_OP_exp: return tf__fx_input(fx, oute);
-    case TF_OP_log:
-        return tf__fx_binary(fx, TF_BINARY_DIV, tf__fx_const(fx, 1.0), tf__fx_input(fx, xe));
-    case TF_OP_expm1:
-        return tf__fx_binary(fx, TF_BINARY_ADD, tf__fx_input(fx, oute), tf__fx_const(fx, 1.0));
-    case TF_OP_log1p:
-        one = tf__fx_const(fx, 1.0);
-        return tf__fx_binary(fx, TF_BINARY_DIV, one,
-                             tf__fx_binary(fx, TF_BINARY_ADD, tf__fx_input(fx, xe), one));
-    case TF_OP_sin: return tf__fx_unary(fx, TF_UNARY_COS, tf__fx_input(fx, xe));
-    case TF_OP_cos:
-        return tf__fx_unary(fx, TF_UNARY_NEG, tf__fx_unary(fx, TF_UNARY_SIN, tf__fx_input(fx, xe)));
-    case TF_OP_tanh: {
-        uint32_t out = tf__fx_input(fx, oute);
-        return tf__fx_binary(fx, TF_BINARY_SUB, tf__fx_const(fx, 1.0),
-                             tf__fx_binary(fx, TF_BINARY_MUL, out, out));
-    }
-    case TF_OP_sqrt:
-        return tf__fx_binary(fx, TF_BINARY_DIV, tf__fx_const(fx, 0.5), tf__fx_input(fx, oute));
-    case TF_OP_rsqrt:
-        return tf__fx_binary(
-            fx, TF_BINARY_MUL, tf__fx_const(fx, -0.5),
-            tf__fx_binary(fx, TF_BINARY_DIV, tf__fx_input(fx, oute), tf__fx_input(fx, xe)));
-    case TF_OP_erf: {
-        uint32_t x = tf__fx_input(fx, xe);
-        uint32_t sq = tf__fx_binary(fx, TF_BINARY_MUL, x, x);
-        uint32_t e = tf__fx_unary(fx, TF_UNARY_EXP, tf__fx_unary(fx, TF_UNARY_NEG, sq));
-        return tf__fx_binary(fx, TF_BINARY_MUL, tf__fx_const(fx, 1.1283791670955126), e);
-    }
-    case TF_OP_sigmoid: {
-        uint32_t out = tf__fx_input(fx, oute);
-        return tf__fx_binary(fx, TF_BINARY_MUL, out,
-                             tf__fx_binary(fx, TF_BINARY_SUB, tf__fx_const(fx, 1.0), out));
-    }
-    }
-    return TF_FX_NONE; /* sign: zero almost everywhere, no contribution */
-}
-
-/*
  * cot * d, as times() does it: d itself when cot is all ones and d is not a
  * bare constant (1 * d is d exactly).
  */
@@ -542,8 +598,9 @@ static bool unary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const 
     if (!need[0] || !like_out(x, out) || !tf_dtype_is_float(x->value->dtype))
         return false;
     tf__fx_init(&fx[0]);
-    uint32_t d = unary_deriv_fx(&fx[0], nd->op, x, out);
-    res[0] = d == TF_FX_NONE ? TF_FX_NONE : times_fx(&fx[0], cot, d);
+    dx d = {NULL, &fx[0], NULL};
+    dv f = unary_deriv(&d, nd->op, x, out);
+    res[0] = f.nil ? TF_FX_NONE : times_fx(&fx[0], cot, f.r);
     return !fx[0].overflow;
 }
 
@@ -551,13 +608,10 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
                           tf_fx *fx, uint32_t *res)
 {
     uint32_t op = nd->op;
-    if (op != TF_OP_add && op != TF_OP_sub && op != TF_OP_mul && op != TF_OP_div &&
-        op != TF_OP_rem)
-        return false;
     if (!tf_dtype_is_float(out->value->dtype))
         return false;
-    /* mul, div and rem read both inputs elementwise: both must be of out's shape */
-    bool both = op == TF_OP_mul || op == TF_OP_div || op == TF_OP_rem;
+    /* every formula but add's and sub's reads both inputs: both must be of out's shape */
+    bool both = op != TF_OP_add && op != TF_OP_sub;
     if (both && (!like_out(nd->inputs[0], out) || !like_out(nd->inputs[1], out)))
         return false;
     for (int k = 0; k < 2; k++) {
@@ -568,29 +622,9 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
             return false;
         tf_fx *f = &fx[k];
         tf__fx_init(f);
-        uint32_t d;
-        switch (op) {
-        case TF_OP_add: d = TF_FX_NONE; break;
-        case TF_OP_sub: d = k ? tf__fx_const(f, -1.0) : TF_FX_NONE; break;
-        case TF_OP_mul: d = tf__fx_input(f, nd->inputs[1 - k]); break;
-        case TF_OP_rem: /* x - trunc(x / y) * y: d/dy = -(x - out) / y */
-            d = k ? tf__fx_unary(f, TF_UNARY_NEG,
-                                 tf__fx_binary(f, TF_BINARY_DIV,
-                                               tf__fx_binary(f, TF_BINARY_SUB,
-                                                             tf__fx_input(f, nd->inputs[0]),
-                                                             tf__fx_input(f, out)),
-                                               tf__fx_input(f, nd->inputs[1])))
-                  : TF_FX_NONE;
-            break;
-        default: { /* div */
-            uint32_t y = tf__fx_input(f, nd->inputs[1]);
-            d = k ? tf__fx_unary(f, TF_UNARY_NEG,
-                                 tf__fx_binary(f, TF_BINARY_DIV, tf__fx_input(f, out), y))
-                  : tf__fx_binary(f, TF_BINARY_DIV, tf__fx_const(f, 1.0), y);
-            break;
-        }
-        }
-        res[k] = times_fx(f, cot, d);
+        dx d = {NULL, f, NULL};
+        dv df = binary_deriv(&d, op, k, nd->inputs[0], nd->inputs[1], out);
+        res[k] = times_fx(f, cot, df.nil ? TF_FX_NONE : df.r);
         if (f->overflow)
             return false;
     }
