@@ -334,7 +334,7 @@ static bool run_step_fused(tf_session *s, const graph *g, const tf_node *nd, tf_
     tf_fx fx[2];
     uint32_t res[2];
     bool need[2];
-    if (!rule->vjp_fx || nd->n_inputs > 2 || tf__recording(s->rt))
+    if (!rule->vjp_fx || nd->n_inputs > 2)
         return false;
     for (uint32_t j = 0; j < nd->n_inputs; j++)
         need[j] = (st->need_mask >> j & 1) != 0;
@@ -349,8 +349,12 @@ static bool run_step_fused(tf_session *s, const graph *g, const tf_node *nd, tf_
     return true;
 }
 
-/* Runs one step: the rule of g->at[st->at], accumulating into cot[]. */
-static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eager **cot)
+/*
+ * Runs one step: the rule of g->at[st->at], accumulating into cot[]; `fuse`:
+ * nothing is recorded, so a rule with a program form may run it.
+ */
+static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eager **cot,
+                          bool fuse)
 {
     tf_eager *e = g->at[st->at];
     const tf_node *nd = e->node;
@@ -358,7 +362,7 @@ static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eage
     if (!rule->vjp)
         return unsupported_rule("vjp", nd, "reverse");
     tf_status fused_status;
-    if (run_step_fused(s, g, nd, e, rule, st, cot, &fused_status))
+    if (fuse && run_step_fused(s, g, nd, e, rule, st, cot, &fused_status))
         return fused_status;
     bool need_small[8];
     tf_eager *cin_small[8];
@@ -397,11 +401,12 @@ static tf_status reverse(tf_session *s, const graph *g, const program *pr, tf_ea
 {
     tf_eager_retain(seed);
     cot[g->n - 1] = seed;
+    bool fuse = !tf__recording(s->rt); /* rules open no scopes: it holds for the whole walk */
     for (size_t k = 0; k < pr->n_steps; k++) {
         const step *st = &pr->steps[k];
         if (!cot[st->at])
             continue;
-        tf_status status = run_step(s, g, st, cot);
+        tf_status status = run_step(s, g, st, cot, fuse);
         if (status)
             return status;
         if (!is_target(g->at[st->at], wrt)) {

@@ -587,8 +587,12 @@ static uint32_t times_fx(tf_fx *fx, tf_eager *cot, uint32_t d)
 static bool like_out(const tf_eager *x, const tf_eager *out)
 {
     const tf_tensor *a = x->value, *b = out->value;
-    return a->dtype == b->dtype && a->rank == b->rank &&
-           memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) == 0;
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++) /* ranks are small: no memcmp call */
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
 }
 
 static bool unary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const bool *need,
