@@ -11,6 +11,7 @@
  * a forked child.
  */
 #include "tf_test.h"
+#include "tf_ref.h"
 #include "tf_test_log.h"
 
 #include <pthread.h>
@@ -522,17 +523,7 @@ static void test_scan(void **state)
 
 static tf_status create_faulty(const char *fail_after_key, const char *fail_after, tf_engine **out)
 {
-    tf_plugin *p = NULL;
-    TF_ASSERT_OK(tf_plugin_load(fixture("faulty"), &p));
-    const char *keys[1] = {fail_after_key}, *values[1] = {fail_after};
-    tf_engine_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.struct_size = sizeof opt;
-    opt.threads = 1;
-    opt.n_extra = fail_after ? 1 : 0;
-    opt.extra_keys = keys;
-    opt.extra_values = values;
-    return tf_engine_create(p, &opt, out);
+    return tfr_engine_create(fixture("faulty"), 1, fail_after_key, fail_after, out);
 }
 
 static void test_faulty_engine_error_reaches_caller(void **state)

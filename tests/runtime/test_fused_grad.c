@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tf_eager_test.h"
+#include "tf_ref.h"
 
 #define N 67 /* not a multiple of any vector width or chunk */
 
@@ -57,38 +58,20 @@ typedef struct engine_case {
 static engine_case g_engines[2];
 static size_t g_n_engines;
 
-static tf_status open_with(const char *plugin, const char *key, const char *value,
-                           tf_engine **out)
-{
-    tf_plugin *p = NULL;
-    tf_status st = tf_plugin_load(plugin, &p);
-    if (st)
-        return st;
-    const char *keys[1] = {key}, *values[1] = {value};
-    tf_engine_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.struct_size = sizeof opt;
-    opt.threads = 1;
-    opt.n_extra = key ? 1 : 0;
-    opt.extra_keys = keys;
-    opt.extra_values = values;
-    return tf_engine_create(p, &opt, out);
-}
-
 static int setup(void **state)
 {
     (void)state;
     g_n_engines = 0;
     tf_engine *e = NULL;
 #ifdef TF_FUSED_GRAD_VULKAN
-    if (open_with("vulkan", "device_type", "any", &e))
+    if (tfr_engine_create("vulkan", 1, "device_type", "any", &e))
         return -1;
     g_engines[g_n_engines++] = (engine_case){"vulkan", e, 1e-5};
 #else
-    if (open_with("cpu", NULL, NULL, &e))
+    if (tfr_engine_create("cpu", 1, NULL, NULL, &e))
         return -1;
     g_engines[g_n_engines++] = (engine_case){"cpu", e, 0};
-    if (open_with("cpu", "fused", "off", &e))
+    if (tfr_engine_create("cpu", 1, "fused", "off", &e))
         return -1;
     g_engines[g_n_engines++] = (engine_case){"cpu fused=off", e, 0};
 #endif
