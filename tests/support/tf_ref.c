@@ -8,6 +8,7 @@
 #include "tf_ref.h"
 
 #include <math.h>
+#include <stdio.h>
 
 /* ---- PRNG ---- */
 
@@ -690,6 +691,49 @@ const uint32_t tfr_float_binary_ops[8] = {TF_BINARY_ADD, TF_BINARY_SUB, TF_BINAR
                                           TF_BINARY_MIN, TF_BINARY_REM};
 _Static_assert(TF_UNARY_COUNT_ == 19 && TF_BINARY_COUNT_ == 11,
                "a new op: add it to tfr_float_unary_ops / tfr_float_binary_ops if it is float");
+
+tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_steps,
+                               const tf_fused_step *steps, tf_tensor *const *in, tf_dtype dtype,
+                               size_t rank, const int64_t *shape)
+{
+    tf_tensor *reg[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
+    uint32_t last = n_in + n_steps - 1;
+    for (uint32_t r = 0; r < n_in; r++)
+        reg[r] = in[r];
+    for (uint32_t k = 0; k < n_steps; k++) {
+        const tf_fused_step *st = &steps[k];
+        tf_tensor *args[2] = {reg[st->a], reg[st->b]};
+        reg[n_in + k] = tfr_output(engine, dtype, rank, shape);
+        if (st->kind == TF_FUSED_UNARY) {
+            tf_unary_params up = {sizeof up, st->op};
+            tfr_exec_ok("reference unary step", engine, TF_PRIM_UNARY, &up, 1, args, 1,
+                        &reg[n_in + k]);
+        } else {
+            tf_binary_params bp = {sizeof bp, st->op};
+            tfr_exec_ok("reference binary step", engine, TF_PRIM_BINARY, &bp, 2, args, 1,
+                        &reg[n_in + k]);
+        }
+    }
+    for (uint32_t r = n_in; r < last; r++)
+        tf_tensor_release(reg[r]);
+    return reg[last];
+}
+
+const char *tfr_fused_describe(uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps,
+                               char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "%u inputs:", n_in);
+    for (uint32_t k = 0; k < n_steps && used < size; k++) {
+        const tf_fused_step *s = &steps[k];
+        tf_prim sub = s->kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY;
+        used += (size_t)snprintf(buf + used, size - used, " r%u=%s(r%u%s", n_in + k,
+                                 tf_prim_op_name(sub, s->op), s->a,
+                                 sub == TF_PRIM_BINARY ? "," : ")");
+        if (sub == TF_PRIM_BINARY && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "r%u)", s->b);
+    }
+    return buf;
+}
 
 tf_status tfr_engine_create(const char *name, int threads, const char *key, const char *value,
                             tf_engine **out)

@@ -204,6 +204,18 @@ extern const uint32_t tfr_float_unary_ops[18];
 extern const uint32_t tfr_float_binary_ops[8];
 
 /*
+ * A TF_PRIM_FUSED program given as its steps: the reference result of running them as
+ * separate UNARY/BINARY calls on `engine` (the last register, a new tensor of dtype and
+ * shape; the caller releases it), and a description "2 inputs: r2=exp(r0) r3=add(r2,r1)"
+ * for messages (returns buf).
+ */
+tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_steps,
+                               const tf_fused_step *steps, tf_tensor *const *in, tf_dtype dtype,
+                               size_t rank, const int64_t *shape);
+const char *tfr_fused_describe(uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps,
+                               char *buf, size_t size);
+
+/*
  * Loads plugin `name` and creates an engine with `threads` and, when key is not NULL,
  * the one extra option key = value. Returns the status; *out is set only on success.
  */

@@ -74,51 +74,9 @@ static void prog_set(prog *p, uint32_t n_in, uint32_t n_steps, const tf_fused_st
     memcpy(p->steps, steps, n_steps * sizeof *steps);
 }
 
-/* "exp(r1) add(r2,r0) ..." for messages. */
-static void prog_describe(const prog *p, char *buf, size_t size)
-{
-    int used = snprintf(buf, size, "%u inputs:", p->n_in);
-    for (uint32_t k = 0; k < p->params.n_steps && used > 0 && (size_t)used < size; k++) {
-        const tf_fused_step *st = &p->steps[k];
-        if (st->kind == TF_FUSED_UNARY)
-            used += snprintf(buf + used, size - (size_t)used, " %s(r%u)",
-                             tf_prim_op_name(TF_PRIM_UNARY, st->op), st->a);
-        else
-            used += snprintf(buf + used, size - (size_t)used, " %s(r%u,r%u)",
-                             tf_prim_op_name(TF_PRIM_BINARY, st->op), st->a, st->b);
-    }
-}
-
 /* ===================================================================== */
 /* Running and comparing                                                  */
 /* ===================================================================== */
-
-/* The program as separate UNARY / BINARY calls; returns the last register (one reference). */
-static tf_tensor *run_steps(const prog *p, tf_dtype dtype, size_t rank, const int64_t *shape,
-                            tf_tensor *const *in)
-{
-    tf_tensor *reg[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
-    uint32_t n = p->n_in, last = n + p->params.n_steps - 1;
-    for (uint32_t r = 0; r < n; r++)
-        reg[r] = in[r];
-    for (uint32_t k = 0; k < p->params.n_steps; k++) {
-        const tf_fused_step *st = &p->steps[k];
-        tf_tensor *args[2] = {reg[st->a], reg[st->b]};
-        reg[n + k] = tfr_output(cpu_engine, dtype, rank, shape);
-        if (st->kind == TF_FUSED_UNARY) {
-            tf_unary_params up = {sizeof up, st->op};
-            tfr_exec_ok("reference unary step", cpu_engine, TF_PRIM_UNARY, &up, 1, args, 1,
-                        &reg[n + k]);
-        } else {
-            tf_binary_params bp = {sizeof bp, st->op};
-            tfr_exec_ok("reference binary step", cpu_engine, TF_PRIM_BINARY, &bp, 2, args, 1,
-                        &reg[n + k]);
-        }
-    }
-    for (uint32_t r = n; r < last; r++)
-        tf_tensor_release(reg[r]);
-    return reg[last];
-}
 
 /* Equal bits, or both NaN. */
 static int same_value(tf_dtype dtype, double got, double want)
@@ -148,7 +106,7 @@ static void check_prog(const prog *p, tf_dtype dtype, size_t rank, const int64_t
 {
     char what[1024], desc[700], s[96];
     tf_tensor *args[TF_FUSED_MAX_INPUTS];
-    prog_describe(p, desc, sizeof desc);
+    tfr_fused_describe(p->n_in, p->params.n_steps, p->steps, desc, sizeof desc);
     int used = snprintf(what, sizeof what, "%s %s shape %s [%s] layouts", label,
                         tf_dtype_name(dtype), tfr_shape_str(rank, shape, s, sizeof s), desc);
     for (uint32_t k = 0; k < p->n_in; k++) {
@@ -159,7 +117,8 @@ static void check_prog(const prog *p, tf_dtype dtype, size_t rank, const int64_t
     }
     tf_tensor *out = tfr_output(cpu_engine, dtype, rank, shape);
     tfr_exec_ok(what, cpu_engine, TF_PRIM_FUSED, &p->params, p->n_in, args, 1, &out);
-    tf_tensor *ref = run_steps(p, dtype, rank, shape, args);
+    tf_tensor *ref = tfr_fused_run_steps(cpu_engine, p->n_in, p->params.n_steps, p->steps, args,
+                                         dtype, rank, shape);
     size_t n = tfr_numel(rank, shape);
     tf_scalar *got = tfr_read(out), *want = tfr_read(ref);
     check_same(what, dtype, n, got, want);
@@ -486,7 +445,7 @@ static void test_fused_in_place(void **state)
                 void *sep = malloc(n * es);
                 tf_operand out = operand(dt, 2, shape, dense, 0, sep);
                 char desc[700];
-                prog_describe(&p, desc, sizeof desc);
+                tfr_fused_describe(p.n_in, p.params.n_steps, p.steps, desc, sizeof desc);
                 assert_int_equal(direct_exec(&p, in, &out, TF_EXEC_VALIDATED), TF_OK);
                 for (int validated = 0; validated < 2; validated++) {
                     void *copy = malloc(n * es + es);

@@ -67,32 +67,6 @@ static void random_program(tfr_rng *rng, int tame, uint32_t n_in, uint32_t n_ste
     }
 }
 
-/* The program run step by step on `engine`: a new tensor (the caller releases it). */
-static tf_tensor *run_steps(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
-                            size_t rank, const int64_t *shape)
-{
-    tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
-    for (uint32_t i = 0; i < p->n_in; i++)
-        r[i] = in[i];
-    for (uint32_t k = 0; k < p->n_steps; k++) {
-        const tf_fused_step *s = &p->steps[k];
-        tf_tensor *ops[2] = {r[s->a], r[s->b]};
-        TF_ASSERT_OK(tf_tensor_empty(engine, dt, rank, shape, &r[p->n_in + k]));
-        if (s->kind == TF_FUSED_UNARY) {
-            tf_unary_params up = {sizeof up, s->op};
-            TF_ASSERT_OK(tf_engine_execute(engine, TF_PRIM_UNARY, &up, 1, ops, 1, &r[p->n_in + k]));
-        } else {
-            tf_binary_params bp = {sizeof bp, s->op};
-            TF_ASSERT_OK(
-                tf_engine_execute(engine, TF_PRIM_BINARY, &bp, 2, ops, 1, &r[p->n_in + k]));
-        }
-    }
-    uint32_t last = p->n_in + p->n_steps - 1;
-    for (uint32_t k = p->n_in; k < last; k++)
-        tf_tensor_release(r[k]);
-    return r[last];
-}
-
 static tf_tensor *run_fused(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
                             size_t rank, const int64_t *shape)
 {
@@ -113,21 +87,6 @@ static int cpu_has_fused(tf_dtype dt, uint32_t n_in)
     return tf_engine_supports(vk_cpu, TF_PRIM_FUSED, 0, d, n_in + 1);
 }
 
-static const char *program_str(const program *p, char *buf, size_t size)
-{
-    size_t used = (size_t)snprintf(buf, size, "%u inputs:", p->n_in);
-    for (uint32_t k = 0; k < p->n_steps && used < size; k++) {
-        const tf_fused_step *s = &p->steps[k];
-        tf_prim sub = s->kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY;
-        used +=
-            (size_t)snprintf(buf + used, size - used, " r%u=%s(r%u%s", p->n_in + k,
-                             tf_prim_op_name(sub, s->op), s->a, sub == TF_PRIM_BINARY ? "," : ")");
-        if (sub == TF_PRIM_BINARY && used < size)
-            used += (size_t)snprintf(buf + used, size - used, "r%u)", s->b);
-    }
-    return buf;
-}
-
 /* Bit-for-bit equality of two Vulkan tensors (NaN equals NaN). */
 static void assert_identical(const char *what, const program *p, const tf_tensor *want,
                              const tf_tensor *got)
@@ -140,7 +99,7 @@ static void assert_identical(const char *what, const program *p, const tf_tensor
             continue;
         char buf[512];
         fail_msg("%s: element %zu: fused %.17g, steps %.17g; program %s", what, i, g[i], w[i],
-                 program_str(p, buf, sizeof buf));
+                 tfr_fused_describe(p->n_in, p->n_steps, p->steps, buf, sizeof buf));
     }
     free(w);
     free(g);
@@ -166,16 +125,19 @@ static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t ra
         ci[i] = in[i].cpu;
     }
     tf_tensor *fused = run_fused(vk_engine, p, vi, dt, rank, shape);
-    tf_tensor *steps = run_steps(vk_engine, p, vi, dt, rank, shape);
+    tf_tensor *steps =
+        tfr_fused_run_steps(vk_engine, p->n_in, p->n_steps, p->steps, vi, dt, rank, shape);
     assert_identical(dt == TF_F32 ? "f32 fused vs steps" : "f64 fused vs steps", p, steps, fused);
     if (tame) {
-        tf_tensor *ref = cpu_has_fused(dt, p->n_in) ? run_fused(vk_cpu, p, ci, dt, rank, shape)
-                                                    : run_steps(vk_cpu, p, ci, dt, rank, shape);
+        tf_tensor *ref =
+            cpu_has_fused(dt, p->n_in)
+                ? run_fused(vk_cpu, p, ci, dt, rank, shape)
+                : tfr_fused_run_steps(vk_cpu, p->n_in, p->n_steps, p->steps, ci, dt, rank, shape);
         /* test_vulkan_prims.c's transcendental tolerance, per step of the chain */
         double rtol = (dt == TF_F32 ? 2e-5 : 1e-13) * p->n_steps;
         double atol = (dt == TF_F32 ? 1e-6 : 1e-15) * p->n_steps;
         char what[512];
-        program_str(p, what, sizeof what);
+        tfr_fused_describe(p->n_in, p->n_steps, p->steps, what, sizeof what);
         vk_compare(what, ref, fused, rtol, atol);
         tf_tensor_release(ref);
     }
