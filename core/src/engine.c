@@ -347,19 +347,26 @@ static tf_status check_outputs(tf_prim prim, size_t n_in, tf_tensor *const *in, 
  * count and 4 per dtype for up to 6 operands (45 bits in all, never 0 since
  * n >= 1). Built straight from the tensors: eager ops ask on every call.
  */
+static inline uint64_t key_head(tf_prim prim, uint32_t op, size_t n)
+{
+    if ((uint32_t)prim > 0xff || op > 0xff || n == 0 || n > 6)
+        return 0;
+    return (uint64_t)prim | (uint64_t)op << 8 | (uint64_t)n << 16;
+}
+
+/* key with operand i's dtype added; 0 stays 0, and a dtype that does not fit gives 0 */
+static inline uint64_t key_dtype(uint64_t key, size_t i, uint32_t dt)
+{
+    return key && dt <= 0xf ? key | (uint64_t)dt << (19 + 4 * i) : 0;
+}
+
 static uint64_t supports_key(tf_prim prim, uint32_t op, size_t n_in, tf_tensor *const *in,
                              size_t n_out, tf_tensor *const *out)
 {
     size_t n = n_in + n_out;
-    if ((uint32_t)prim > 0xff || op > 0xff || n == 0 || n > 6)
-        return 0;
-    uint64_t key = (uint64_t)prim | (uint64_t)op << 8 | (uint64_t)n << 16;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t dt = (uint32_t)(i < n_in ? in[i] : out[i - n_in])->dtype;
-        if (dt > 0xf)
-            return 0;
-        key |= (uint64_t)dt << (19 + 4 * i);
-    }
+    uint64_t key = key_head(prim, op, n);
+    for (size_t i = 0; i < n && key; i++)
+        key = key_dtype(key, i, (uint32_t)(i < n_in ? in[i] : out[i - n_in])->dtype);
     return key;
 }
 
@@ -387,11 +394,9 @@ static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op,
 /* The memo key of a question about n operands all of dtype dt (see supports_key). */
 static uint64_t uniform_key(tf_prim prim, uint32_t op, size_t n, tf_dtype dt)
 {
-    if ((uint32_t)prim > 0xff || op > 0xff || n == 0 || n > 6 || (uint32_t)dt > 0xf)
-        return 0;
-    uint64_t key = (uint64_t)prim | (uint64_t)op << 8 | (uint64_t)n << 16;
-    for (size_t i = 0; i < n; i++)
-        key |= (uint64_t)dt << (19 + 4 * i);
+    uint64_t key = key_head(prim, op, n);
+    for (size_t i = 0; i < n && key; i++)
+        key = key_dtype(key, i, (uint32_t)dt);
     return key;
 }
 
