@@ -127,7 +127,25 @@ tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked);
 struct tf_session {
     tf_runtime *rt;
     tf_engine *engine;
+    /*
+     * Deferred chains (defer.c): the tf_defer_mode of this session (those
+     * the application begins: TF_DEFER_AUTO unless it changed it; the
+     * runtime's own, as backward's: TF_DEFER_OFF, zero), and the batch that
+     * collects its ops (NULL until the first).
+     */
+    uint8_t defer;
+    struct tf_batch *batch;
 };
+
+/*
+ * tf__exec for the UNARY or BINARY primitive of an elementwise session op:
+ * appends it to the session's batch when it can, leaving `out` pending until
+ * something reads it or the batch closes; otherwise runs it at once.
+ */
+tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
+                         tf_tensor *const *in, tf_tensor *out);
+/* Runs the session's open batch and frees it (session end). */
+tf_status tf__defer_end(tf_session *s);
 
 /* ---- ops and their rules (op_table.c) ---- */
 

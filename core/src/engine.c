@@ -25,6 +25,7 @@ void tf__engine_release(tf_engine *e)
     if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
         return;
     e->desc->destroy(e->state);
+    pthread_mutex_destroy(&e->defer_lock);
     tf__free(e);
 }
 
@@ -43,9 +44,14 @@ TF_API tf_status tf_engine_create(tf_plugin *plugin, const tf_engine_options *op
     tf_engine *e = tf__calloc(1, sizeof *e);
     if (!e)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "engine_create", NULL, "out of memory");
+    if (pthread_mutex_init(&e->defer_lock, NULL) != 0) {
+        tf__free(e);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "engine_create", NULL, "cannot create a lock");
+    }
     tf__plugin_report_clear();
     tf_status st = plugin->desc->create(plugin->ctx, &opts, &e->state);
     if (st != TF_OK) {
+        pthread_mutex_destroy(&e->defer_lock);
         tf__free(e);
         return tf__error_from_plugin(st, "engine_create", "engine '%s': create failed (%s)",
                                      plugin->desc->name, tf_status_name(st));
@@ -54,6 +60,8 @@ TF_API tf_status tf_engine_create(tf_plugin *plugin, const tf_engine_options *op
     e->plugin = plugin;
     e->desc = plugin->desc;
     e->caps = plugin->desc->capabilities;
+    if (plugin->desc->abi_minor < 3) /* a bit that older minors did not define means nothing */
+        e->caps &= ~TF_ENGINE_CAP_DEFER_CHAINS;
     *out = e;
     return TF_OK;
 }
@@ -82,11 +90,22 @@ TF_API int tf_engine_uses_host_memory(const tf_engine *e)
     return (e->caps & TF_ENGINE_CAP_HOST_MEMORY) != 0;
 }
 
+/*
+ * ABI 1.3: FUSED with several outputs (op m - 1 > 0) is never put to an engine
+ * built against an older minor, which reads neither params.n_outputs nor
+ * supports()'s op for FUSED: the answer is no without asking.
+ */
+static bool fused_outputs_unknown(const tf_engine *e, tf_prim prim, uint32_t op)
+{
+    return prim == TF_PRIM_FUSED && op > 0 && e->desc->abi_minor < 3;
+}
+
 TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                               size_t n_dtypes)
 {
     uint32_t d[MAX_OPERANDS];
-    if (!e || n_dtypes > sizeof d / sizeof d[0] || (n_dtypes && !dtypes))
+    if (!e || n_dtypes > sizeof d / sizeof d[0] || (n_dtypes && !dtypes) ||
+        fused_outputs_unknown(e, prim, op))
         return 0;
     for (size_t i = 0; i < n_dtypes; i++)
         d[i] = (uint32_t)dtypes[i];
@@ -97,8 +116,13 @@ TF_API tf_status tf_engine_synchronize(tf_engine *e)
 {
     if (!e)
         return tf__error(TF_ERR_VALIDATION, "engine_synchronize", "engine", "engine is NULL");
+    tf_status st = tf__defer_flush_engine(e); /* queued work includes open batches */
+    if (st)
+        return st;
+    bool taken = tf__engine_lock(e);
     tf__plugin_report_clear();
-    tf_status st = e->desc->synchronize(e->state);
+    st = e->desc->synchronize(e->state);
+    tf__engine_unlock(e, taken);
     if (st)
         return tf__error_from_plugin(st, "engine_synchronize", "engine '%s': synchronize failed",
                                      e->desc->name);
@@ -161,9 +185,11 @@ TF_API tf_status tf_engine_upload(tf_engine *e, const tf_tensor *src, tf_tensor 
                          "%s: the source is in the device memory of engine '%s'; download it "
                          "to the host first (tf_engine_download)",
                          op, tf_engine_name(src->storage->engine));
-    tf_tensor *t;
-    tf_status st = new_engine_tensor(op, e, src->dtype, src->rank, src->shape, &t);
+    tf_status st = tf__ready(src);
     if (st)
+        return st;
+    tf_tensor *t;
+    if ((st = new_engine_tensor(op, e, src->dtype, src->rank, src->shape, &t)))
         return st;
     size_t esize = tf_dtype_size(src->dtype), nbytes = src->numel * esize;
     const void *bytes = NULL;
@@ -183,8 +209,10 @@ TF_API tf_status tf_engine_upload(tf_engine *e, const tf_tensor *src, tf_tensor 
         bytes = tmp;
     }
     if (nbytes) {
+        bool taken = tf__engine_lock(e);
         tf__plugin_report_clear();
         st = e->desc->upload(e->state, t->storage->buffer, 0, bytes, nbytes);
+        tf__engine_unlock(e, taken);
     }
     tf__free(tmp);
     if (st) {
@@ -228,7 +256,9 @@ TF_API tf_status tf_engine_download(tf_engine *e, const tf_tensor *src, tf_tenso
                              : "host memory already; use it directly");
     const tf_tensor *dense = src;
     tf_tensor *tmp = NULL;
-    tf_status st;
+    tf_status st = tf__ready(src);
+    if (st)
+        return st;
     if (!tf__strides_dense(src->rank, src->shape, src->strides)) {
         if ((st = densify(e, src, &tmp)))
             return st;
@@ -242,9 +272,11 @@ TF_API tf_status tf_engine_download(tf_engine *e, const tf_tensor *src, tf_tenso
     }
     st = TF_OK;
     if (nbytes) {
+        bool taken = tf__engine_lock(e);
         tf__plugin_report_clear();
         st = e->desc->download(e->state, dense->storage->buffer,
                                (size_t)dense->offset * esize, host, nbytes);
+        tf__engine_unlock(e, taken);
     }
     tf_tensor_release(tmp);
     if (st) {
@@ -360,9 +392,23 @@ static inline uint64_t key_dtype(uint64_t key, size_t i, uint32_t dt)
     return key && dt <= 0xf ? key | (uint64_t)dt << (19 + 4 * i) : 0;
 }
 
+/*
+ * The memo key of a FUSED question. Its operands all have one dtype and op is
+ * the output count less one, so the input count and that dtype complete the
+ * key, which then holds up to 5 inputs and 8 outputs (more operands than
+ * key_head takes one by one).
+ */
+static inline uint64_t fused_key(uint32_t op, size_t n_in, tf_dtype dt)
+{
+    return key_dtype(key_head(TF_PRIM_FUSED, op, n_in), 0, (uint32_t)dt);
+}
+
+/* (after tf__prim_check, which for FUSED made every operand's dtype out[0]'s) */
 static uint64_t supports_key(tf_prim prim, uint32_t op, size_t n_in, tf_tensor *const *in,
                              size_t n_out, tf_tensor *const *out)
 {
+    if (prim == TF_PRIM_FUSED)
+        return fused_key(op, n_in, out[0]->dtype);
     size_t n = n_in + n_out;
     uint64_t key = key_head(prim, op, n);
     for (size_t i = 0; i < n && key; i++)
@@ -384,7 +430,8 @@ static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op,
     uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
     if (key && seen >> 2 == key)
         return (seen & 1) != 0;
-    bool yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
+    bool yes = !fused_outputs_unknown(e, prim, op) &&
+               e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
     if (key)
         atomic_store_explicit(memo_slot(e, key), key << 2 | 2 | (uint64_t)yes,
                               memory_order_relaxed);
@@ -441,9 +488,17 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                                  tf_dtype_name((tf_dtype)dt[i]));
     const char *opname = tf_prim_op_name(prim, op);
     return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
-                     "engine '%s' does not support %s%s%s for %s", e->desc->name,
-                     tf_prim_name(prim), opname[0] ? " " : "", opname, types);
+                     "engine '%s' does not support %s%s%s for %s%s", e->desc->name,
+                     tf_prim_name(prim), opname[0] ? " " : "", opname, types,
+                     fused_outputs_unknown(e, prim, op)
+                         ? " (it was built against an engine ABI older than 1.3, which has "
+                           "one FUSED output)"
+                         : "");
 }
+
+static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const void *params,
+                                    size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
+                                    tf_tensor *const *outputs);
 
 /* tf_engine_execute, with `alias` as in check_outputs. */
 static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
@@ -460,6 +515,25 @@ static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t 
         return st;
     if ((st = check_outputs(prim, n_inputs, inputs, n_outputs, outputs, alias)))
         return st;
+    /* deferred results read or written here become current (defer.c) */
+    for (size_t i = 0; i < n_inputs; i++)
+        if ((st = tf__ready(inputs[i])))
+            return st;
+    for (size_t i = 0; i < n_outputs; i++)
+        if ((st = tf__ready_write(outputs[i])))
+            return st;
+    bool taken = tf__engine_lock(e);
+    st = call_engine(e, prim, params, n_inputs, inputs, n_outputs, outputs);
+    tf__engine_unlock(e, taken);
+    return st;
+}
+
+/* The rest of execute, under the engine's defer lock when it has open batches. */
+static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
+                             tf_tensor *const *inputs, size_t n_outputs,
+                             tf_tensor *const *outputs)
+{
+    tf_status st;
     uint32_t op = tf__prim_op(prim, params);
     if ((st = check_supported(e, prim, op, n_inputs, inputs, n_outputs, outputs)))
         return st;
@@ -518,22 +592,36 @@ tf_status tf__engine_execute_in_place(tf_engine *e, tf_prim prim, const void *pa
     return execute(e, prim, params, n_inputs, inputs, 1, inputs, 0);
 }
 
-bool tf__engine_fuses(tf_engine *e, tf_dtype dtype, size_t n_inputs)
+bool tf__engine_fuses(tf_engine *e, tf_dtype dtype, size_t n_inputs, size_t n_outputs)
 {
-    uint32_t d[TF_FUSED_MAX_INPUTS + 1];
-    if (!tf_dtype_is_float(dtype) || n_inputs == 0 || n_inputs > TF_FUSED_MAX_INPUTS)
+    uint32_t d[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_OUTPUTS];
+    if (!tf_dtype_is_float(dtype) || n_inputs == 0 || n_inputs > TF_FUSED_MAX_INPUTS ||
+        n_outputs == 0 || n_outputs > TF_FUSED_MAX_OUTPUTS)
         return false;
-    for (size_t i = 0; i <= n_inputs; i++)
+    size_t n = n_inputs + n_outputs;
+    for (size_t i = 0; i < n; i++)
         d[i] = (uint32_t)dtype;
-    return ask_supports(e, uniform_key(TF_PRIM_FUSED, 0, n_inputs + 1, dtype), TF_PRIM_FUSED, 0,
-                        d, n_inputs + 1);
+    uint32_t op = (uint32_t)n_outputs - 1;
+    return ask_supports(e, fused_key(op, n_inputs, dtype), TF_PRIM_FUSED, op, d, n);
 }
 
 tf_status tf__engine_execute_fused(tf_engine *e, const tf_fused_params *params, size_t n_inputs,
-                                   tf_tensor *const *inputs, tf_tensor *out, int alias)
+                                   tf_tensor *const *inputs, size_t n_outputs,
+                                   tf_tensor *const *outputs, int alias)
 {
-    if (alias >= 0 && !tf__engine_in_place(e))
+    if (alias >= 0 && (n_outputs != 1 || !tf__engine_in_place(e)))
         return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
-                         "engine '%s': FUSED cannot run in place", e->desc->name);
-    return execute(e, TF_PRIM_FUSED, params, n_inputs, inputs, 1, &out, alias);
+                         "engine '%s': FUSED cannot run in place%s", e->desc->name,
+                         n_outputs != 1 ? " with several outputs" : "");
+    return execute(e, TF_PRIM_FUSED, params, n_inputs, inputs, n_outputs, outputs, alias);
+}
+
+bool tf__engine_supports_uniform(tf_engine *e, tf_prim prim, uint32_t op, size_t n, tf_dtype dt)
+{
+    uint32_t d[MAX_OPERANDS];
+    if (n == 0 || n > MAX_OPERANDS)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        d[i] = (uint32_t)dt;
+    return ask_supports(e, uniform_key(prim, op, n, dt), prim, op, d, n);
 }

@@ -214,6 +214,9 @@ static tf_status make_operand(tf_session *s, const tf_ext_oprec *r, uint32_t arg
 {
     const tf_storage *st = t->storage;
     bool host_engine = tf_engine_uses_host_memory(s->engine) != 0;
+    tf_status ready = tf__ready(t); /* the kernel reads it now */
+    if (ready)
+        return ready;
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->dtype = (uint32_t)t->dtype;
@@ -264,15 +267,19 @@ static tf_status run_kernel(tf_session *s, const tf_ext_oprec *r, const call_arg
         }
     }
     for (uint32_t j = 0; j < n_out; j++) {
-        tf_status st = make_operand(s, r, 0, outs[j], &ops[nt + j]);
+        tf_status st = tf__ready_write(outs[j]);
+        if (!st)
+            st = make_operand(s, r, 0, outs[j], &ops[nt + j]);
         if (st)
             return st;
         ptrs[nt + j] = &ops[nt + j];
         values[nv++] = &ptrs[nt + j];
     }
     ffi_arg rv = 0;
+    bool taken = tf__engine_lock(s->engine);
     tf__plugin_report_clear();
     ffi_call((ffi_cif *)&r->cif, fn, &rv, values);
+    tf__engine_unlock(s->engine, taken);
     tf_status st = (tf_status)(int)rv;
     if (st)
         return tf__error_from_plugin(st, r->name, "%s: the kernel for engine '%s' failed", r->name,

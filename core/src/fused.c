@@ -59,19 +59,33 @@ uint32_t tf__fx_binary(tf_fx *fx, tf_binary_op op, uint32_t a, uint32_t b)
     return add_step(fx, TF_FUSED_BINARY, (uint32_t)op, a, b);
 }
 
-/* Steps 0 .. result with references resolved to registers, inputs being
-   0 .. n_in-1; the program ends at its result (a step reads only earlier ones,
-   so any after it are not needed). */
-static uint32_t resolve(const tf_fx *fx, uint32_t result, uint32_t n_in, tf_fused_step *out)
+void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fused_step *out)
 {
-    uint32_t n = result + 1;
     for (uint32_t k = 0; k < n; k++) {
-        const tf_fused_step *st = &fx->steps[k];
+        const tf_fused_step *st = &steps[k];
         uint32_t a = st->a & TF_FX_IN ? st->a & ~TF_FX_IN : n_in + st->a;
         uint32_t b = st->b & TF_FX_IN ? st->b & ~TF_FX_IN : n_in + st->b;
         out[k] = (tf_fused_step){st->kind, st->op, a, st->kind == TF_FUSED_BINARY ? b : 0};
     }
-    return n;
+}
+
+tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
+                          tf_tensor *out)
+{
+    tf_unary_params up = {sizeof up, step->op};
+    tf_binary_params bp = {sizeof bp, step->op};
+    tf_tensor *args[2] = {regs[step->a], regs[step->b]};
+    return step->kind == TF_FUSED_UNARY
+               ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, args, 1, &out)
+               : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, args, 1, &out);
+}
+
+/* Steps 0 .. result resolved (the program ends at its result: a step reads
+   only earlier ones, so any after it are not needed). */
+static uint32_t resolve(const tf_fx *fx, uint32_t result, uint32_t n_in, tf_fused_step *out)
+{
+    tf__fx_resolve(fx->steps, result + 1, n_in, out);
+    return result + 1;
 }
 
 /*
@@ -116,15 +130,9 @@ static tf_status run_unfused(tf_session *s, const tf_fused_params *p, uint32_t n
     for (uint32_t i = 0; i < n_in; i++)
         r[i] = in[i];
     for (uint32_t k = 0; k < p->n_steps && !st; k++) {
-        const tf_fused_step *step = &p->steps[k];
-        tf_unary_params up = {sizeof up, step->op};
-        tf_binary_params bp = {sizeof bp, step->op};
-        tf_tensor *args[2] = {r[step->a], r[step->b]};
         st = tf__empty(s, lv->dtype, lv->rank, lv->shape, &r[n_in + k]);
-        if (!st && step->kind == TF_FUSED_UNARY)
-            st = tf__exec(s, TF_PRIM_UNARY, &up, 1, args, r[n_in + k]);
-        else if (!st)
-            st = tf__exec(s, TF_PRIM_BINARY, &bp, 2, args, r[n_in + k]);
+        if (!st)
+            st = tf__fx_run_step(s->engine, &p->steps[k], r, r[n_in + k]);
     }
     if (!st) {
         tf_eager *v = tf__eager_new(s->rt, r[n_in + p->n_steps - 1], false);
@@ -150,14 +158,13 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     bool with_acc = *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS &&
                     result + 1 < TF_FUSED_MAX_STEPS;
     uint32_t n_in = fx->n_in + (with_acc ? 1 : 0);
-    bool fused = (with_acc || !*acc) &&
-                 tf__engine_fuses(s->engine, like->value->dtype, n_in);
+    bool fused = (with_acc || !*acc) && tf__engine_fuses(s->engine, like->value->dtype, n_in, 1);
     if (!fused) {
         with_acc = false;
         n_in = fx->n_in;
     }
     tf_fused_step steps[TF_FUSED_MAX_STEPS];
-    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps};
+    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps, 0, NULL};
     tf_tensor *in[TF_FUSED_MAX_INPUTS] = {NULL};
     tf_eager *keep[TF_FUSED_MAX_INPUTS] = {NULL};
     int alias = -1;
@@ -185,14 +192,9 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     }
     if (!st && fused && p.n_steps == 1) {
         /* one step: the primitive itself, which costs an engine less to check and run */
-        const tf_fused_step *one = &steps[0];
-        tf_unary_params up = {sizeof up, one->op};
-        tf_binary_params bp = {sizeof bp, one->op};
-        tf_tensor *args[2] = {in[one->a], in[one->b]};
-        st = one->kind == TF_FUSED_UNARY ? tf__exec(s, TF_PRIM_UNARY, &up, 1, args, out)
-                                         : tf__exec(s, TF_PRIM_BINARY, &bp, 2, args, out);
+        st = tf__fx_run_step(s->engine, &steps[0], in, out);
     } else if (!st && fused) {
-        st = tf__engine_execute_fused(s->engine, &p, n_in, in, out, alias);
+        st = tf__engine_execute_fused(s->engine, &p, n_in, in, 1, &out, alias);
     }
     if (!st && fused && alias < 0) {
         tf_eager *sum = tf__eager_new(s->rt, out, false);

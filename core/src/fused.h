@@ -42,6 +42,13 @@ uint32_t tf__fx_const(tf_fx *fx, double v);
 uint32_t tf__fx_unary(tf_fx *fx, tf_unary_op op, uint32_t a);
 uint32_t tf__fx_binary(tf_fx *fx, tf_binary_op op, uint32_t a, uint32_t b);
 
+/* Resolves n steps built with references into registers (inputs 0 .. n_in-1,
+   step k n_in + k), as TF_PRIM_FUSED reads them. */
+void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fused_step *out);
+/* One resolved step as its own UNARY or BINARY call on e, reading regs[]. */
+tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
+                          tf_tensor *out);
+
 /*
  * Adds the value of `result` into *acc (*acc NULL: *acc becomes it), as
  * tf__accumulate does, with one FUSED call: the program's inputs other than

@@ -7,6 +7,7 @@
 #ifndef TF_INTERNAL_H
 #define TF_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,9 +18,11 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define TF_API __attribute__((visibility("default")))
 #define TF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TF_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define TF_API
 #define TF_PRINTF(a, b)
+#define TF_ALWAYS_INLINE inline
 #endif
 
 /* ---- alloc.c ---- */
@@ -92,6 +95,13 @@ typedef struct tf_storage {
     tf_engine *engine; /* engine memory: the instance (retained) */
     tf_engine_buffer *buffer;
     bool in_block; /* allocated with its first tensor (tf__tensor_block_new) */
+    /*
+     * Deferred chains (defer.c): the batch that will compute these contents,
+     * NULL once they are current (or tf__defer_lost when that batch failed);
+     * and how many open batches read this memory.
+     */
+    struct tf_batch *_Atomic pending;
+    atomic_uint readers;
 } tf_storage;
 
 struct tf_tensor {
@@ -148,6 +158,15 @@ struct tf_engine {
      * lost race only costs another supports() call. See engine.c.
      */
     _Atomic uint64_t supports_memo[TF_SUPPORTS_MEMO];
+    /*
+     * Deferred chains (defer.c): open batches of this engine, and the lock
+     * that serialises running them with the owner's calls into the engine
+     * while any is open (a value may be read, and so its batch run, from
+     * another thread).
+     */
+    pthread_mutex_t defer_lock;
+    atomic_uint n_open;
+    struct tf_batch *open_batches;
 };
 
 void tf__engine_retain(tf_engine *engine);
@@ -163,20 +182,27 @@ bool tf__engine_in_place(const tf_engine *engine);
 tf_status tf__engine_execute_in_place(tf_engine *engine, tf_prim prim, const void *params,
                                       size_t n_inputs, tf_tensor *const *inputs);
 /*
- * Whether the engine runs TF_PRIM_FUSED programs of n_inputs inputs of dtype
- * (its supports() answer, memoised). Each step must still be supported as a
- * UNARY/BINARY call, which tf__engine_execute_fused checks.
+ * Whether the engine runs TF_PRIM_FUSED programs of n_inputs inputs and
+ * n_outputs outputs, all of dtype (its supports() answer for op n_outputs - 1,
+ * memoised; false for several outputs on an engine built against ABI < 1.3).
+ * Each step must still be supported as a UNARY/BINARY call, which
+ * tf__engine_execute_fused checks.
  */
-bool tf__engine_fuses(tf_engine *engine, tf_dtype dtype, size_t n_inputs);
+bool tf__engine_fuses(tf_engine *engine, tf_dtype dtype, size_t n_inputs, size_t n_outputs);
+/* Whether the engine runs prim/op with n operands all of dtype dt (memoised). */
+bool tf__engine_supports_uniform(tf_engine *engine, tf_prim prim, uint32_t op, size_t n,
+                                 tf_dtype dt);
 /*
- * tf_engine_execute of a TF_PRIM_FUSED into `out`. With alias >= 0, out is
- * the very view inputs[alias] (the engine must have TF_ENGINE_CAP_IN_PLACE,
- * and the caller must own that memory alone: on failure it may be partly
- * written); with alias < 0 it shares no memory with the inputs.
+ * tf_engine_execute of a TF_PRIM_FUSED into outputs[0 .. n_outputs) (params
+ * says which step each receives; n_outputs > 1 needs params of ABI 1.3). With
+ * alias >= 0 (one output only), outputs[0] is the very view inputs[alias] (the
+ * engine must have TF_ENGINE_CAP_IN_PLACE, and the caller must own that memory
+ * alone: on failure it may be partly written); with alias < 0 no output shares
+ * memory with an input or another output.
  */
 tf_status tf__engine_execute_fused(tf_engine *engine, const tf_fused_params *params,
-                                   size_t n_inputs, tf_tensor *const *inputs, tf_tensor *out,
-                                   int alias);
+                                   size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
+                                   tf_tensor *const *outputs, int alias);
 
 /* ---- loader.c ---- */
 
@@ -201,5 +227,48 @@ tf_status tf__prim_check(tf_prim prim, const void *params, size_t n_inputs,
 uint32_t tf__prim_op(tf_prim prim, const void *params);
 /* Whether the primitive accepts strided outputs. */
 bool tf__prim_strided_output(tf_prim prim);
+
+/* ---- deferred elementwise chains (defer.c) ---- */
+
+/* The `pending` mark of memory whose batch failed: reading it is an error. */
+extern struct tf_batch tf__defer_lost;
+/* Runs the batch that computes this memory (the slow path of tf__ready). */
+tf_status tf__defer_flush_storage(tf_storage *storage);
+/* Makes t's contents current before they are read. */
+static inline tf_status tf__ready(const tf_tensor *t)
+{
+    if (atomic_load_explicit(&t->storage->pending, memory_order_acquire))
+        return tf__defer_flush_storage(t->storage);
+    return TF_OK;
+}
+/* The slow path of tf__ready_write. */
+tf_status tf__defer_before_write(const tf_tensor *t);
+/* Before t's memory is written: also runs the open batches that read it. */
+static inline tf_status tf__ready_write(const tf_tensor *t)
+{
+    const tf_storage *s = t->storage;
+    if (atomic_load_explicit(&s->pending, memory_order_acquire) ||
+        atomic_load_explicit(&s->readers, memory_order_acquire))
+        return tf__defer_before_write(t);
+    return TF_OK;
+}
+/* Runs every open batch of e (synchronize). */
+tf_status tf__defer_flush_engine(tf_engine *e);
+/*
+ * Around a call into e's plugin: takes e's defer lock while e has an open
+ * batch (and this thread does not hold it already). Returns whether it did.
+ */
+bool tf__engine_lock_slow(tf_engine *e);
+static inline bool tf__engine_lock(tf_engine *e)
+{
+    return atomic_load_explicit(&e->n_open, memory_order_acquire) != 0 &&
+           tf__engine_lock_slow(e);
+}
+void tf__engine_unlock_slow(tf_engine *e);
+static inline void tf__engine_unlock(tf_engine *e, bool taken)
+{
+    if (taken)
+        tf__engine_unlock_slow(e);
+}
 
 #endif /* TF_INTERNAL_H */

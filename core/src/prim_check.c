@@ -7,6 +7,7 @@
  * engine rejects bad calls the same way, with the same error kinds.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,16 +104,26 @@ static tf_status need_axis(const call *c, const char *arg, uint32_t axis, uint32
     return TF_OK;
 }
 
-/* Same dtype and shape for out[0] and every input from `first`. */
+/* Same dtype and shape for out[0] and every input from `first`, and every further
+   output (only FUSED has several: its up to 5 inputs and 8 outputs are named here). */
 static tf_status elementwise_like(const call *c, size_t first, bool same_dtype)
 {
     static const char *const names[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]",
-                                        "inputs[4]"}; /* FUSED has up to 5 */
+                                        "inputs[4]"};
+    static const char *const out_names[] = {"outputs[0]", "outputs[1]", "outputs[2]", "outputs[3]",
+                                            "outputs[4]", "outputs[5]", "outputs[6]", "outputs[7]"};
     const tf_tensor *o = c->out[0];
     for (size_t i = first; i < c->n_in; i++) {
         tf_status st = need_shape(c, names[i], c->in[i], o);
         if (!st && same_dtype)
             st = need_dtype(c, names[i], c->in[i], o->dtype);
+        if (st)
+            return st;
+    }
+    for (size_t i = 1; i < c->n_out; i++) {
+        tf_status st = need_dtype(c, out_names[i], c->out[i], o->dtype);
+        if (!st)
+            st = need_shape(c, out_names[i], c->out[i], o);
         if (st)
             return st;
     }
@@ -554,22 +565,66 @@ static tf_status check_fused_step(const call *c, uint32_t k, const tf_fused_step
     return TF_OK;
 }
 
+/* The outputs a FUSED call's params ask for: params.n_outputs of a struct of ABI 1.3 or
+   later when above 1, else the one output of ABI 1.2. */
+static uint32_t fused_n_outputs(const tf_fused_params *p)
+{
+    return TF_ABI_HAS_FIELD(p, tf_fused_params, outputs) && p->n_outputs > 1 ? p->n_outputs : 1;
+}
+
+/* Fails output i of params.outputs (argument "outputs[i]"); named only on failure. */
+static tf_status fail_output(const call *c, uint32_t i, const char *msg)
+{
+    char arg[32];
+    snprintf(arg, sizeof arg, "outputs[%u]", i);
+    return fail(c, TF_ERR_VALIDATION, arg, "params.outputs[%u] %s", i, msg);
+}
+
+/* The steps params.outputs names (m > 1 of them): strictly increasing, the last one the
+   program's last step (so every one is a step). */
+static tf_status check_fused_outputs(const call *c, const tf_fused_params *p, uint32_t m)
+{
+    char msg[96];
+    if (!p->outputs)
+        return fail(c, TF_ERR_VALIDATION, "outputs", "params.outputs is NULL with n_outputs %u", m);
+    for (uint32_t i = 1; i < m; i++)
+        if (p->outputs[i] <= p->outputs[i - 1]) {
+            snprintf(msg, sizeof msg, "is step %u, not after outputs[%u] (step %u)", p->outputs[i],
+                     i - 1, p->outputs[i - 1]);
+            return fail_output(c, i, msg);
+        }
+    if (p->outputs[m - 1] != p->n_steps - 1) {
+        snprintf(msg, sizeof msg, "is step %u, but the last output must be the last step (%u)",
+                 p->outputs[m - 1], p->n_steps - 1);
+        return fail_output(c, m - 1, msg);
+    }
+    return TF_OK;
+}
+
 static tf_status check_fused(const call *c)
 {
     if (c->n_in < 1 || c->n_in > TF_FUSED_MAX_INPUTS)
         return fail(c, TF_ERR_VALIDATION, "n_inputs", "expects 1 to %d inputs, got %zu",
                     TF_FUSED_MAX_INPUTS, c->n_in);
-    if (c->n_out != 1)
-        return fail(c, TF_ERR_VALIDATION, "n_outputs", "expects 1 output, got %zu", c->n_out);
-    tf_status st = check_params(c, sizeof(tf_fused_params));
+    /* the struct of ABI 1.2 ends before n_outputs; it asks for one output */
+    tf_status st = check_params(c, offsetof(tf_fused_params, n_outputs));
     if (st)
         return st;
     const tf_fused_params *p = c->params;
+    uint32_t m = fused_n_outputs(p);
+    if (m > TF_FUSED_MAX_OUTPUTS)
+        return fail(c, TF_ERR_VALIDATION, "n_outputs", "params.n_outputs is %u, expected 0 to %d",
+                    m, TF_FUSED_MAX_OUTPUTS);
+    if (c->n_out != m)
+        return fail(c, TF_ERR_VALIDATION, "n_outputs", "expects %u output%s%s, got %zu", m,
+                    m == 1 ? "" : "s", m == 1 ? "" : " (params.n_outputs)", c->n_out);
     if (p->n_steps < 1 || p->n_steps > TF_FUSED_MAX_STEPS)
         return fail(c, TF_ERR_VALIDATION, "n_steps", "n_steps is %u, expected 1 to %d", p->n_steps,
                     TF_FUSED_MAX_STEPS);
     if (!p->steps)
         return fail(c, TF_ERR_VALIDATION, "steps", "steps is NULL");
+    if (m > 1 && (st = check_fused_outputs(c, p, m)))
+        return st;
     tf_dtype dt = c->out[0]->dtype;
     if (dt != TF_F32 && dt != TF_F64)
         return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "outputs[0] is %s, expected f32 or f64",
@@ -669,6 +724,8 @@ uint32_t tf__prim_op(tf_prim prim, const void *params)
         return ((const uint32_t *)params)[1];
     case TF_PRIM_REDUCE:
         return ((const tf_reduce_params *)params)->op;
+    case TF_PRIM_FUSED: /* ABI 1.3: supports() is asked with op m - 1 for m outputs */
+        return fused_n_outputs(params) - 1;
     default:
         return 0;
     }

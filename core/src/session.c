@@ -16,8 +16,7 @@ TF_API tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session 
     if (!s)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "session_begin", NULL, "out of memory");
     tf_runtime_retain(rt);
-    s->rt = rt;
-    s->engine = engine;
+    *s = (tf_session){.rt = rt, .engine = engine, .defer = TF_DEFER_AUTO};
     *out = s;
     return TF_OK;
 }
@@ -26,6 +25,7 @@ TF_API void tf_session_end(tf_session *s)
 {
     if (!s)
         return;
+    (void)tf__defer_end(s); /* a failure marks the batch's results lost */
     tf_runtime_release(s->rt);
     tf__free(s);
 }
@@ -42,8 +42,10 @@ TF_API tf_status tf_runtime_with_session(tf_runtime *rt, tf_engine *engine, tf_s
     if (!rt || !engine)
         return tf__error(TF_ERR_VALIDATION, "with_session", rt ? "engine" : "runtime",
                          "with_session: NULL argument");
-    tf_session s = {rt, engine};
-    return fn(&s, user);
+    tf_session s = {.rt = rt, .engine = engine, .defer = TF_DEFER_AUTO};
+    tf_status st = fn(&s, user);
+    tf_status end = tf__defer_end(&s);
+    return st ? st : end;
 }
 
 TF_API tf_status tf_session_constant_from_host(tf_session *s, const tf_tensor *host,

@@ -357,7 +357,7 @@ static tf_status check_readable(const char *op, const tf_tensor *t, tf_dtype dty
                          "%s: the tensor is in the device memory of engine '%s'; download it "
                          "to the host first (tf_engine_download)",
                          op, tf_engine_name(t->storage->engine));
-    return TF_OK;
+    return tf__ready(t); /* a deferred result is computed before it is read */
 }
 
 TF_API tf_status tf_tensor_data(const tf_tensor *t, tf_dtype dtype, const void **data,

@@ -582,12 +582,14 @@ cpu_stream_copy_fn tf__cpu_stream_copy_choose(void)
     return stream_copy_narrow;
 }
 
-/* Every operand dense and of one shape: one flat row of `n` elements per piece. */
+/* Every operand dense and of one shape: one flat row of `n` elements per piece. The
+   operands are the outputs (only FUSED has more than one), then the inputs. */
 typedef struct flat_job {
     cpu_row_fn fn;
     const void *ctx; /* the row function's */
+    int nout;
     int nops;
-    cpu_stream_copy_fn stream; /* non-NULL: write out[0] with it (see flat_piece) */
+    cpu_stream_copy_fn stream; /* non-NULL: write the outputs with it (see flat_piece) */
     char *base[CPU_MAX_OPS];
     size_t esize[CPU_MAX_OPS];
     int64_t stride[CPU_MAX_OPS]; /* 1, or 0 for an input that is one value broadcast */
@@ -607,7 +609,8 @@ static void stream_fence(void)
  * of output at a time into a buffer on the stack (the row functions are unchanged)
  * and stores them with non-temporal stores: for an output larger than the cache an
  * ordinary store first reads each line from memory, one third more traffic for a
- * binary op, and the line would be evicted before anyone reads it.
+ * binary op, and the line would be evicted before anyone reads it. Several outputs
+ * (FUSED, all of one dtype) share the buffer in parts of whole cache lines.
  */
 static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
 {
@@ -622,18 +625,24 @@ static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
         return job->fn(job->ctx, end - begin, p, s, err);
     }
     _Alignas(64) char chunk[STREAM_CHUNK];
-    const int64_t step = STREAM_CHUNK / (int64_t)job->esize[0];
-    char *out = p[0];
+    const int64_t part = STREAM_CHUNK / job->nout / 64 * 64; /* bytes of each output */
+    const int64_t step = part / (int64_t)job->esize[0];
+    char *out[TF_FUSED_MAX_OUTPUTS];
     int rc = 0;
+    for (int o = 0; o < job->nout; o++) {
+        out[o] = p[o];
+        p[o] = chunk + o * part;
+    }
     for (int64_t i = begin; i < end && rc == 0; i += step) {
         int64_t len = end - i < step ? end - i : step;
-        p[0] = chunk;
         rc = job->fn(job->ctx, len, p, s, err);
-        if (rc == 0) {
-            job->stream(out, chunk, (size_t)len * job->esize[0]);
+        for (int o = 0; o < job->nout; o++) {
+            if (rc == 0) {
+                job->stream(out[o], p[o], (size_t)len * job->esize[o]);
+            }
+            out[o] += len * (int64_t)job->esize[o];
         }
-        out += len * (int64_t)job->esize[0];
-        for (int o = 1; o < job->nops; o++) {
+        for (int o = job->nout; o < job->nops; o++) {
             p[o] += len * s[o] * (int64_t)job->esize[o];
         }
     }
@@ -667,7 +676,8 @@ static int one_value(const tf_operand *op)
 static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const void *ctx,
                     int64_t grain, cpu_err *err, int *rc)
 {
-    flat_job job = {fn, ctx, 1 + (int)x->n_inputs, NULL, {0}, {0}, {0}};
+    const int nout = (int)x->n_outputs;
+    flat_job job = {fn, ctx, nout, nout + (int)x->n_inputs, NULL, {0}, {0}, {0}};
     int64_t n = tf__cpu_operand_numel(x->outputs[0]);
     if (n == 0) {
         *rc = 0; /* nothing to do, and an empty operand's offset addresses nothing */
@@ -675,10 +685,10 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const 
     }
     size_t bytes = 0;
     for (int o = 0; o < job.nops; o++) {
-        const tf_operand *op = o == 0 ? x->outputs[0] : x->inputs[o - 1];
+        const tf_operand *op = o < nout ? x->outputs[o] : x->inputs[o - nout];
         if (tf__cpu_strides_dense(op)) {
             job.stride[o] = 1;
-        } else if (o > 0 && one_value(op)) {
+        } else if (o >= nout && one_value(op)) {
             job.stride[o] = 0;
         } else {
             return 0;
@@ -688,7 +698,7 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const 
         bytes += (size_t)(n * job.stride[o]) * job.esize[o];
     }
     int stream = grain == GRAIN_CHEAP && bytes > e->stream_bytes;
-    for (int o = 1; o < job.nops; o++) {
+    for (int o = nout; o < job.nops; o++) { /* in place (one output only) */
         stream = stream && job.base[o] != job.base[0];
     }
     job.stream = stream ? e->stream_copy : NULL;
@@ -700,7 +710,8 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const 
     return 1;
 }
 
-/* Walks out[0] and the inputs (all of out[0]'s shape) with one row function and its ctx. */
+/* Walks the outputs and the inputs (all of out[0]'s shape), in that order, with one row
+   function and its ctx. */
 static int run_elementwise(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const void *ctx,
                            int64_t grain, cpu_err *err)
 {
@@ -710,11 +721,14 @@ static int run_elementwise(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn,
     }
     cpu_view v[CPU_MAX_OPS];
     const cpu_view *pv[CPU_MAX_OPS];
-    int nops = 1 + (int)x->n_inputs;
+    const int nout = (int)x->n_outputs;
+    int nops = nout + (int)x->n_inputs;
 
-    tf__cpu_view_from_operand(&v[0], x->outputs[0]);
+    for (int o = 0; o < nout; o++) {
+        tf__cpu_view_from_operand(&v[o], x->outputs[o]);
+    }
     for (uint32_t i = 0; i < x->n_inputs; i++) {
-        tf__cpu_view_from_operand(&v[i + 1], x->inputs[i]);
+        tf__cpu_view_from_operand(&v[nout + (int)i], x->inputs[i]);
     }
     for (int o = 0; o < nops; o++) {
         pv[o] = &v[o];
@@ -782,11 +796,13 @@ int tf__cpu_exec_select(const cpu_engine *e, const tf_exec *x, cpu_err *err)
  * A FUSED program runs chunk by chunk along each row the iteration hands out. Every
  * step calls the row function of its UNARY or BINARY primitive (so it rounds exactly
  * as that primitive does: the rows give the same value for an element whatever its
- * place in a row and its strides) on `chunk` elements, reading the inputs in place
- * through their row strides and the intermediate registers from slots of a buffer on
- * the stack. A slot is reused once no later step reads its register, so a program
- * needs as many slots as registers alive at once, and the chunk is as long as
- * FUSED_SCRATCH bytes allow for them: 64 to FUSED_CHUNK_MAX elements.
+ * place in a row and its strides) on `chunk` elements. A register lives where its
+ * value is kept: an input's in the input, read in place through its row stride; an
+ * output's (ABI 1.3: any step params.outputs names, else the last) in that output,
+ * written there and read back by later steps; every other register in a slot of a
+ * buffer on the stack. A slot is reused once no later step reads its register, so a
+ * program needs as many slots as such registers alive at once, and the chunk is as
+ * long as FUSED_SCRATCH bytes allow for them: 64 to FUSED_CHUNK_MAX elements.
  */
 #define FUSED_SCRATCH 8192  /* bytes of slots on the stack of a row call */
 #define FUSED_CHUNK_MAX 256 /* elements: enough to amortise the calls of each step */
@@ -796,16 +812,20 @@ typedef struct fused_step {
     cpu_row_fn fn;
     int nsrc;   /* 1 or 2 */
     int src[2]; /* registers read */
-    int slot;   /* where the step's own register lives */
+    int dst;    /* the register written */
 } fused_step;
 
 /* A program ready to run: its live steps only (a step nobody reads is dropped). */
 typedef struct fused_prog {
     int n_in;
+    int n_out;
     int n_steps;
+    int in_place; /* out[0] is one of the inputs: the last register lives in a slot */
     int64_t chunk;
     int64_t esize;
-    int slot_of[FUSED_REGS]; /* registers of steps */
+    /* where register r lives: operand loc[r] >= 0 of the row (the outputs, then the
+       inputs), or slot -1 - loc[r] */
+    int loc[FUSED_REGS];
     fused_step steps[TF_FUSED_MAX_STEPS];
 } fused_prog;
 
@@ -822,55 +842,56 @@ static void fused_store(char *dst, int64_t stride, const char *src, int64_t n, i
 }
 
 /*
- * The row function. In place (out[0] is one of the inputs, TF_ENGINE_CAP_IN_PLACE),
- * the last step also writes a slot, copied out once every step has read the chunk:
- * writing out[0] directly would break its row function's restrict promises when it
- * reads that input itself. Otherwise out[0] shares no memory with any input.
+ * The row function. Outputs share no memory with any other operand (engine_abi.h),
+ * so a step may write one and later steps read it there, within every row function's
+ * restrict promises. In place (one output, which is one of the inputs,
+ * TF_ENGINE_CAP_IN_PLACE) the last step writes a slot instead, copied out once every
+ * step has read the chunk.
  */
 static int fused_row(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)
 {
     const fused_prog *fp = ctx;
     const int64_t es = fp->esize, slot_bytes = fp->chunk * fp->esize;
     _Alignas(64) char scratch[FUSED_SCRATCH];
-    int in_place = 0;
-    for (int r = 0; r < fp->n_in; r++) {
-        in_place |= p[0] == p[1 + r];
-    }
-    const fused_step *last = &fp->steps[fp->n_steps - 1];
     for (int64_t i = 0; i < n; i += fp->chunk) {
         const int64_t len = n - i < fp->chunk ? n - i : fp->chunk;
-        for (const fused_step *st = fp->steps; st <= last; st++) {
+        for (const fused_step *st = fp->steps; st < fp->steps + fp->n_steps; st++) {
             char *q[3];
             int64_t qs[3];
-            int direct = st == last && !in_place;
-            q[0] = direct ? p[0] + i * s[0] * es : scratch + st->slot * slot_bytes;
-            qs[0] = direct ? s[0] : 1;
-            for (int j = 0; j < st->nsrc; j++) {
-                const int r = st->src[j];
-                if (r < fp->n_in) {
-                    q[1 + j] = p[1 + r] + i * s[1 + r] * es;
-                    qs[1 + j] = s[1 + r];
-                } else {
-                    q[1 + j] = scratch + fp->slot_of[r] * slot_bytes;
-                    qs[1 + j] = 1;
-                }
+            const int regs[3] = {st->dst, st->src[0], st->src[1]};
+            for (int j = 0; j <= st->nsrc; j++) {
+                const int where = fp->loc[regs[j]];
+                q[j] =
+                    where >= 0 ? p[where] + i * s[where] * es : scratch + (-1 - where) * slot_bytes;
+                qs[j] = where >= 0 ? s[where] : 1;
             }
             if (st->fn(NULL, len, q, qs, err) != 0) {
                 return 1;
             }
         }
-        if (in_place) {
-            fused_store(p[0] + i * s[0] * es, s[0], scratch + last->slot * slot_bytes, len, es);
+        if (fp->in_place) {
+            const int last = fp->steps[fp->n_steps - 1].dst;
+            fused_store(p[0] + i * s[0] * es, s[0], scratch + (-1 - fp->loc[last]) * slot_bytes,
+                        len, es);
         }
     }
     return 0;
 }
 
-/* Which registers the final one depends on (need[r] != 0), walking the steps backwards. */
-static void fused_needed(const tf_fused_params *pp, int n_in, int *need)
+/* The output each register goes to (-1: none) and which registers the outputs depend on
+   (need[r] != 0), walking the steps backwards. */
+static void fused_needed(const tf_fused_params *pp, int n_in, int n_out, int *out_of, int *need)
 {
-    memset(need, 0, sizeof(int) * FUSED_REGS);
-    need[n_in + (int)pp->n_steps - 1] = 1;
+    const int last = n_in + (int)pp->n_steps - 1;
+    for (int r = 0; r < FUSED_REGS; r++) {
+        out_of[r] = -1;
+        need[r] = 0;
+    }
+    for (int o = 0; o < n_out; o++) {
+        const int r = n_out > 1 ? n_in + (int)pp->outputs[o] : last;
+        out_of[r] = o;
+        need[r] = 1;
+    }
     for (int k = (int)pp->n_steps - 1; k >= 0; k--) {
         const tf_fused_step *st = &pp->steps[k];
         if (need[n_in + k]) {
@@ -880,16 +901,28 @@ static void fused_needed(const tf_fused_params *pp, int n_in, int *need)
     }
 }
 
+/* Whether out[0] is one of the inputs: the in-place form (one output), where it is
+   exactly that input's view, so the same memory tells it. */
+static int fused_in_place(const tf_exec *x)
+{
+    for (uint32_t r = 0; x->n_outputs == 1 && r < x->n_inputs; r++) {
+        if (x->inputs[r]->data == x->outputs[0]->data) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Builds *fp from a validated call; returns the grain (costly if any live step is). */
 static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
 {
     const tf_fused_params *pp = x->params;
     const uint32_t dtype = x->outputs[0]->dtype;
-    const int n_in = (int)x->n_inputs;
-    int need[FUSED_REGS], last_read[FUSED_REGS] = {0}, free_slots[TF_FUSED_MAX_STEPS];
-    int nfree = 0, nslots = 0, cheap = 1;
+    const int n_in = (int)x->n_inputs, n_out = (int)x->n_outputs;
+    int need[FUSED_REGS], out_of[FUSED_REGS], last_read[FUSED_REGS] = {0};
+    int free_slots[TF_FUSED_MAX_STEPS], nfree = 0, nslots = 0, cheap = 1;
 
-    fused_needed(pp, n_in, need);
+    fused_needed(pp, n_in, n_out, out_of, need);
     for (int k = 0; k < (int)pp->n_steps; k++) {
         if (need[n_in + k]) {
             last_read[pp->steps[k].a] = k;
@@ -899,11 +932,17 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
         }
     }
     fp->n_in = n_in;
+    fp->n_out = n_out;
     fp->n_steps = 0;
+    fp->in_place = fused_in_place(x);
     fp->esize = (int64_t)tf_dtype_size((tf_dtype)dtype);
+    for (int r = 0; r < n_in; r++) {
+        fp->loc[r] = n_out + r;
+    }
     for (int k = 0; k < (int)pp->n_steps; k++) {
         const tf_fused_step *ps = &pp->steps[k];
-        if (!need[n_in + k]) {
+        const int reg = n_in + k;
+        if (!need[reg]) {
             continue;
         }
         const int binary = ps->kind == TF_FUSED_BINARY;
@@ -912,19 +951,23 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
         st->nsrc = binary ? 2 : 1;
         st->src[0] = (int)ps->a;
         st->src[1] = (int)ps->b;
+        st->dst = reg;
         /* The own slot is taken before the operands' are freed: a row function's
            output never overlaps its inputs. */
-        st->slot = nfree > 0 ? free_slots[--nfree] : nslots++;
-        fp->slot_of[n_in + k] = st->slot;
+        if (out_of[reg] >= 0 && !fp->in_place) {
+            fp->loc[reg] = out_of[reg];
+        } else {
+            fp->loc[reg] = -1 - (nfree > 0 ? free_slots[--nfree] : nslots++);
+        }
         for (int j = 0; j < st->nsrc; j++) {
             const int r = st->src[j];
-            if (r >= n_in && last_read[r] == k && (j == 0 || r != st->src[0])) {
-                free_slots[nfree++] = fp->slot_of[r];
+            if (fp->loc[r] < 0 && last_read[r] == k && (j == 0 || r != st->src[0])) {
+                free_slots[nfree++] = -1 - fp->loc[r];
             }
         }
         cheap = cheap && (binary ? binary_is_cheap(ps->op) : unary_is_cheap(dtype, ps->op));
     }
-    int64_t chunk = FUSED_SCRATCH / (nslots * fp->esize);
+    int64_t chunk = nslots > 0 ? FUSED_SCRATCH / (nslots * fp->esize) : FUSED_CHUNK_MAX;
     chunk = chunk < FUSED_CHUNK_MAX ? chunk : FUSED_CHUNK_MAX;
     fp->chunk = chunk - chunk % 16;
     return cheap ? GRAIN_CHEAP : GRAIN_COSTLY;

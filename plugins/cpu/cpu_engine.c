@@ -267,20 +267,28 @@ typedef struct cpu_options {
  *   it streams its output (see run_flat in cpu_elementwise.c). The default is
  *   the last-level cache; 0 streams every cheap dense job, which is how the
  *   tests reach that path with small tensors.
- * - fused=on|off: whether supports() says yes to TF_PRIM_FUSED (default on).
- *   Off, the host runs such programs a step at a time: a way to compare the two
- *   (the tests of the core's fused reverse rules do).
+ * - fused=on|one|off: whether supports() says yes to TF_PRIM_FUSED (default on);
+ *   one: only to programs with one output (as an engine of ABI 1.2). Off, the
+ *   host runs such programs a step at a time, and with one it runs programs
+ *   with several held results so: ways to test the host's paths (the tests of
+ *   the core's fused reverse rules and deferred chains do).
  */
 static tf_status parse_extra(const tf_host_api *host, const char *key, const char *value,
                              cpu_options *opts)
 {
     if (key != NULL && strcmp(key, "fused") == 0) {
-        if (value == NULL || (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)) {
+        static const char *const levels[] = {"off", "one", "on"}; /* CPU_FUSED_* */
+        opts->fused = -1;
+        for (int i = 0; i < 3 && value != NULL; i++) {
+            if (strcmp(value, levels[i]) == 0) {
+                opts->fused = i;
+            }
+        }
+        if (opts->fused < 0) {
             return fail(host, TF_ERR_VALIDATION,
-                        "cpu: create: option fused = \"%s\" (expected on or off)",
+                        "cpu: create: option fused = \"%s\" (expected on, one or off)",
                         value != NULL ? value : "(null)");
         }
-        opts->fused = strcmp(value, "on") == 0;
         return TF_OK;
     }
     if (key == NULL || strcmp(key, "stream_threshold") != 0) {
@@ -311,7 +319,7 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
     int *threads = &opts->threads;
     *threads = 0;
     opts->stream_bytes = last_level_cache_bytes();
-    opts->fused = 1;
+    opts->fused = CPU_FUSED_ON;
     if (o == NULL) {
         *threads = (int)online_cpus();
         return TF_OK;
@@ -590,8 +598,9 @@ static tf_status cpu_buffer_copy(tf_engine_state *engine, const tf_engine_buffer
 static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
                         const uint32_t *dtypes, uint32_t n_dtypes)
 {
-    if (prim == TF_PRIM_FUSED && engine != NULL && !engine->fused) {
-        return 0; /* the option fused=off */
+    if (prim == TF_PRIM_FUSED && engine != NULL &&
+        (engine->fused == CPU_FUSED_OFF || (engine->fused == CPU_FUSED_ONE && op > 0))) {
+        return 0; /* the option fused=off, or fused=one and several outputs */
     }
     return tf__cpu_supports(prim, op, dtypes, n_dtypes);
 }
@@ -649,7 +658,8 @@ static const tf_engine_plugin cpu_descriptor = {
     .struct_size = sizeof(tf_engine_plugin),
     .abi_major = TF_ENGINE_ABI_MAJOR,
     .abi_minor = TF_ENGINE_ABI_MINOR,
-    .capabilities = TF_ENGINE_CAP_HOST_MEMORY | TF_ENGINE_CAP_THREADS | TF_ENGINE_CAP_IN_PLACE,
+    .capabilities = TF_ENGINE_CAP_HOST_MEMORY | TF_ENGINE_CAP_THREADS | TF_ENGINE_CAP_IN_PLACE |
+                    TF_ENGINE_CAP_DEFER_CHAINS,
     .name = "cpu",
     .version = CPU_PLUGIN_VERSION,
     .description = "CPU reference engine: OpenBLAS contractions, vectorised loops, thread pool",

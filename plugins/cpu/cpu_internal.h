@@ -30,8 +30,8 @@
 #define CPU_PRINTF(fmt, args)
 #endif
 
-/* The most operands one iteration walks together (FUSED: out + its inputs). */
-#define CPU_MAX_OPS (1 + TF_FUSED_MAX_INPUTS)
+/* The most operands one iteration walks together (FUSED: its outputs, then its inputs). */
+#define CPU_MAX_OPS (TF_FUSED_MAX_OUTPUTS + TF_FUSED_MAX_INPUTS)
 
 /* The most threads an engine uses, whatever options->threads asks. */
 #define CPU_MAX_THREADS 256
@@ -84,6 +84,9 @@ typedef void (*cpu_stream_copy_fn)(char *dst, const char *src, size_t n);
 /* The widest such copy the running processor has. */
 cpu_stream_copy_fn tf__cpu_stream_copy_choose(void);
 
+/* The option fused: off, one output only, on (the default). */
+enum { CPU_FUSED_OFF = 0, CPU_FUSED_ONE = 1, CPU_FUSED_ON = 2 };
+
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
 struct tf_engine_state {
     const tf_host_api *host;
@@ -92,7 +95,7 @@ struct tf_engine_state {
        its output with non-temporal stores: it would not be in cache for its reader. */
     size_t stream_bytes;
     cpu_stream_copy_fn stream_copy;
-    int fused; /* supports() says yes to TF_PRIM_FUSED (the option fused, default on) */
+    int fused; /* CPU_FUSED_*: what supports() says to TF_PRIM_FUSED (option fused) */
     cpu_pool *pool;
     cpu_buffer_cache cache;
 };

@@ -37,7 +37,8 @@ static const prim_info prims[TF_PRIM_COUNT_] = {
     [TF_PRIM_SCATTER] = {3, 3, 0, sizeof(tf_gather_params)},
     [TF_PRIM_DYNAMIC_SLICE] = {2, 2, 0, 0},
     [TF_PRIM_DYNAMIC_UPDATE_SLICE] = {3, 3, 0, 0},
-    [TF_PRIM_FUSED] = {1, TF_FUSED_MAX_INPUTS, 0, sizeof(tf_fused_params)},
+    /* the struct of ABI 1.2 ends before n_outputs */
+    [TF_PRIM_FUSED] = {1, TF_FUSED_MAX_INPUTS, 0, offsetof(tf_fused_params, n_outputs)},
 };
 
 static int is_index(uint32_t d)
@@ -88,10 +89,16 @@ int tf__cpu_supports(uint32_t prim, uint32_t op, const uint32_t *dtypes, uint32_
         return 0;
     }
     const prim_info *pi = &prims[prim];
-    if (n_dtypes < pi->n_in_min + 1 || n_dtypes > pi->n_in_max + 1) {
+    uint32_t n_out = 1;
+    if (prim == TF_PRIM_FUSED) { /* ABI 1.3: op is the output count less one */
+        if (op >= TF_FUSED_MAX_OUTPUTS) {
+            return 0;
+        }
+        n_out = op + 1;
+    } else if (!pi->has_op && op != 0) {
         return 0;
     }
-    if (!pi->has_op && op != 0) {
+    if (n_dtypes < pi->n_in_min + n_out || n_dtypes > pi->n_in_max + n_out) {
         return 0;
     }
     for (uint32_t i = 0; i < n_dtypes; i++) {
@@ -128,10 +135,12 @@ static int operand_ok(const tf_operand *op)
     return numel == 0 || op->data != NULL;
 }
 
-/* The sub-operation read from the params (0 for primitives without one). */
+/* The sub-operation read from the params (0 for primitives without one; FUSED's output
+   count less one). */
 static uint32_t exec_op(const tf_exec *x)
 {
     switch ((tf_prim)x->prim) {
+    case TF_PRIM_FUSED: return x->n_outputs - 1;
     case TF_PRIM_UNARY: return ((const tf_unary_params *)x->params)->op;
     case TF_PRIM_BINARY: return ((const tf_binary_params *)x->params)->op;
     case TF_PRIM_COMPARE: return ((const tf_compare_params *)x->params)->op;
@@ -205,7 +214,7 @@ static int concat_shapes_ok(const tf_exec *x)
     return sum == out->shape[cp->axis];
 }
 
-/* supports() for the call's dtypes: inputs, then the output. */
+/* supports() for the call's dtypes: inputs, then the outputs. */
 static int exec_dtypes_ok(const tf_exec *x)
 {
     const uint32_t out = x->outputs[0]->dtype;
@@ -222,8 +231,10 @@ static int exec_dtypes_ok(const tf_exec *x)
     for (uint32_t i = 0; i < x->n_inputs; i++) {
         dtypes[i] = x->inputs[i]->dtype;
     }
-    dtypes[x->n_inputs] = out;
-    return tf__cpu_supports(x->prim, exec_op(x), dtypes, x->n_inputs + 1);
+    for (uint32_t i = 0; i < x->n_outputs; i++) {
+        dtypes[x->n_inputs + i] = x->outputs[i]->dtype;
+    }
+    return tf__cpu_supports(x->prim, exec_op(x), dtypes, x->n_inputs + x->n_outputs);
 }
 
 /* The shape relations the kernels rely on (gather, scatter and dot check their own). */
@@ -246,6 +257,11 @@ static int shapes_ok(const tf_exec *x)
                 return 0;
             }
         }
+        for (uint32_t i = 1; i < x->n_outputs; i++) { /* FUSED's further outputs */
+            if (!same_shape(x->outputs[i], out)) {
+                return 0;
+            }
+        }
         return 1;
     case TF_PRIM_REDUCE: return reduce_shapes_ok(x);
     case TF_PRIM_DOT_GENERAL: return tf__cpu_operand_dense(out);
@@ -255,6 +271,46 @@ static int shapes_ok(const tf_exec *x)
     case TF_PRIM_DYNAMIC_UPDATE_SLICE: return same_shape(x->inputs[0], out);
     default: return 1;
     }
+}
+
+/* Whether operand `op` has the memory of one of the first n operands of `ops`. */
+static int shares_memory(const tf_operand *op, const tf_operand *const *ops, uint32_t n)
+{
+    for (uint32_t i = 0; op->data != NULL && i < n; i++) {
+        if (ops[i]->data == op->data) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * ABI 1.3, several outputs (their count checked already): params.outputs names steps
+ * in strictly increasing order, the last one the last step, and no output has the
+ * memory of an input or of another output (there is no in-place form then).
+ */
+static int check_fused_outputs(const tf_exec *x, cpu_err *err)
+{
+    const tf_fused_params *pp = x->params;
+    const uint32_t m = x->n_outputs;
+    if (pp->outputs == NULL) {
+        return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: FUSED: %u outputs, outputs NULL", m);
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        const uint32_t k = pp->outputs[i];
+        if ((i > 0 && k <= pp->outputs[i - 1]) || (i == m - 1 && k != pp->n_steps - 1)) {
+            return tf__cpu_fail(err, TF_ERR_VALIDATION,
+                                "cpu: FUSED: outputs[%u] is step %u (the steps must increase, "
+                                "the last being step %u)",
+                                i, k, pp->n_steps - 1);
+        }
+        if (shares_memory(x->outputs[i], x->inputs, x->n_inputs) ||
+            shares_memory(x->outputs[i], x->outputs, i)) {
+            return tf__cpu_fail(err, TF_ERR_VALIDATION,
+                                "cpu: FUSED: outputs[%u] shares memory with another operand", i);
+        }
+    }
+    return 0;
 }
 
 /*
@@ -293,7 +349,19 @@ static int check_fused(const tf_exec *x, cpu_err *err)
                                 k, op, st->a, st->b, regs);
         }
     }
-    return 0;
+    return x->n_outputs > 1 ? check_fused_outputs(x, err) : 0;
+}
+
+/* The outputs a call has: 1, or FUSED's params.n_outputs (ABI 1.3) when above 1;
+   UINT32_MAX, which no call has, for more than TF_FUSED_MAX_OUTPUTS. */
+static uint32_t exec_n_outputs(const tf_exec *x)
+{
+    const tf_fused_params *pp = x->params;
+    if (x->prim != TF_PRIM_FUSED || pp == NULL || !TF_ABI_HAS_FIELD(pp, tf_fused_params, outputs) ||
+        pp->n_outputs <= 1) {
+        return 1;
+    }
+    return pp->n_outputs <= TF_FUSED_MAX_OUTPUTS ? pp->n_outputs : UINT32_MAX;
 }
 
 int tf__cpu_validate(const tf_exec *x, cpu_err *err)
@@ -306,16 +374,17 @@ int tf__cpu_validate(const tf_exec *x, cpu_err *err)
                             x->prim);
     }
     const prim_info *pi = &prims[x->prim];
-    if (x->n_inputs < pi->n_in_min || x->n_inputs > pi->n_in_max || x->n_outputs != 1 ||
-        (x->n_inputs > 0 && x->inputs == NULL) || x->outputs == NULL) {
+    if (x->n_inputs < pi->n_in_min || x->n_inputs > pi->n_in_max ||
+        x->n_outputs != exec_n_outputs(x) || (x->n_inputs > 0 && x->inputs == NULL) ||
+        x->outputs == NULL) {
         return bad(err, TF_ERR_VALIDATION, x->prim, "wrong number of operands");
     }
     if (pi->params_size > 0 &&
         (x->params == NULL || *(const uint32_t *)x->params < pi->params_size)) {
         return bad(err, TF_ERR_VALIDATION, x->prim, "missing or short params struct");
     }
-    for (uint32_t i = 0; i <= x->n_inputs; i++) {
-        if (!operand_ok(i < x->n_inputs ? x->inputs[i] : x->outputs[0])) {
+    for (uint32_t i = 0; i < x->n_inputs + x->n_outputs; i++) {
+        if (!operand_ok(i < x->n_inputs ? x->inputs[i] : x->outputs[i - x->n_inputs])) {
             return bad(err, TF_ERR_VALIDATION, x->prim, "malformed operand");
         }
     }

@@ -255,8 +255,9 @@ static tf_status device_create(vk_engine *e)
         return tf__vk_fail(e->host, TF_ERR_BACKEND,
                            "vulkan: create: minStorageBufferOffsetAlignment %llu > %u",
                            (unsigned long long)align, VK_ALIGN);
-    /* Every pipeline shares one set layout of VK_MAX_BINDINGS + 2 storage buffers, above the
-       spec's guaranteed 4; desktop drivers and lavapipe allow thousands. */
+    /* Every pipeline shares one set layout of VK_MAX_BINDINGS + 2 = 15 storage buffers (FUSED
+       names them all), above the spec's guaranteed 4 per stage (the 24 per set it guarantees
+       cover it); desktop drivers and lavapipe allow thousands. */
     uint32_t per_stage = p->props.limits.maxPerStageDescriptorStorageBuffers;
     if (per_stage < VK_MAX_BINDINGS + 2)
         return tf__vk_fail(e->host, TF_ERR_BACKEND,

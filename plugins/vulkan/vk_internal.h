@@ -39,12 +39,13 @@
 #define VK_BLOCK_BYTES \
     (64ull * 1024ull * 1024ull) /* device blocks (larger requests get their own) */
 #define VK_ALIGN 256u           /* sub-allocation alignment (>= minStorageBufferOffsetAlignment) */
-/* Data bindings 0..5 (FUSED: an output and five inputs); 6 = parameters, 7 = error words. */
-#define VK_MAX_BINDINGS 6
+/* Data bindings 0..12 (FUSED: an output, five inputs, seven more outputs); then
+   13 = parameters, 14 = error words (shaders/common.glsl names them so). */
+#define VK_MAX_BINDINGS 13
 #define VK_HAZARD_SLOTS 64 /* buffers tracked between two barriers */
 #define VK_WG 256          /* invocations per workgroup of every shader */
 
-/* Error words written by shaders (binding 7); see shaders/common.glsl. */
+/* Error words written by shaders (binding 14); see shaders/common.glsl. */
 #define VK_ERR_OUT_OF_RANGE 1u
 #define VK_ERR_DIV_ZERO 2u
 #define VK_ERR_INDEX 3u

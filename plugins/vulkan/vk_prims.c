@@ -16,11 +16,11 @@
  * Dense operands of UNARY/BINARY (f32, i32), COPY and FILL (32-bit) take
  * the shaders' VEC4 variants, 4 elements per access (vec4_ok says when).
  *
- * FUSED (a chain of float UNARY/BINARY steps over up to five inputs) is one
- * dispatch of fused.comp, which interprets the program per element with the
- * very functions unary.comp and binary.comp run (shaders/float_ops.glsl), so
- * its result is the steps' result bit for bit. How the program reaches the
- * shader is explained at exec_fused.
+ * FUSED (a chain of float UNARY/BINARY steps over up to five inputs, with up
+ * to eight outputs) is one dispatch of fused.comp, which interprets the
+ * program per element with the very functions unary.comp and binary.comp
+ * run (shaders/float_ops.glsl), so each output is its step's result bit for
+ * bit. How the program reaches the shader is explained at exec_fused.
  *
  * Every shader addresses elements with 32-bit integers: execute refuses
  * (TF_ERR_UNSUPPORTED, before recording anything) an operand whose element
@@ -30,7 +30,7 @@
 
 #include "vk_internal.h"
 
-#define MAX_OPS VK_MAX_BINDINGS /* operands of one walk: FUSED's output and five inputs */
+#define MAX_OPS VK_MAX_BINDINGS /* operands of one walk: FUSED's five inputs and eight outputs */
 #define LAYOUT_WORDS (9 + 9 * MAX_OPS)
 
 /* ---- supports ---------------------------------------------------------------------- */
@@ -126,9 +126,10 @@ static int dtypes_ok(const vk_engine *e, uint32_t prim, uint32_t op, const uint3
     case TF_PRIM_DOT_GENERAL:
         return n == 3 && op == 0 && same(d, 3) && d[0] != TF_BOOL && computable(e, d[0]);
     case TF_PRIM_FUSED:
-        /* Every step op unary_ok/binary_ok allows for the float dtype runs in fused.comp. */
-        return n >= 2 && n <= TF_FUSED_MAX_INPUTS + 1 && op == 0 && same(d, n) &&
-               (d[0] == TF_F32 || d[0] == TF_F64) && computable(e, d[0]);
+        /* op + 1 outputs after 1 .. 5 inputs. Every step op unary_ok/binary_ok allows for
+           the float dtype runs in fused.comp. */
+        return op < TF_FUSED_MAX_OUTPUTS && n >= op + 2 && n <= TF_FUSED_MAX_INPUTS + op + 1 &&
+               same(d, n) && (d[0] == TF_F32 || d[0] == TF_F64) && computable(e, d[0]);
     }
     return 0;
 }
@@ -205,7 +206,8 @@ static int fits(int64_t offset, uint32_t rank, const int64_t *shape, const int64
  * The first `nfit` operands are checked to fit 32-bit addressing; the rest
  * are walks derived from real operands the caller checks itself (their
  * addresses are only formed, never read, outside those operands).
- * Returns 0 when something does not fit 32-bit indexing.
+ * Writes all LAYOUT_WORDS words of p (zero past the walk, where callers
+ * append their own). Returns 0 when something does not fit 32-bit indexing.
  */
 static int layout(const tf_operand *const *ops, uint32_t nops, uint32_t nfit, int keep, int32_t *p,
                   uint64_t *n)
@@ -540,7 +542,7 @@ static tf_status exec_scatter(vk_engine *e, const tf_exec *x)
     /* INDEX_SELECT: the rank-1 index is walked along the axis only, by j in the shader. */
     tf_operand iv = axis_view(index, out, a, 0, is);
     const tf_operand *ops[4] = {out, base, &uv, &iv};
-    int32_t p[64];
+    int32_t p[LAYOUT_WORDS];
     uint64_t n;
     if (!layout(ops, 4, 2, 1, p, &n) || !fits(upd->offset, upd->rank, upd->shape, upd->strides) ||
         !fits(index->offset, index->rank, index->shape, index->strides))
@@ -687,14 +689,17 @@ static tf_status exec_reduce(vk_engine *e, const tf_exec *x)
 }
 
 /*
- * FUSED: one dispatch of fused.comp over the walk of the output and the
+ * FUSED: one dispatch of fused.comp over the walk of the outputs and the
  * inputs (broadcast inputs have stride 0 and merge like any other operand).
+ * Walk operand j is binding j: out[0], five input slots, out[1 .. 7] (so a
+ * one-output program binds as it did before outputs grew to eight).
  *
  * The program travels in the dispatch's slot of the parameter ring, after
- * the walk: P[63] inputs, P[64] steps, P[65 + k] = step k packed as
+ * the walk: P[126] inputs, P[127] steps, P[128] outputs m, P[129 + i] the
+ * register of out[i], P[137 + k] = step k packed as
  * kind | op << 1 | a << 8 | b << 16, and the shader interprets it. Why not
  * the alternatives: push constants are 16 bytes in this engine's pipeline
- * layout (and the guaranteed 128 could not hold a rank-8 walk of six
+ * layout (and the guaranteed 128 could not hold a rank-8 walk of the
  * operands plus 16 steps anyway); specialisation constants would give
  * straight-line code, but each distinct program would cost a pipeline
  * compile (hundreds of milliseconds on lavapipe) and a bounded cache of
@@ -702,44 +707,66 @@ static tf_status exec_reduce(vk_engine *e, const tf_exec *x)
  * next step's add, which the separate primitives never do. The ring slot
  * is already there per dispatch, the interpreter's branches are uniform
  * (every invocation runs the same steps), and one pipeline per dtype serves
- * every program. The inputs beyond n are bound to input 0, never read: the
- * shader names all five bindings, so each must hold a valid buffer.
+ * every program of one output, a second (specialisation constant 1) every
+ * program of several: the stores of outputs 1 .. 7 slow the one-output
+ * shader down even where they never run (see fused.comp). The shader names
+ * all thirteen bindings, so each must hold a valid buffer: unused input
+ * slots hold input 0 and unused output slots out[0], never touched.
  */
-#define FUSED_PROG LAYOUT_WORDS /* P[63]: the program follows the walk */
+#define FUSED_PROG LAYOUT_WORDS /* P[126]: the program follows the walk */
+#define FUSED_OUTS (FUSED_PROG + 3)
+#define FUSED_STEPS (FUSED_OUTS + TF_FUSED_MAX_OUTPUTS)
+_Static_assert(FUSED_PROG == 126 && MAX_OPS == 13, "fused.comp's PROG and NOPS");
+
+/* The outputs of a FUSED call: 1 for a 1.2 host, whose params end before n_outputs. */
+static uint32_t fused_outputs(const tf_fused_params *pr)
+{
+    return TF_ABI_HAS_FIELD(pr, tf_fused_params, outputs) && pr->n_outputs > 1 ? pr->n_outputs : 1;
+}
 
 static tf_status exec_fused(vk_engine *e, const tf_exec *x)
 {
     const tf_fused_params *pr = x->params;
+    uint32_t n_in = x->n_inputs, m = fused_outputs(pr);
     const tf_operand *ops[MAX_OPS];
-    gather_ops(x, ops);
-    uint32_t nops = x->n_inputs + 1;
-    int32_t p[FUSED_PROG + 2 + TF_FUSED_MAX_STEPS];
+    ops[0] = x->outputs[0];
+    for (uint32_t j = 0; j < TF_FUSED_MAX_INPUTS; j++)
+        ops[1 + j] = x->inputs[j < n_in ? j : 0];
+    for (uint32_t i = 1; i < TF_FUSED_MAX_OUTPUTS; i++)
+        ops[TF_FUSED_MAX_INPUTS + i] = x->outputs[i < m ? i : 0];
+    uint32_t nwalk = m > 1 ? TF_FUSED_MAX_INPUTS + m : 1 + n_in; /* the slots in use */
+    int32_t p[FUSED_STEPS + TF_FUSED_MAX_STEPS];
     uint64_t n;
-    if (!layout(ops, nops, nops, 0, p, &n))
+    if (!layout(ops, nwalk, nwalk, 0, p, &n))
         return too_large(e, x->prim);
     if (n == 0)
         return TF_OK;
-    p[FUSED_PROG] = (int32_t)x->n_inputs;
+    p[FUSED_PROG] = (int32_t)n_in;
     p[FUSED_PROG + 1] = (int32_t)pr->n_steps;
+    p[FUSED_PROG + 2] = (int32_t)m;
+    for (uint32_t i = 0; i < TF_FUSED_MAX_OUTPUTS; i++)
+        p[FUSED_OUTS + i] = (int32_t)(n_in + (m > 1 && i < m ? pr->outputs[i] : pr->n_steps - 1));
     for (uint32_t k = 0; k < pr->n_steps; k++) {
         const tf_fused_step *s = &pr->steps[k];
-        p[FUSED_PROG + 2 + k] = (int32_t)(s->kind | s->op << 1 | s->a << 8 | s->b << 16);
+        p[FUSED_STEPS + k] = (int32_t)(s->kind | s->op << 1 | s->a << 8 | s->b << 16);
     }
     vk_dispatch d = {.shader = ops[0]->dtype == TF_F64 ? VK_SHADER_FUSED_F64 : VK_SHADER_FUSED_F32,
+                     .spec = m > 1,
                      .n_bind = MAX_OPS,
                      .params = p,
-                     .n_params = FUSED_PROG + 2 + pr->n_steps,
+                     .n_params = FUSED_STEPS + pr->n_steps,
                      .push = {(uint32_t)n, 0, 0, 0},
                      .groups = {tf__vk_groups(n), 1, 1}};
     for (uint32_t j = 0; j < MAX_OPS; j++) {
-        d.bind[j] = (j < nops ? ops[j] : ops[1])->buffer;
-        d.writes[j] = j == 0;
+        d.bind[j] = ops[j]->buffer;
+        d.writes[j] = j == 0 || j > TF_FUSED_MAX_INPUTS;
     }
     return tf__vk_record_dispatch(e, &d);
 }
 
 /* ---- execute ------------------------------------------------------------------------------ */
 
+/* The sub-operation supports() is asked with: the op, or FUSED's outputs - 1. */
 static uint32_t exec_op(const tf_exec *x)
 {
     switch (x->prim) {
@@ -747,43 +774,91 @@ static uint32_t exec_op(const tf_exec *x)
     case TF_PRIM_BINARY: return ((const tf_binary_params *)x->params)->op;
     case TF_PRIM_COMPARE: return ((const tf_compare_params *)x->params)->op;
     case TF_PRIM_REDUCE: return ((const tf_reduce_params *)x->params)->op;
+    case TF_PRIM_FUSED: return fused_outputs(x->params) - 1;
     default: return 0;
     }
+}
+
+static int same_shape(const tf_operand *a, const tf_operand *b)
+{
+    if (a->rank != b->rank || a->rank > TF_MAX_RANK)
+        return 0;
+    for (uint32_t k = 0; k < a->rank; k++) {
+        if (a->shape[k] != b->shape[k])
+            return 0;
+    }
+    return 1;
+}
+
+/* Every operand of a FUSED call (the inputs, then the m outputs) has out[0]'s float dtype
+   and shape. */
+static tf_status check_fused_operands(vk_engine *e, const tf_exec *x, uint32_t m)
+{
+    const tf_operand *out = x->outputs[0];
+    if (out->dtype != TF_F32 && out->dtype != TF_F64)
+        return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
+                           "vulkan: FUSED: the output is not f32 or f64");
+    for (uint32_t i = 0; i < x->n_inputs + m; i++) {
+        int is_in = i < x->n_inputs;
+        uint32_t idx = is_in ? i : i - x->n_inputs;
+        const tf_operand *op = is_in ? x->inputs[idx] : x->outputs[idx];
+        const char *what = is_in ? "input" : "output";
+        if (op->dtype != out->dtype)
+            return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
+                               "vulkan: FUSED: %s %u has another dtype than output 0", what, idx);
+        if (!same_shape(op, out))
+            return tf__vk_fail(e->host, TF_ERR_SHAPE_MISMATCH,
+                               "vulkan: FUSED: %s %u has another shape than output 0", what, idx);
+    }
+    return TF_OK;
+}
+
+/* The ABI 1.3 fields: m outputs, receiving strictly increasing steps, the last one last. */
+static tf_status check_fused_outputs(vk_engine *e, const tf_fused_params *pr)
+{
+    if (!TF_ABI_HAS_FIELD(pr, tf_fused_params, outputs) || pr->n_outputs <= 1)
+        return TF_OK;
+    if (pr->n_outputs > TF_FUSED_MAX_OUTPUTS || pr->outputs == NULL)
+        return tf__vk_fail(e->host, TF_ERR_VALIDATION,
+                           "vulkan: FUSED: n_outputs %u (2 to %d) with outputs %s", pr->n_outputs,
+                           TF_FUSED_MAX_OUTPUTS, pr->outputs ? "set" : "NULL");
+    for (uint32_t i = 0; i < pr->n_outputs; i++) {
+        uint32_t k = pr->outputs[i];
+        int last = i + 1 == pr->n_outputs;
+        if (k >= pr->n_steps || (i > 0 && k <= pr->outputs[i - 1]) ||
+            (last && k != pr->n_steps - 1))
+            return tf__vk_fail(e->host, TF_ERR_VALIDATION,
+                               "vulkan: FUSED: outputs[%u] = step %u (strictly increasing, the "
+                               "last %u)",
+                               i, k, pr->n_steps - 1);
+    }
+    return TF_OK;
 }
 
 /*
  * A FUSED call's own rules (the core checks the same ones; error kinds as its
  * prim_check.c gives them): the shader indexes its registers with the
- * steps' operands, so a program is always checked before it is recorded.
+ * steps' operands and the outputs' steps, so a program is always checked
+ * before it is recorded. The operand counts were checked against m already.
  */
 static tf_status check_fused(vk_engine *e, const tf_exec *x)
 {
     const tf_fused_params *pr = x->params;
-    const tf_operand *out = x->outputs[0];
     uint32_t n = x->n_inputs;
     if (n < 1 || n > TF_FUSED_MAX_INPUTS)
         return tf__vk_fail(e->host, TF_ERR_VALIDATION, "vulkan: FUSED: %u inputs (1 to %d)", n,
                            TF_FUSED_MAX_INPUTS);
-    if (pr->struct_size < sizeof *pr || pr->n_steps < 1 || pr->n_steps > TF_FUSED_MAX_STEPS ||
-        pr->steps == NULL)
+    if (!TF_ABI_HAS_FIELD(pr, tf_fused_params, steps) || pr->n_steps < 1 ||
+        pr->n_steps > TF_FUSED_MAX_STEPS || pr->steps == NULL)
         return tf__vk_fail(e->host, TF_ERR_VALIDATION,
                            "vulkan: FUSED: bad params (struct_size %u, n_steps %u, steps %s)",
                            pr->struct_size, pr->n_steps, pr->steps ? "set" : "NULL");
-    if (out->dtype != TF_F32 && out->dtype != TF_F64)
-        return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
-                           "vulkan: FUSED: the output is not f32 or f64");
-    for (uint32_t i = 0; i < n; i++) {
-        const tf_operand *in = x->inputs[i];
-        if (in->dtype != out->dtype)
-            return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
-                               "vulkan: FUSED: input %u has another dtype than the output", i);
-        int same_shape = in->rank == out->rank && in->rank <= TF_MAX_RANK;
-        for (uint32_t k = 0; k < in->rank && same_shape; k++)
-            same_shape = in->shape[k] == out->shape[k];
-        if (!same_shape)
-            return tf__vk_fail(e->host, TF_ERR_SHAPE_MISMATCH,
-                               "vulkan: FUSED: input %u has another shape than the output", i);
-    }
+    tf_status st = check_fused_outputs(e, pr);
+    if (st == TF_OK)
+        st = check_fused_operands(e, x, fused_outputs(pr));
+    if (st != TF_OK)
+        return st;
+    uint32_t dtype = x->outputs[0]->dtype;
     for (uint32_t k = 0; k < pr->n_steps; k++) {
         const tf_fused_step *s = &pr->steps[k];
         int binary = s->kind == TF_FUSED_BINARY;
@@ -794,7 +869,7 @@ static tf_status check_fused(vk_engine *e, const tf_exec *x)
                                "vulkan: FUSED: step %u (kind %u, op %u, a %u, b %u) is invalid "
                                "with %u registers",
                                k, s->kind, s->op, s->a, s->b, n + k);
-        if (binary ? !binary_ok(out->dtype, s->op) : !unary_ok(out->dtype, s->op))
+        if (binary ? !binary_ok(dtype, s->op) : !unary_ok(dtype, s->op))
             return tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
                                "vulkan: FUSED: step %u: op %u is not defined for floats", k, s->op);
     }
@@ -805,15 +880,18 @@ static tf_status check_fused(vk_engine *e, const tf_exec *x)
 static tf_status check(vk_engine *e, const tf_exec *x)
 {
     const char *name = tf__vk_prim_name(x->prim);
-    int many = x->prim == TF_PRIM_CONCATENATE;
-    if (x->prim >= TF_PRIM_COUNT_ || x->n_outputs != 1 || (!many && x->n_inputs > MAX_OPS - 1) ||
-        (x->n_inputs > 0 && x->inputs == NULL) || x->outputs == NULL)
+    int many = x->prim == TF_PRIM_CONCATENATE, fused = x->prim == TF_PRIM_FUSED;
+    /* FUSED's params name its outputs; no primitive but CONCATENATE has over five inputs. */
+    uint32_t n_out = fused && x->params != NULL ? fused_outputs(x->params) : 1;
+    if (x->prim >= TF_PRIM_COUNT_ || x->n_outputs != n_out ||
+        (!many && x->n_inputs > TF_FUSED_MAX_INPUTS) || (x->n_inputs > 0 && x->inputs == NULL) ||
+        x->outputs == NULL)
         return tf__vk_fail(e->host, TF_ERR_VALIDATION, "vulkan: %s: bad operand counts", name);
     int needs_params = x->prim != TF_PRIM_SELECT && x->prim != TF_PRIM_COPY &&
                        x->prim != TF_PRIM_DYNAMIC_SLICE && x->prim != TF_PRIM_DYNAMIC_UPDATE_SLICE;
     if (needs_params && x->params == NULL)
         return tf__vk_fail(e->host, TF_ERR_VALIDATION, "vulkan: %s: params are NULL", name);
-    tf_status st = x->prim == TF_PRIM_FUSED ? check_fused(e, x) : TF_OK;
+    tf_status st = fused ? check_fused(e, x) : TF_OK;
     if (st != TF_OK)
         return st;
     uint32_t dt[MAX_OPS + 1];
@@ -829,13 +907,14 @@ static tf_status check(vk_engine *e, const tf_exec *x)
     }
     if (many)
         dt[n++] = x->outputs[0]->dtype;
-    dt[n++] = x->outputs[0]->dtype;
+    for (uint32_t i = 0; i < n_out; i++)
+        dt[n++] = x->outputs[i]->dtype;
     if (!tf__vk_supports(e, x->prim, needs_params ? exec_op(x) : 0, dt, n))
         return tf__vk_fail(e->host, TF_ERR_UNSUPPORTED,
                            "vulkan: %s (op %u) is not supported for these dtypes on \"%s\"", name,
                            exec_op(x), e->phys->info.name);
-    for (uint32_t i = 0; i <= x->n_inputs; i++) {
-        const tf_operand *op = i < x->n_inputs ? x->inputs[i] : x->outputs[0];
+    for (uint32_t i = 0; i < x->n_inputs + n_out; i++) {
+        const tf_operand *op = i < x->n_inputs ? x->inputs[i] : x->outputs[i - x->n_inputs];
         if (op->buffer == NULL || op->rank > TF_MAX_RANK)
             return tf__vk_fail(e->host, TF_ERR_PLACEMENT,
                                "vulkan: %s: operand %u is not in this engine's memory", name, i);

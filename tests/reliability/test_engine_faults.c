@@ -124,6 +124,8 @@ static tf_status forward(tf_engine *e, tf_eager *y[3], int *done)
 {
     tf_session *s = NULL;
     tf_status st = tf_session_begin(g_rt, e, &s);
+    if (!st) /* each op fails where it is issued (deferred batches: test_defer_faults.c) */
+        st = tf_session_set_defer(s, TF_DEFER_OFF);
     *done = 0;
     for (int i = 0; i < 3 && !st; i++) {
         tf_eager *a = i == 0 ? g_x : i == 1 ? y[0] : y[1];

@@ -6,6 +6,8 @@
  *   engine size-lie       a descriptor of this host's minor claiming 64 bytes
  *                         more than it has
  *   engine supports-lies  supports() claims everything, execute() fails
+ *   engine old-minor      the same, built against ABI 1.2: FUSED with several
+ *                         outputs (ABI 1.3) is never asked of it or sent to it
  *   module size_lie       a 1.0 descriptor claiming the 1.1 struct's size
  *   module null_id        id NULL
  *   module hook_fails_late  the install hook adds every op, then fails
@@ -135,6 +137,49 @@ static void test_engine_supports_lies_contained(void **state)
     tf_engine_destroy(liar);
 }
 
+/*
+ * A plugin of ABI 1.2 that says yes to every question (it does not know op m - 1 of
+ * FUSED): several outputs are refused by the host without asking the plugin or calling
+ * its execute, the outputs untouched; one output is still asked and sent.
+ */
+static void test_engine_old_minor_no_fused_outputs(void **state)
+{
+    tf_plugin *p = NULL;
+    tf_engine *old = NULL;
+    TF_ASSERT_OK(tf_plugin_load(ENGINE_PATH("old-minor"), &p));
+    assert_int_equal(tf_plugin_abi_minor(p), 2);
+    TF_ASSERT_OK(tf_engine_create(p, NULL, &old));
+    static const tf_dtype d[4] = {TF_F64, TF_F64, TF_F64, TF_F64};
+    assert_true(tf_engine_supports(old, TF_PRIM_FUSED, 0, d, 2));
+    assert_false(tf_engine_supports(old, TF_PRIM_FUSED, 1, d, 3));
+    assert_false(tf_engine_supports(old, TF_PRIM_FUSED, 2, d, 4));
+    const int64_t n = 3;
+    const double zero[3] = {0, 0, 0};
+    tf_tensor *x = NULL, *out[2] = {NULL, NULL};
+    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, 1, &n, (const double[]){1, 2, 3}, 3, &x));
+    for (int i = 0; i < 2; i++)
+        TF_ASSERT_OK(tf_tensor_from_host(TF_F64, 1, &n, zero, 3, &out[i]));
+    static const tf_fused_step steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
+                                           {TF_FUSED_UNARY, TF_UNARY_NEG, 1, 0}};
+    static const uint32_t outputs[2] = {0, 1};
+    tf_fused_params fp = {sizeof fp, 2, steps, 2, outputs};
+    TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &fp, 1, &x, 2, out), TF_ERR_UNSUPPORTED);
+    expect_text("old-minor", tf_error_message(), "older than 1.3");
+    assert_null(strstr(tf_error_cause(), "fixture")); /* its execute never ran */
+    for (int i = 0; i < 2; i++) {
+        double got[3];
+        TF_ASSERT_OK(tf_tensor_copy_to_host(out[i], TF_F64, got, 3));
+        assert_memory_equal(got, zero, sizeof got);
+    }
+    fp.n_outputs = 1;
+    TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &fp, 1, &x, 1, out), TF_ERR_UNSUPPORTED);
+    expect_text("old-minor", tf_error_cause(), "old-minor fixture: claimed primitive 16");
+    tf_tensor_release(x);
+    tf_tensor_release(out[0]);
+    tf_tensor_release(out[1]);
+    tf_engine_destroy(old);
+}
+
 /* ---- extension modules ---- */
 
 static void test_module_load_refusals(void **state)
@@ -210,6 +255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_size_lie_refused),
         cmocka_unit_test(test_engine_supports_lies_contained),
+        cmocka_unit_test(test_engine_old_minor_no_fused_outputs),
         cmocka_unit_test(test_module_load_refusals),
         cmocka_unit_test(test_module_hook_fails_late),
     };

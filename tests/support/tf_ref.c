@@ -692,12 +692,12 @@ const uint32_t tfr_float_binary_ops[8] = {TF_BINARY_ADD, TF_BINARY_SUB, TF_BINAR
 _Static_assert(TF_UNARY_COUNT_ == 19 && TF_BINARY_COUNT_ == 11,
                "a new op: add it to tfr_float_unary_ops / tfr_float_binary_ops if it is float");
 
-tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_steps,
-                               const tf_fused_step *steps, tf_tensor *const *in, tf_dtype dtype,
-                               size_t rank, const int64_t *shape)
+void tfr_fused_run_outputs(tf_engine *engine, uint32_t n_in, uint32_t n_steps,
+                           const tf_fused_step *steps, uint32_t n_out, const uint32_t *outputs,
+                           tf_tensor *const *in, tf_dtype dtype, size_t rank, const int64_t *shape,
+                           tf_tensor **out)
 {
     tf_tensor *reg[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
-    uint32_t last = n_in + n_steps - 1;
     for (uint32_t r = 0; r < n_in; r++)
         reg[r] = in[r];
     for (uint32_t k = 0; k < n_steps; k++) {
@@ -714,9 +714,21 @@ tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_step
                         &reg[n_in + k]);
         }
     }
-    for (uint32_t r = n_in; r < last; r++)
-        tf_tensor_release(reg[r]);
-    return reg[last];
+    for (uint32_t i = 0; i < n_out; i++) {
+        out[i] = reg[n_in + (n_out > 1 ? outputs[i] : n_steps - 1)];
+        tf_tensor_retain(out[i]);
+    }
+    for (uint32_t k = 0; k < n_steps; k++)
+        tf_tensor_release(reg[n_in + k]);
+}
+
+tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_steps,
+                               const tf_fused_step *steps, tf_tensor *const *in, tf_dtype dtype,
+                               size_t rank, const int64_t *shape)
+{
+    tf_tensor *out;
+    tfr_fused_run_outputs(engine, n_in, n_steps, steps, 1, NULL, in, dtype, rank, shape, &out);
+    return out;
 }
 
 const char *tfr_fused_describe(uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps,

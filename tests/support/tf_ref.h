@@ -214,6 +214,15 @@ tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_step
                                size_t rank, const int64_t *shape);
 const char *tfr_fused_describe(uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps,
                                char *buf, size_t size);
+/*
+ * The same for a program of several outputs (ABI 1.3): out[i] gets a new tensor (the
+ * caller releases it) holding register n_in + outputs[i], for i < n_out; with n_out 1,
+ * outputs is not read and out[0] is the last register.
+ */
+void tfr_fused_run_outputs(tf_engine *engine, uint32_t n_in, uint32_t n_steps,
+                           const tf_fused_step *steps, uint32_t n_out, const uint32_t *outputs,
+                           tf_tensor *const *in, tf_dtype dtype, size_t rank, const int64_t *shape,
+                           tf_tensor **out);
 
 /*
  * Loads plugin `name` and creates an engine with `threads` and, when key is not NULL,

@@ -10,7 +10,8 @@
  * reaching the edges the ABI specifies (integer wrapping, NaN propagation,
  * saturating conversions, clamped slice starts). FUSED gets random programs
  * over the UNARY and BINARY ops the engine claims, on the same shapes and
- * layouts.
+ * layouts: of one output (row "fused") and of several (row "fused/outputs",
+ * ABI 1.3).
  */
 #include <string.h>
 
@@ -338,30 +339,51 @@ static int fused_program(uint64_t *seed, const fused_ops *o, uint32_t n_in, uint
     return kind;
 }
 
-/* Cases per shape: the first is the largest program, the second the smallest. */
+/* n_out (2 .. n_steps) outputs: n_out - 1 distinct earlier steps in order, then the last. */
+static void fused_outputs(uint64_t *seed, uint32_t n_steps, uint32_t n_out, uint32_t *outputs)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k + 1 < n_steps; k++) /* selection sampling: each subset alike */
+        if (rand_below(seed, n_steps - 1 - k) < n_out - 1 - n)
+            outputs[n++] = k;
+    outputs[n] = n_steps - 1;
+}
+
+/* Cases per shape: the first is the largest program (with the most outputs), the second
+   the smallest. */
 #define FUSED_PER_SHAPE 3
 
-static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt)
+/* The "fused" row's cell (one output), or with `several` the "fused/outputs" row's (2 to
+   CK_MAX_OUT outputs, ABI 1.3: supports() is asked with op m - 1). */
+static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several)
 {
-    tf_dtype sig[CK_MAX_OPERANDS] = {dt, dt, dt, dt, dt, dt};
+    tf_dtype sig[2] = {dt, dt};
     int claims = tf_engine_supports(ctx->eut, TF_PRIM_FUSED, 0, sig, 2);
     fused_ops ops;
     fused_ops_of(ctx, dt, claims, &ops);
     if (!ops.n)
         return; /* it claims FUSED but no step it could run */
-    uint64_t seed = 0xf05edull + (uint64_t)dt;
+    uint64_t seed = 0xf05edull + (uint64_t)dt + (several ? 0x1000u : 0);
     for (int i = 0; i < n_shapes(ctx); i++) {
         const ck_shape *sh = &k_shapes[i];
         for (int j = 0; j < FUSED_PER_SHAPE; j++) {
             int v = i * FUSED_PER_SHAPE + j;
+            uint32_t least = several ? 2 : 1;
             uint32_t n_in = v == 0 ? CK_MAX_IN : v == 1 ? 1 : 1 + rand_below(&seed, CK_MAX_IN);
             uint32_t n_steps = v == 0   ? TF_FUSED_MAX_STEPS
-                               : v == 1 ? 1
-                                        : 1 + rand_below(&seed, TF_FUSED_MAX_STEPS);
+                               : v == 1 ? least
+                                        : least + rand_below(&seed, TF_FUSED_MAX_STEPS + 1 - least);
+            uint32_t most = n_steps < CK_MAX_OUT ? n_steps : CK_MAX_OUT;
+            uint32_t n_out = !several ? 1 : v == 0 ? most : 2 + rand_below(&seed, most - 1);
             tf_fused_step steps[TF_FUSED_MAX_STEPS];
+            uint32_t outputs[CK_MAX_OUT];
             int kind = fused_program(&seed, &ops, n_in, n_steps, steps);
-            tf_fused_params p = {sizeof p, n_steps, steps};
-            ck_case c = {.prim = TF_PRIM_FUSED, .params = &p, .n_in = n_in};
+            if (several)
+                fused_outputs(&seed, n_steps, n_out, outputs);
+            tf_fused_params p = {sizeof p, n_steps, steps, several ? n_out : 0,
+                                 several ? outputs : NULL};
+            ck_case c = {
+                .prim = TF_PRIM_FUSED, .op = n_out - 1, .params = &p, .n_in = n_in, .n_out = n_out};
             for (uint32_t k = 0; k < n_in; k++) /* POS for some: fewer NaN from log and sqrt */
                 set_arg(&c.in[k], dt, sh->rank, sh->d, (int)((v + (int)k) % CK_L_COUNT_),
                         k % 2 ? CK_D_POS : CK_D_ANY, 0);
@@ -377,5 +399,10 @@ void ck_cases_fused(ck_ctx *ctx)
     ck_row *row = ck_row_add(ctx, "fused");
     for (int d = 0; row && d < 2; d++)
         if (want(ctx, k_all[d]))
-            fused_cell(ctx, row, k_all[d]);
+            fused_cell(ctx, row, k_all[d], 0);
+    /* ABI 1.3: an engine answering no for op > 0 gets "unsup" here, no failure */
+    row = ck_row_add(ctx, "fused/outputs");
+    for (int d = 0; row && d < 2; d++)
+        if (want(ctx, k_all[d]))
+            fused_cell(ctx, row, k_all[d], 1);
 }

@@ -6,7 +6,8 @@
  * host as a flat "base" memory, uploaded to each engine, and viewed with the
  * case's shape, strides and offset. Outputs too start from the same random
  * base, and the whole base is compared afterwards, so an engine that writes
- * outside its output view is caught as well as one that computes wrong values;
+ * outside its output view is caught as well as one that computes wrong values
+ * (every output of a call of several, each in its own memory);
  * the inputs' memory is read back from the engine under test and must be as
  * uploaded. A combination the engine does not claim is executed once per cell
  * and must be refused with TF_ERR_UNSUPPORTED, its output memory untouched.
@@ -24,6 +25,18 @@ typedef struct ck_mem {
     int64_t offset;
     int64_t n; /* elements of the base memory (>= 1) */
 } ck_mem;
+
+/* The case's outputs: one, or FUSED's several (all described by c->out). */
+static size_t n_outs(const ck_case *c)
+{
+    return c->n_out > 1 ? c->n_out : 1;
+}
+
+/* Operand i of the case: the inputs, then the outputs. */
+static const ck_arg *arg_of(const ck_case *c, size_t i)
+{
+    return i < c->n_in ? &c->in[i] : &c->out;
+}
 
 static int64_t numel(const ck_arg *a)
 {
@@ -155,7 +168,7 @@ static void *gen_base(const ck_arg *a, const ck_mem *m, uint64_t *s)
 
 /* One engine's operands for a case. */
 typedef struct ck_side {
-    tf_tensor *base[CK_MAX_OPERANDS], *view[CK_MAX_OPERANDS]; /* inputs, then the output */
+    tf_tensor *base[CK_MAX_OPERANDS], *view[CK_MAX_OPERANDS]; /* inputs, then the outputs */
 } ck_side;
 
 static void side_free(ck_side *sd)
@@ -220,24 +233,29 @@ static tf_status raise_magnitude(tf_engine *e, const tf_tensor *t, double *mag)
 
 /*
  * A FUSED call as its steps, each a UNARY or BINARY call from registers (the
- * inputs, then a dense tensor per step) into the next, the last into `out`.
- * *mag gets the largest magnitude of the intermediate registers.
+ * inputs, then a dense tensor per step) into the next; the steps the outputs
+ * name (the last one alone for one output) write `out` instead. *mag gets the
+ * largest magnitude of the registers before the last.
  */
 static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *in,
-                             tf_tensor *out, double *mag)
+                             tf_tensor *const *out, double *mag)
 {
     const tf_fused_params *p = c->params;
     tf_tensor *reg[CK_MAX_IN + TF_FUSED_MAX_STEPS] = {0};
-    size_t n = c->n_in;
+    tf_tensor *own[TF_FUSED_MAX_STEPS] = {0}; /* the temporaries, to release */
+    size_t n = c->n_in, m = n_outs(c), next = 0;
     tf_status st = TF_OK;
     memcpy(reg, in, n * sizeof *reg);
     *mag = 0;
     for (uint32_t k = 0; k < p->n_steps && !st; k++) {
         const tf_fused_step *s = &p->steps[k];
         int last = k + 1 == p->n_steps;
-        tf_tensor *dst = out;
-        if (!last && (st = tf_tensor_empty(e, c->out.dtype, c->out.rank, c->out.shape, &dst)))
+        int is_out = m > 1 ? next < m && p->outputs[next] == k : last;
+        tf_tensor *dst = is_out ? out[m > 1 ? next++ : 0] : NULL;
+        if (!dst && (st = tf_tensor_empty(e, c->out.dtype, c->out.rank, c->out.shape, &dst)))
             break;
+        if (!is_out)
+            own[k] = dst;
         reg[n + k] = dst;
         tf_unary_params up = {sizeof up, s->op};
         tf_binary_params bp = {sizeof bp, s->op};
@@ -248,8 +266,8 @@ static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *i
         if (!st && !last)
             st = raise_magnitude(e, dst, mag);
     }
-    for (uint32_t k = 0; k + 1 < p->n_steps; k++)
-        tf_tensor_release(reg[n + k]);
+    for (uint32_t k = 0; k < p->n_steps; k++)
+        tf_tensor_release(own[k]);
     return st;
 }
 
@@ -260,9 +278,9 @@ typedef struct ck_clobber {
 } ck_clobber;
 
 /*
- * Builds, executes and downloads the output base into *out_bytes. With
- * `always` the output base is downloaded even when execute failed (to see
- * whether a refused call touched it); the execute status is returned then.
+ * Builds, executes and downloads each output's base into out_bytes[j]. With
+ * `always` the output bases are downloaded even when execute failed (to see
+ * whether a refused call touched them); the execute status is returned then.
  * With `clobber`, the inputs' memory is downloaded too and compared with
  * what was uploaded: inputs are read-only to an engine. With `fused_mag`
  * (the reference) a FUSED call runs as its steps (fused_steps).
@@ -272,25 +290,24 @@ static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, voi
 {
     ck_side sd = {0};
     tf_status st = TF_OK, exec = TF_OK;
-    for (size_t i = 0; i <= c->n_in && !st; i++) {
-        const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
-        st = side_operand(e, a, &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
-    }
+    size_t n = c->n_in, m = n_outs(c);
+    for (size_t i = 0; i < n + m && !st; i++)
+        st = side_operand(e, arg_of(c, i), &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
     if (!st && fused_mag && c->prim == TF_PRIM_FUSED)
-        st = fused_steps(e, c, sd.view, sd.view[c->n_in], fused_mag);
+        st = fused_steps(e, c, sd.view, &sd.view[n], fused_mag);
     else if (!st)
-        st = tf_engine_execute(e, c->prim, c->params, c->n_in, sd.view, 1, &sd.view[c->n_in]);
+        st = tf_engine_execute(e, c->prim, c->params, n, sd.view, m, &sd.view[n]);
     if (!st)
         st = tf_engine_synchronize(e);
-    if (st && always && sd.base[c->n_in]) {
+    if (st && always && sd.base[n + m - 1]) {
         exec = st;
         st = TF_OK;
     }
-    if (!st)
-        st = fetch_base(e, sd.base[c->n_in], c->out.dtype, mem[c->n_in].n, out_bytes);
+    for (size_t j = 0; j < m && !st; j++)
+        st = fetch_base(e, sd.base[n + j], c->out.dtype, mem[n + j].n, &out_bytes[j]);
     if (clobber)
         clobber->input = -1;
-    for (size_t i = 0; clobber && !st && i < c->n_in && clobber->input < 0; i++) {
+    for (size_t i = 0; clobber && !st && i < n && clobber->input < 0; i++) {
         void *now = NULL;
         size_t es = tf_dtype_size(c->in[i].dtype);
         st = fetch_base(e, sd.base[i], c->in[i].dtype, mem[i].n, &now);
@@ -319,11 +336,17 @@ static size_t put_list(char *buf, size_t cap, const int64_t *v, size_t n)
     return u < cap ? u : cap;
 }
 
-/* A FUSED program as "r2 = mul(r0, r1); r3 = exp(r2)". */
+/* A FUSED program as "r2 = mul(r0, r1); r3 = exp(r2)", then "; outputs r2, r3" when it
+   has several. */
 static size_t put_program(char *buf, size_t cap, const ck_case *c)
 {
     const tf_fused_params *p = c->params;
     size_t u = 0;
+    for (size_t j = 0; c->n_out > 1 && j < c->n_out && u < cap; j++)
+        u += (size_t)snprintf(buf + u, cap - u, "%sr%zu", j ? ", " : "outputs ",
+                              c->n_in + p->outputs[j]);
+    if (c->n_out > 1 && u < cap)
+        u += (size_t)snprintf(buf + u, cap - u, ": ");
     for (uint32_t k = 0; k < p->n_steps && u < cap; k++) {
         const tf_fused_step *s = &p->steps[k];
         int bin = s->kind == TF_FUSED_BINARY;
@@ -345,10 +368,12 @@ static void describe(const ck_case *c, const ck_mem *mem, char *buf, size_t cap)
         if (u < cap)
             u += (size_t)snprintf(buf + u, cap - u, "; ");
     }
-    for (size_t i = 0; i <= c->n_in && u < cap; i++) {
-        const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
+    for (size_t i = 0; i < c->n_in + n_outs(c) && u < cap; i++) {
+        const ck_arg *a = arg_of(c, i);
         if (i < c->n_in)
             u += (size_t)snprintf(buf + u, cap - u, "%sin%zu ", i ? "; " : "", i);
+        else if (c->n_out > 1)
+            u += (size_t)snprintf(buf + u, cap - u, "; out%zu ", i - c->n_in);
         else
             u += (size_t)snprintf(buf + u, cap - u, "%sout ", c->n_in ? "; " : "");
         if (u >= cap)
@@ -456,7 +481,8 @@ static int signature(const ck_case *c, tf_dtype *dt)
     int n = 0;
     for (size_t i = 0; i < c->n_in; i++)
         dt[n++] = c->in[i].dtype;
-    dt[n++] = c->out.dtype;
+    for (size_t j = 0; j < n_outs(c); j++)
+        dt[n++] = c->out.dtype;
     return n;
 }
 
@@ -472,14 +498,17 @@ static void merge(ck_cell *cell, ck_state s)
 static void check_refusal(ck_ctx *ctx, const ck_row *row, const ck_case *c, const ck_mem *mem,
                           void *const *bytes)
 {
-    void *after = NULL;
+    void *after[CK_MAX_OUT] = {0};
     char what[1200];
     describe(c, mem, what, sizeof what);
     ck_doing("executing unclaimed %s (%s) [%s]", row->name, tf_dtype_name(c->out.dtype), what);
     tf_error_clear();
-    tf_status st = side_run(ctx->eut, c, mem, bytes, &after, 1, NULL, NULL);
-    int64_t nb = mem[c->n_in].n * (int64_t)tf_dtype_size(c->out.dtype);
-    int touched = after && memcmp(after, bytes[c->n_in], (size_t)nb) != 0;
+    tf_status st = side_run(ctx->eut, c, mem, bytes, after, 1, NULL, NULL);
+    int touched = 0;
+    for (size_t j = 0; j < n_outs(c); j++) {
+        int64_t nb = mem[c->n_in + j].n * (int64_t)tf_dtype_size(c->out.dtype);
+        touched |= after[j] && memcmp(after[j], bytes[c->n_in + j], (size_t)nb) != 0;
+    }
     if (st == TF_ERR_UNSUPPORTED && !touched) {
         ctx->refused++;
     } else if (st == TF_ERR_UNSUPPORTED) {
@@ -496,7 +525,8 @@ static void check_refusal(ck_ctx *ctx, const ck_row *row, const ck_case *c, cons
                    row->name, tf_dtype_name(c->out.dtype), tf_status_name(st), st ? ": " : "",
                    st ? ck_error_text() : "", what);
     }
-    free(after);
+    for (size_t j = 0; j < CK_MAX_OUT; j++)
+        free(after[j]);
 }
 
 void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n)
@@ -507,6 +537,47 @@ void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n)
         n = 1;
     c->rtol = k * eps * (double)n;
     c->atol = k * eps * 4 * (double)n; /* sums of values of magnitude ~4 may cancel */
+}
+
+/* A claimed case that ran on both engines: every output compared with the reference's,
+   the first wrong one reported (its outputs[j] named when there are several). */
+static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, const ck_mem *mem,
+                  void *const *got, void *const *want, double mag, const char *what)
+{
+    ck_cell *cell = &row->cell[col];
+    ck_case tol = *c; /* FUSED: a step's error grows with what the next ones do */
+    tol.rtol *= mag > 1 ? mag : 1;
+    tol.atol *= mag > 1 ? mag : 1;
+    cell->cases++;
+    for (size_t j = 0; j < n_outs(c); j++) {
+        ck_diff d;
+        const ck_mem *m = &mem[c->n_in + j];
+        compare(&tol, m->n, got[j], want[j], &d);
+        if (d.max_abs > cell->max_err)
+            cell->max_err = d.max_abs;
+        if (d.worst < 0 || d.ratio <= 1)
+            continue;
+        char where[160], g[40], w[40], which[32] = "";
+        if (c->n_out > 1)
+            snprintf(which, sizeof which, " in outputs[%zu]", j);
+        locate(&c->out, m, d.worst, "output", where, sizeof where);
+        fmt_value(c->out.dtype, got[j], d.worst, g, sizeof g);
+        fmt_value(c->out.dtype, want[j], d.worst, w, sizeof w);
+        if (tf_dtype_is_float(c->out.dtype))
+            ck_failure(ctx,
+                       "%s (%s): wrong result%s at %s: got %s, expected %s (error %.3g, "
+                       "allowed %.3g + %.3g*|expected|) [%s]",
+                       row->name, tf_dtype_name(col), which, where, g, w, fabs(atof(g) - atof(w)),
+                       tol.atol, tol.rtol, what);
+        else
+            ck_failure(ctx, "%s (%s): wrong result%s at %s: got %s, expected %s [%s]", row->name,
+                       tf_dtype_name(col), which, where, g, w, what);
+        merge(cell, CK_FAIL);
+        if (cell->max_err == 0)
+            cell->max_err = INFINITY; /* integers: any difference */
+        return;
+    }
+    merge(cell, CK_PASS);
 }
 
 void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
@@ -530,8 +601,8 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
     uint64_t seed = 0x5eed0000u + (uint64_t)c->prim * 7919u + c->op * 131u + (uint64_t)col;
     seed += (uint64_t)cell->cases * 104729u;
     int ok = 1;
-    for (size_t i = 0; i <= c->n_in; i++) {
-        const ck_arg *a = i < c->n_in ? &c->in[i] : &c->out;
+    for (size_t i = 0; i < c->n_in + n_outs(c); i++) {
+        const ck_arg *a = arg_of(c, i);
         mem_of(a, &mem[i]);
         bytes[i] = gen_base(a, &mem[i], &seed);
         ok = ok && bytes[i];
@@ -543,20 +614,20 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
         check_refusal(ctx, row, c, mem, bytes);
         cell->refusal_checked = 1;
     } else {
-        void *got = NULL, *want = NULL;
+        void *got[CK_MAX_OUT] = {0}, *want[CK_MAX_OUT] = {0};
         char what[1200];
         double mag = 0;
         ck_clobber clobber = {-1, 0};
         tf_error_clear();
         describe(c, mem, what, sizeof what);
         ck_doing("%s (%s) [%s]", row->name, tf_dtype_name(col), what);
-        tf_status st = side_run(ctx->ref, c, mem, bytes, &want, 0, NULL, &mag);
+        tf_status st = side_run(ctx->ref, c, mem, bytes, want, 0, NULL, &mag);
         if (st) {
             ck_failure(ctx, "%s (%s): the reference engine failed: %s: %s [%s]", row->name,
                        tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
             cell->status = st;
             merge(cell, CK_ERROR);
-        } else if ((st = side_run(ctx->eut, c, mem, bytes, &got, 0, &clobber, NULL)) != TF_OK) {
+        } else if ((st = side_run(ctx->eut, c, mem, bytes, got, 0, &clobber, NULL)) != TF_OK) {
             ck_failure(ctx, "%s (%s): the engine returned %s: %s [%s]", row->name,
                        tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
             cell->status = st;
@@ -570,39 +641,14 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
             merge(cell, CK_FAIL);
             cell->max_err = INFINITY;
         } else {
-            ck_diff d;
-            ck_case tol = *c; /* FUSED: a step's error grows with what the next ones do */
-            tol.rtol *= mag > 1 ? mag : 1;
-            tol.atol *= mag > 1 ? mag : 1;
-            compare(&tol, mem[c->n_in].n, got, want, &d);
-            if (d.max_abs > cell->max_err)
-                cell->max_err = d.max_abs;
-            if (d.worst >= 0 && d.ratio > 1) {
-                char where[160], g[40], w[40];
-                locate(&c->out, &mem[c->n_in], d.worst, "output", where, sizeof where);
-                fmt_value(c->out.dtype, got, d.worst, g, sizeof g);
-                fmt_value(c->out.dtype, want, d.worst, w, sizeof w);
-                if (tf_dtype_is_float(c->out.dtype))
-                    ck_failure(ctx,
-                               "%s (%s): wrong result at %s: got %s, expected %s (error %.3g, "
-                               "allowed %.3g + %.3g*|expected|) [%s]",
-                               row->name, tf_dtype_name(col), where, g, w, fabs(atof(g) - atof(w)),
-                               tol.atol, tol.rtol, what);
-                else
-                    ck_failure(ctx, "%s (%s): wrong result at %s: got %s, expected %s [%s]",
-                               row->name, tf_dtype_name(col), where, g, w, what);
-                merge(cell, CK_FAIL);
-                if (cell->max_err == 0)
-                    cell->max_err = INFINITY; /* integers: any difference */
-            } else {
-                merge(cell, CK_PASS);
-            }
-            cell->cases++;
+            judge(ctx, row, col, c, mem, got, want, mag, what);
         }
-        free(got);
-        free(want);
+        for (size_t j = 0; j < CK_MAX_OUT; j++) {
+            free(got[j]);
+            free(want[j]);
+        }
     }
-    for (size_t i = 0; i <= c->n_in; i++)
+    for (size_t i = 0; i < c->n_in + n_outs(c); i++)
         free(bytes[i]);
 }
 

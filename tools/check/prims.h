@@ -48,9 +48,10 @@ typedef struct ck_arg {
     int64_t lim;
 } ck_arg;
 
-/* The most inputs of a case (FUSED's), and operands with the output. */
+/* The most inputs and outputs of a case (FUSED's), and operands in all. */
 #define CK_MAX_IN TF_FUSED_MAX_INPUTS
-#define CK_MAX_OPERANDS (CK_MAX_IN + 1)
+#define CK_MAX_OUT TF_FUSED_MAX_OUTPUTS
+#define CK_MAX_OPERANDS (CK_MAX_IN + CK_MAX_OUT)
 
 typedef struct ck_case {
     tf_prim prim;
@@ -58,13 +59,15 @@ typedef struct ck_case {
     const void *params;
     size_t n_in;
     ck_arg in[CK_MAX_IN];
-    ck_arg out;
+    ck_arg out;        /* every output's: shape, dtype, layout */
+    size_t n_out;      /* outputs: 0 or 1 for one; FUSED of ABI 1.3 may have up to CK_MAX_OUT */
     double rtol, atol; /* floats: |got - want| <= atol + rtol * |want| */
     int variant;       /* which signature of the cell (e.g. the index dtype) */
 } ck_case;
 
 /*
  * Runs c (claimed: compared with the reference; not: must be refused) into row's cell `col`.
+ * Every output is compared (each in its own memory; FUSED with several outputs).
  * The reference runs a FUSED call as its steps, each a UNARY or BINARY call of its own, and
  * the tolerance grows with the largest magnitude an intermediate value reaches there (an
  * error of one step carries into the next); an engine that rounds each step as its UNARY and

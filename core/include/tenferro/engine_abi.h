@@ -103,7 +103,7 @@ extern "C" {
 #endif
 
 #define TF_ENGINE_ABI_MAJOR 1
-#define TF_ENGINE_ABI_MINOR 2 /* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED */
+#define TF_ENGINE_ABI_MINOR 3 /* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED; 1.3: FUSED outputs */
 
 #define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
 
@@ -378,8 +378,15 @@ typedef enum tf_prim {
      * means every valid program whose steps the engine supports as UNARY
      * and BINARY calls of that dtype (the host checks each step so). With
      * TF_ENGINE_CAP_IN_PLACE, out[0] may be exactly one of the inputs.
-     * The host sends it for chains it generates itself (derivatives); an
-     * engine that does not know it answers 0 and gets the steps one by one.
+     * The host sends it for chains it generates itself (derivatives) and
+     * for elementwise ops a session issues back to back; an engine that
+     * does not know it answers 0 and gets the steps one by one.
+     * ABI 1.3, several outputs: with tf_fused_params.n_outputs = m > 1,
+     * out[i] (i < m) receives register n + outputs[i]; supports() is then
+     * asked with op m - 1 (so op 0 is the one-output question of 1.2), the
+     * dtypes being the n inputs' and then the m outputs'. Outputs share
+     * memory with no input and no other output (no in-place form). The
+     * host sends m > 1 only to engines built against 1.3 or later.
      */
     TF_PRIM_FUSED = 16,
 
@@ -538,6 +545,7 @@ typedef enum tf_fused_kind {
 
 #define TF_FUSED_MAX_INPUTS 5
 #define TF_FUSED_MAX_STEPS 16
+#define TF_FUSED_MAX_OUTPUTS 8 /* ABI 1.3 */
 
 /* One step of a TF_PRIM_FUSED program (ABI 1.2). */
 typedef struct tf_fused_step {
@@ -550,6 +558,16 @@ typedef struct tf_fused_params {
     uint32_t struct_size;
     uint32_t n_steps;            /* 1 .. TF_FUSED_MAX_STEPS */
     const tf_fused_step *steps;  /* step k writes register n_inputs + k */
+    /*
+     * ABI 1.3 (read only when TF_ABI_HAS_FIELD(p, tf_fused_params, outputs)
+     * holds; a 1.2 host's struct ends above): n_outputs is 0 or 1 for the
+     * one output of 1.2 (the last step), else 2 .. TF_FUSED_MAX_OUTPUTS, and
+     * outputs[i] is the step whose value out[i] receives: strictly
+     * increasing, the last one n_steps - 1. outputs is ignored when
+     * n_outputs <= 1.
+     */
+    uint32_t n_outputs;
+    const uint32_t *outputs;
 } tf_fused_params;
 
 /* ===================================================================== */
@@ -625,6 +643,16 @@ typedef struct tf_engine_options {
  * one of the inputs (the others share no memory with it).
  */
 #define TF_ENGINE_CAP_IN_PLACE (1u << 2)
+/*
+ * ABI 1.3: the host may defer the elementwise ops a session issues back to
+ * back and send them as one TF_PRIM_FUSED call (docs/runtime.md, "Deferred
+ * elementwise chains"), by default: declare it when one FUSED pass over a
+ * program is at least as fast as its steps run one call each (on a
+ * HOST_MEMORY engine, for arrays past its caches: the host defers only
+ * results of TF_DEFER_HOST_MIN_BYTES or more there). Without it an
+ * application still gets deferral by asking for it (TF_DEFER_ALWAYS).
+ */
+#define TF_ENGINE_CAP_DEFER_CHAINS (1u << 3)
 
 /*
  * The plugin descriptor returned by the entry symbol. Static storage; the

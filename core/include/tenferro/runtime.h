@@ -190,7 +190,9 @@ typedef tf_status (*tf_session_fn)(tf_session *session, void *user);
 
 /*
  * seed: EagerRuntime::with_eager_session. Runs fn with a session pairing
- * `rt` with the borrowed `engine`; nothing is locked. Returns fn's status.
+ * `rt` with the borrowed `engine`; nothing is locked. Returns fn's status,
+ * or, when fn succeeded, the failure of the deferred ops the session's end
+ * ran (see tf_session_set_defer).
  */
 tf_status tf_runtime_with_session(tf_runtime *rt, tf_engine *engine, tf_session_fn fn,
                                   void *user);
@@ -204,6 +206,49 @@ tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session **out);
 void tf_session_end(tf_session *session); /* NULL is a no-op */
 tf_runtime *tf_session_runtime(const tf_session *session); /* borrowed */
 tf_engine *tf_session_engine(const tf_session *session);   /* borrowed */
+
+/*
+ * Deferred elementwise chains (docs/runtime.md, "Deferred elementwise
+ * chains"). A session's unary and binary float ops of one shape and dtype,
+ * issued back to back, are collected and run as one fused engine call when
+ * a result is first read (by any op, transfer, tf_tensor_data, ...), at
+ * tf_engine_synchronize or at session end; results released before that are
+ * never computed. Values and gradients are the same bits as with deferral
+ * off. An engine failure then surfaces at the read that ran the batch, and
+ * its results read later fail with TF_ERR_BACKEND. Only engines that run
+ * TF_PRIM_FUSED defer anything.
+ */
+typedef enum tf_defer_mode {
+    TF_DEFER_OFF = 0,    /* every op runs when issued */
+    TF_DEFER_AUTO = 1,   /* the default: on engines that ask for it
+                            (TF_ENGINE_CAP_DEFER_CHAINS, e.g. the CPU engine), ops
+                            whose result is at least TF_DEFER_HOST_MIN_BYTES if
+                            the engine computes in host memory (smaller arrays stay
+                            in cache, where fusing gains nothing measurable), every
+                            op if not; on other engines none */
+    TF_DEFER_ALWAYS = 2  /* every op that can be */
+} tf_defer_mode;
+
+#define TF_DEFER_HOST_MIN_BYTES (256u * 1024u)
+
+/*
+ * Sets this session's mode (running what is open first when it turns
+ * deferral off) and returns that run's status. Errors: TF_ERR_VALIDATION
+ * (NULL, unknown mode: nothing changed).
+ */
+tf_status tf_session_set_defer(tf_session *session, tf_defer_mode mode);
+
+/* What deferral did in one session (counts since it began). */
+typedef struct tf_defer_stats {
+    uint64_t ops_deferred;    /* ops collected into a batch */
+    uint64_t batches_run;     /* batches computed (or found to hold nothing held) */
+    uint64_t engine_calls;    /* engine calls those batches made */
+    uint64_t results_written; /* results computed into memory */
+    uint64_t results_dropped; /* results released before anything read them: never computed */
+} tf_defer_stats;
+
+/* Errors: TF_ERR_VALIDATION (NULL). */
+tf_status tf_session_defer_stats(tf_session *session, tf_defer_stats *out);
 
 /*
  * seed: EagerRuntime::clear_grads. Resets every live grad slot of this

@@ -3,8 +3,9 @@
  * element types chosen by the build (-DS_<dtype> for the source operand
  * with dtype F32, F64, I32, I64 or B8 (bool),
  * -DD_<dtype> for the destination, -DW_<bits> for type-blind shaders), the
- * parameter block (binding 6), the per-batch error word (binding 7), the push
- * constants and the strided-offset walk.
+ * parameter block (binding 13), the per-batch error word (binding 14), the
+ * push constants and the strided-offset walk. Bindings 0 .. 12 are the
+ * operands (VK_MAX_BINDINGS in vk_internal.h; only FUSED names them all).
  *
  * Layout parameters (P, int32 words) of the elementwise shaders:
  *   P[0] rank, P[1..8] extents, then per operand j (0 = output):
@@ -18,8 +19,8 @@
 #define WG 256
 layout(local_size_x = WG) in;
 
-layout(std430, binding = 6) readonly buffer Params { int P[]; };
-layout(std430, binding = 7) buffer Errors { uint ERR[]; };
+layout(std430, binding = 13) readonly buffer Params { int P[]; };
+layout(std430, binding = 14) buffer Errors { uint ERR[]; };
 
 layout(push_constant) uniform Push {
     uint n;  /* elements (or outputs) to produce */
@@ -89,20 +90,27 @@ void raise_error(uint code, uint index)
 #define W uvec2
 #endif
 
-/* Element offsets of NOPS operands for column-major linear index i. */
-void walk(uint i, out int off[NOPS])
+/* Element offsets of the first `count` of NOPS operands for column-major linear index i
+   (off[count ..] are left unset). */
+void walk_first(uint i, int count, out int off[NOPS])
 {
     int rank = P[0];
-    for (int j = 0; j < NOPS; j++)
+    for (int j = 0; j < count; j++)
         off[j] = P[9 + 9 * j];
     uint r = i;
     for (int k = 0; k < rank; k++) {
         uint e = uint(P[1 + k]);
         int idx = int(r % e);
         r /= e;
-        for (int j = 0; j < NOPS; j++)
+        for (int j = 0; j < count; j++)
             off[j] += idx * P[10 + 9 * j + k];
     }
+}
+
+/* Element offsets of all NOPS operands. */
+void walk(uint i, out int off[NOPS])
+{
+    walk_first(i, NOPS, off);
 }
 
 /*

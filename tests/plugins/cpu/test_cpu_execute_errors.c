@@ -4,17 +4,19 @@
  * outputs, outputs sharing storage with inputs, unsupported combinations)
  * must fail with the documented status and a message, before the engine
  * runs: the outputs are left exactly as they were. That includes every rule
- * of a FUSED program (counts, steps, registers, dtypes, shapes). The engine's own
+ * of a FUSED program (counts, steps, registers, dtypes, shapes, and the several
+ * outputs of ABI 1.3: their count, their steps, their operands). The engine's own
  * data-dependent checks (index ranges, integer division by zero, checked
  * conversions) must come back with the engine's status and its message as
  * the cause.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu_fixture.h"
 
-#define MAX_OUT 2
+#define MAX_OUT (TF_FUSED_MAX_OUTPUTS + 1)
 
 /* Executes a call the core must refuse; checks status, message and untouched outputs. */
 static void expect_reject_(const char *file, int line, const char *what, tf_prim prim,
@@ -352,7 +354,7 @@ static void test_fused_bad_call(void **state)
     tf_tensor *out2 = tfr_output(cpu_engine, TF_F32, 2, s23);
     tf_tensor *oi = tfr_output(cpu_engine, TF_I32, 2, s23), *root = NULL, *tv = NULL;
     tf_tensor *ab[6] = {a, b, a, b, a, b}, *outs[2] = {out, out2};
-    tf_fused_params fp = {sizeof fp, 3, k_prog};
+    tf_fused_params fp = {sizeof fp, 3, k_prog, 0, NULL};
     expect_fused_reject("fused with NULL params", NULL, 2, ab, 1, &out, TF_ERR_VALIDATION,
                         "params", "required");
     fp.struct_size = 8; /* steps not covered */
@@ -373,10 +375,10 @@ static void test_fused_bad_call(void **state)
     tf_fused_step many[TF_FUSED_MAX_STEPS + 1];
     for (uint32_t k = 0; k <= TF_FUSED_MAX_STEPS; k++)
         many[k] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_NEG, k, 0};
-    fp = (tf_fused_params){sizeof fp, TF_FUSED_MAX_STEPS + 1, many};
+    fp = (tf_fused_params){sizeof fp, TF_FUSED_MAX_STEPS + 1, many, 0, NULL};
     expect_fused_reject("fused with 17 steps", &fp, 1, ab, 1, &out, TF_ERR_VALIDATION, "n_steps",
                         "n_steps is 17");
-    fp = (tf_fused_params){sizeof fp, 3, NULL};
+    fp = (tf_fused_params){sizeof fp, 3, NULL, 0, NULL};
     expect_fused_reject("fused with NULL steps", &fp, 2, ab, 1, &out, TF_ERR_VALIDATION, "steps",
                         "NULL");
     fp.steps = k_prog;
@@ -439,7 +441,7 @@ static void test_fused_bad_steps(void **state)
         uint32_t *f[4] = {&steps[cases[k].step].kind, &steps[cases[k].step].op,
                           &steps[cases[k].step].a, &steps[cases[k].step].b};
         *f[cases[k].field] = cases[k].value;
-        tf_fused_params fp = {sizeof fp, 3, steps};
+        tf_fused_params fp = {sizeof fp, 3, steps, 0, NULL};
         char what[96];
         snprintf(what, sizeof what, "fused with %s", cases[k].what);
         expect_fused_reject(what, &fp, 2, ab, 1, &out, cases[k].expected, cases[k].arg,
@@ -465,7 +467,7 @@ static void test_fused_valid_passes_checks(void **state)
     for (uint32_t k = 0; k < TF_FUSED_MAX_STEPS; k++) /* r[5+k] = r[4+k] + r[k % 5] */
         steps[k] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, 4 + k, k % 5};
     steps[3] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_TANH, 7, 0};
-    tf_fused_params fp = {sizeof fp, TF_FUSED_MAX_STEPS, steps};
+    tf_fused_params fp = {sizeof fp, TF_FUSED_MAX_STEPS, steps, 0, NULL};
     tf_tensor *out = tfr_output(cpu_engine, TF_F32, 2, s23);
     tf_error_clear();
     tf_status st = tf_engine_execute(cpu_engine, TF_PRIM_FUSED, &fp, 5, in, 1, &out);
@@ -477,6 +479,128 @@ static void test_fused_valid_passes_checks(void **state)
     tf_tensor_release(yt);
     tf_tensor_release(y);
     tf_tensor_release(x);
+}
+
+/* ABI 1.3, several outputs: params.n_outputs, params.outputs and the output operands. */
+static void test_fused_bad_outputs(void **state)
+{
+    (void)state;
+    tf_tensor *a = ramp(TF_F32, 2, s23), *b = ramp(TF_F32, 2, s23), *ab[2] = {a, b};
+    tf_tensor *o[MAX_OUT], *wide = tfr_output(cpu_engine, TF_F32, 2, (int64_t[]){2, 6});
+    for (int k = 0; k < MAX_OUT; k++)
+        o[k] = tfr_output(cpu_engine, TF_F32, 2, s23);
+    uint32_t list[MAX_OUT] = {0, 1, 2};
+    tf_fused_params fp = {sizeof fp, 3, k_prog, 3, list};
+    /* the count */
+    fp.n_outputs = TF_FUSED_MAX_OUTPUTS + 1;
+    expect_fused_reject("fused with params.n_outputs 9", &fp, 2, ab, MAX_OUT, o, TF_ERR_VALIDATION,
+                        "n_outputs", "params.n_outputs is 9, expected 0 to 8");
+    fp.n_outputs = 3;
+    expect_fused_reject("fused asking 3 outputs, given 2", &fp, 2, ab, 2, o, TF_ERR_VALIDATION,
+                        "n_outputs", "expects 3 outputs (params.n_outputs), got 2");
+    expect_fused_reject("fused asking 3 outputs, given 4", &fp, 2, ab, 4, o, TF_ERR_VALIDATION,
+                        "n_outputs", "got 4");
+    fp.n_outputs = 2;
+    list[0] = 1;
+    expect_fused_reject("fused asking 2 outputs, given 1", &fp, 2, ab, 1, o, TF_ERR_VALIDATION,
+                        "n_outputs", "got 1");
+    /* the steps it names */
+    static const struct {
+        const char *what;
+        uint32_t n_out, outputs[3];
+        const char *arg, *text;
+    } lists[] = {
+        {"outputs NULL", 2, {0}, "outputs", "params.outputs is NULL with n_outputs 2"},
+        {"an output twice", 3, {1, 1, 2}, "outputs[1]", "is step 1, not after outputs[0]"},
+        {"outputs decreasing", 3, {1, 0, 2}, "outputs[1]", "step 0, not after outputs[0] (step 1)"},
+        {"last output early", 2, {0, 1}, "outputs[1]", "must be the last step (2)"},
+        {"an output past the steps", 2, {0, 7}, "outputs[1]", "is step 7"},
+    };
+    for (size_t c = 0; c < sizeof lists / sizeof lists[0]; c++) {
+        memcpy(list, lists[c].outputs, sizeof lists[c].outputs);
+        fp = (tf_fused_params){sizeof fp, 3, k_prog, lists[c].n_out, c == 0 ? NULL : list};
+        char what[96];
+        snprintf(what, sizeof what, "fused with %s", lists[c].what);
+        expect_fused_reject(what, &fp, 2, ab, lists[c].n_out, o, TF_ERR_VALIDATION, lists[c].arg,
+                            lists[c].text);
+    }
+    /* the output operands: each like outputs[0], dense, sharing no memory */
+    memcpy(list, (const uint32_t[]){0, 1, 2}, 3 * sizeof list[0]);
+    fp = (tf_fused_params){sizeof fp, 3, k_prog, 3, list};
+    tf_tensor *d = tfr_output(cpu_engine, TF_F64, 2, s23),
+              *t = tfr_output(cpu_engine, TF_F32, 2, s32);
+    tf_tensor *root = tfr_output(cpu_engine, TF_F32, 2, s32), *tv = NULL, *left = NULL;
+    tf_tensor *right = NULL;
+    TF_ASSERT_OK(tf_tensor_transpose(root, (int[]){1, 0}, &tv));
+    TF_ASSERT_OK(
+        tf_tensor_slice(wide, (int64_t[]){0, 0}, (int64_t[]){2, 3}, (int64_t[]){1, 1}, &left));
+    TF_ASSERT_OK(
+        tf_tensor_slice(wide, (int64_t[]){0, 3}, (int64_t[]){2, 6}, (int64_t[]){1, 1}, &right));
+    expect_fused_reject("fused with an f64 outputs[1]", &fp, 2, ab, 3,
+                        (tf_tensor *[]){o[0], d, o[2]}, TF_ERR_DTYPE_MISMATCH, "outputs[1]",
+                        "outputs[1] is f64, expected f32");
+    expect_fused_reject("fused with a [3,2] outputs[2]", &fp, 2, ab, 3,
+                        (tf_tensor *[]){o[0], o[1], t}, TF_ERR_SHAPE_MISMATCH, "outputs[2]",
+                        "outputs[2] has rank 2");
+    expect_fused_reject("fused with a transposed outputs[1]", &fp, 2, ab, 3,
+                        (tf_tensor *[]){o[0], tv, o[2]}, TF_ERR_VALIDATION, "outputs",
+                        "outputs[1] must be dense");
+    expect_fused_reject("fused with outputs[1] an input", &fp, 2, ab, 3,
+                        (tf_tensor *[]){o[0], b, o[2]}, TF_ERR_VALIDATION, "outputs",
+                        "outputs[1] shares memory with inputs[1]");
+    expect_fused_reject("fused with outputs[2] outputs[0]", &fp, 2, ab, 3,
+                        (tf_tensor *[]){o[0], o[1], o[0]}, TF_ERR_VALIDATION, "outputs",
+                        "outputs[2] shares memory with outputs[0]");
+    expect_fused_reject("fused with two outputs in halves of one buffer", &fp, 2, ab, 3,
+                        (tf_tensor *[]){left, o[1], right}, TF_ERR_VALIDATION, "outputs",
+                        "outputs[2] shares memory with outputs[0]");
+    /* an engine that answers no for several outputs is not sent them */
+    tf_engine *off = NULL;
+    TF_ASSERT_OK(tfr_engine_create("cpu", 1, "fused", "off", &off));
+    tf_scalar *before = tfr_read(o[1]);
+    tf_error_clear();
+    assert_int_equal(tf_engine_execute(off, TF_PRIM_FUSED, &fp, 2, ab, 3, o), TF_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tf_error_message(), "does not support fused"));
+    tf_scalar *after = tfr_read(o[1]);
+    tfr_check("fused=off: outputs[1] untouched", TF_F32, 6, after, before, NULL, (tfr_tol){0, 0});
+    free(before);
+    free(after);
+    tf_engine_destroy(off);
+    tf_tensor *rel[] = {a, b, wide, d, t, root, tv, left, right};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        tf_tensor_release(rel[k]);
+    for (int k = 0; k < MAX_OUT; k++)
+        tf_tensor_release(o[k]);
+}
+
+/* A params struct of ABI 1.2 (it ends before n_outputs) is one output, whatever follows it
+   in memory; the same program of ABI 1.3 gives the same values. */
+static void test_fused_params_1_2(void **state)
+{
+    (void)state;
+    tf_tensor *a = ramp(TF_F32, 2, s23), *b = ramp(TF_F32, 2, s23), *ab[2] = {a, b};
+    tf_tensor *o12 = tfr_output(cpu_engine, TF_F32, 2, s23);
+    tf_tensor *o[3] = {tfr_output(cpu_engine, TF_F32, 2, s23),
+                       tfr_output(cpu_engine, TF_F32, 2, s23),
+                       tfr_output(cpu_engine, TF_F32, 2, s23)};
+    static const uint32_t list[3] = {0, 1, 2};
+    tf_fused_params fp = {(uint32_t)offsetof(tf_fused_params, n_outputs), 3, k_prog, 3,
+                          (const uint32_t *)(uintptr_t)1}; /* garbage a 1.2 host never wrote */
+    tfr_exec_ok("fused, params of ABI 1.2", cpu_engine, TF_PRIM_FUSED, &fp, 2, ab, 1, &o12);
+    expect_fused_reject("fused, params of ABI 1.2, three outputs", &fp, 2, ab, 3, o,
+                        TF_ERR_VALIDATION, "n_outputs", "expects 1 output, got 3");
+    fp = (tf_fused_params){sizeof fp, 3, k_prog, 3, list};
+    tfr_exec_ok("fused, three outputs", cpu_engine, TF_PRIM_FUSED, &fp, 2, ab, 3, o);
+    tf_scalar *got = tfr_read(o12), *want = tfr_read(o[2]), *first = tfr_read(o[0]);
+    tfr_check("1.2 output vs the last of three", TF_F32, 6, got, want, NULL, (tfr_tol){0, 0});
+    for (int i = 0; i < 6; i++) /* r2 = r0 * r1, the ramps 1..6 */
+        assert_true(first[i].f == (double)((i + 1) * (i + 1)));
+    free(got);
+    free(want);
+    free(first);
+    tf_tensor *rel[] = {a, b, o12, o[0], o[1], o[2]};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++)
+        tf_tensor_release(rel[k]);
 }
 
 /* ---- supports(): the reference engine covers the whole documented set ---- */
@@ -746,7 +870,7 @@ static void test_create_options(void **state)
         {"stream_threshold", " 5", "not a byte count"},
         {"stream_threshold", "99999999999999999999999", "not a byte count"},
         {"stream_threshold", NULL, "not a byte count"},
-        {"fused", "maybe", "option fused = \"maybe\" (expected on or off)"},
+        {"fused", "maybe", "option fused = \"maybe\" (expected on, one or off)"},
         {"fused", NULL, "option fused = \"(null)\""},
     };
     tf_engine *const sentinel = (tf_engine *)(void *)&bad;
@@ -787,6 +911,8 @@ int main(void)
         cmocka_unit_test(test_fused_bad_call),
         cmocka_unit_test(test_fused_bad_steps),
         cmocka_unit_test(test_fused_valid_passes_checks),
+        cmocka_unit_test(test_fused_bad_outputs),
+        cmocka_unit_test(test_fused_params_1_2),
         cmocka_unit_test(test_supports_elementwise),
         cmocka_unit_test(test_supports_structural),
         cmocka_unit_test(test_unknown_values),

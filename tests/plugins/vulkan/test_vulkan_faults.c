@@ -665,6 +665,9 @@ static void test_device_lost_eager(void **state)
     tf_tensor_release(xt);
     tf_session *s = NULL;
     TF_ASSERT_OK(tf_session_begin(rt, e, &s));
+    /* one dispatch per op, so that the chain below reaches a submission (deferred
+       chains fail where their batch runs: tests/runtime/test_defer_faults.c) */
+    TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_OFF));
     /* A slot to keep: the gradient of sum(x * x). */
     tf_eager *sq = NULL, *loss = NULL;
     int axes[1] = {0};

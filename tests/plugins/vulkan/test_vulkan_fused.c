@@ -15,6 +15,10 @@
  *   floor...), on inputs in [-1, 1], with the per-op tolerance of
  *   test_vulkan_prims.c times the number of steps.
  *
+ * Programs have one output (ABI 1.2) or several (ABI 1.3: out[i] receives
+ * step outputs[i]; each output is checked against its step's separate
+ * result the same ways).
+ *
  * Inputs are dense, transposed, reversed, broadcast (stride 0) or stepped
  * views, rank 0 to 4 with zero extents, plus a case of ~1e5 elements. The
  * engine's own checks of a FUSED call (made whatever the host says) are
@@ -25,6 +29,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +40,8 @@
 typedef struct program {
     uint32_t n_in, n_steps;
     tf_fused_step steps[TF_FUSED_MAX_STEPS];
+    uint32_t n_out; /* 1: the last step, as in ABI 1.2 */
+    uint32_t outputs[TF_FUSED_MAX_OUTPUTS];
 } program;
 
 /* Ops whose chains keep engine-to-engine differences small on [-1, 1]. */
@@ -49,6 +56,7 @@ static void random_program(tfr_rng *rng, int tame, uint32_t n_in, uint32_t n_ste
 {
     p->n_in = n_in;
     p->n_steps = n_steps;
+    p->n_out = 1;
     for (uint32_t k = 0; k < n_steps; k++) {
         uint32_t regs = n_in + k;
         tf_fused_step *s = &p->steps[k];
@@ -67,28 +75,51 @@ static void random_program(tfr_rng *rng, int tame, uint32_t n_in, uint32_t n_ste
     }
 }
 
-static tf_tensor *run_fused(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
-                            size_t rank, const int64_t *shape)
+/* m outputs: the last step and m - 1 other steps drawn in increasing order. */
+static void random_outputs(tfr_rng *rng, uint32_t m, program *p)
 {
-    tf_fused_params fp = {sizeof fp, p->n_steps, p->steps};
-    tf_tensor *out = NULL;
-    TF_ASSERT_OK(tf_tensor_empty(engine, dt, rank, shape, &out));
-    tf_status st = tf_engine_execute(engine, TF_PRIM_FUSED, &fp, p->n_in, in, 1, &out);
+    p->n_out = m;
+    uint32_t need = m - 1, left = p->n_steps - 1, n = 0;
+    for (uint32_t k = 0; k + 1 < p->n_steps; k++, left--) {
+        if (tfr_rng_int(rng, 1, left) <= need - n) /* each subset equally likely */
+            p->outputs[n++] = k;
+    }
+    p->outputs[n] = p->n_steps - 1;
+}
+
+/* The program and, with several outputs, which step each one receives (returns buf). */
+static const char *describe(const program *p, char *buf, size_t size)
+{
+    tfr_fused_describe(p->n_in, p->n_steps, p->steps, buf, size);
+    size_t used = strlen(buf);
+    for (uint32_t i = 0; i < p->n_out && p->n_out > 1 && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%u", i ? "," : "; outputs step ",
+                                 p->outputs[i]);
+    return buf;
+}
+
+/* FUSED on `engine` into p->n_out new tensors. */
+static void run_fused(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
+                      size_t rank, const int64_t *shape, tf_tensor **out)
+{
+    tf_fused_params fp = {sizeof fp, p->n_steps, p->steps, p->n_out, p->outputs};
+    for (uint32_t i = 0; i < p->n_out; i++)
+        TF_ASSERT_OK(tf_tensor_empty(engine, dt, rank, shape, &out[i]));
+    tf_status st = tf_engine_execute(engine, TF_PRIM_FUSED, &fp, p->n_in, in, p->n_out, out);
     if (st != TF_OK)
         fail_msg("FUSED -> %s: %s (%s)", tf_status_name(st), tf_error_message(), tf_error_cause());
-    return out;
 }
 
-static int cpu_has_fused(tf_dtype dt, uint32_t n_in)
+static int cpu_has_fused(tf_dtype dt, uint32_t n_in, uint32_t n_out)
 {
-    tf_dtype d[TF_FUSED_MAX_INPUTS + 1];
-    for (uint32_t i = 0; i <= n_in; i++)
+    tf_dtype d[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_OUTPUTS];
+    for (uint32_t i = 0; i < n_in + n_out; i++)
         d[i] = dt;
-    return tf_engine_supports(vk_cpu, TF_PRIM_FUSED, 0, d, n_in + 1);
+    return tf_engine_supports(vk_cpu, TF_PRIM_FUSED, n_out - 1, d, n_in + n_out);
 }
 
-/* Bit-for-bit equality of two Vulkan tensors (NaN equals NaN). */
-static void assert_identical(const char *what, const program *p, const tf_tensor *want,
+/* Bit-for-bit equality of two Vulkan tensors (NaN equals NaN): output `o` of program p. */
+static void assert_identical(const char *what, const program *p, uint32_t o, const tf_tensor *want,
                              const tf_tensor *got)
 {
     size_t n = tf_tensor_numel(want);
@@ -98,8 +129,8 @@ static void assert_identical(const char *what, const program *p, const tf_tensor
         if ((isnan(w[i]) && isnan(g[i])) || memcmp(&w[i], &g[i], sizeof w[i]) == 0)
             continue;
         char buf[512];
-        fail_msg("%s: element %zu: fused %.17g, steps %.17g; program %s", what, i, g[i], w[i],
-                 tfr_fused_describe(p->n_in, p->n_steps, p->steps, buf, sizeof buf));
+        fail_msg("%s: output %u, element %zu: fused %.17g, steps %.17g; program %s", what, o, i,
+                 g[i], w[i], describe(p, buf, sizeof buf));
     }
     free(w);
     free(g);
@@ -107,8 +138,8 @@ static void assert_identical(const char *what, const program *p, const tf_tensor
 }
 
 /*
- * One program on one shape: FUSED on Vulkan against the steps on Vulkan (exact) and, for
- * tame programs, against the CPU engine (tolerance).
+ * One program on one shape: each output of FUSED on Vulkan against its step run
+ * separately on Vulkan (exact) and, for tame programs, against the CPU engine (tolerance).
  */
 static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t rank,
                           const int64_t *shape, int tame, int force_broadcast)
@@ -124,33 +155,45 @@ static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t ra
         vi[i] = in[i].vk;
         ci[i] = in[i].cpu;
     }
-    tf_tensor *fused = run_fused(vk_engine, p, vi, dt, rank, shape);
-    tf_tensor *steps =
-        tfr_fused_run_steps(vk_engine, p->n_in, p->n_steps, p->steps, vi, dt, rank, shape);
-    assert_identical(dt == TF_F32 ? "f32 fused vs steps" : "f64 fused vs steps", p, steps, fused);
+    tf_tensor *fused[TF_FUSED_MAX_OUTPUTS], *steps[TF_FUSED_MAX_OUTPUTS];
+    tf_tensor *ref[TF_FUSED_MAX_OUTPUTS];
+    uint32_t m = p->n_out;
+    run_fused(vk_engine, p, vi, dt, rank, shape, fused);
+    tfr_fused_run_outputs(vk_engine, p->n_in, p->n_steps, p->steps, m, p->outputs, vi, dt, rank,
+                          shape, steps);
+    for (uint32_t o = 0; o < m; o++)
+        assert_identical(dt == TF_F32 ? "f32 fused vs steps" : "f64 fused vs steps", p, o, steps[o],
+                         fused[o]);
     if (tame) {
-        tf_tensor *ref =
-            cpu_has_fused(dt, p->n_in)
-                ? run_fused(vk_cpu, p, ci, dt, rank, shape)
-                : tfr_fused_run_steps(vk_cpu, p->n_in, p->n_steps, p->steps, ci, dt, rank, shape);
+        if (cpu_has_fused(dt, p->n_in, m))
+            run_fused(vk_cpu, p, ci, dt, rank, shape, ref);
+        else
+            tfr_fused_run_outputs(vk_cpu, p->n_in, p->n_steps, p->steps, m, p->outputs, ci, dt,
+                                  rank, shape, ref);
         /* test_vulkan_prims.c's transcendental tolerance, per step of the chain */
         double rtol = (dt == TF_F32 ? 2e-5 : 1e-13) * p->n_steps;
         double atol = (dt == TF_F32 ? 1e-6 : 1e-15) * p->n_steps;
-        char what[512];
-        tfr_fused_describe(p->n_in, p->n_steps, p->steps, what, sizeof what);
-        vk_compare(what, ref, fused, rtol, atol);
-        tf_tensor_release(ref);
+        for (uint32_t o = 0; o < m; o++) {
+            char what[600];
+            describe(p, what, sizeof what - 16);
+            snprintf(what + strlen(what), 16, ", output %u", o);
+            vk_compare(what, ref[o], fused[o], rtol, atol);
+            tf_tensor_release(ref[o]);
+        }
     }
-    tf_tensor_release(fused);
-    tf_tensor_release(steps);
+    for (uint32_t o = 0; o < m; o++) {
+        tf_tensor_release(fused[o]);
+        tf_tensor_release(steps[o]);
+    }
     for (uint32_t i = 0; i < p->n_in; i++)
         vk_pair_free(&in[i]);
 }
 
 static int f64_ok(void)
 {
-    tf_dtype d[2] = {TF_F64, TF_F64};
-    return tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, d, 2);
+    tf_dtype d[3] = {TF_F64, TF_F64, TF_F64};
+    return tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, d, 2) &&
+           tf_engine_supports(vk_engine, TF_PRIM_FUSED, 1, d, 3);
 }
 
 /* The dtypes to test: f32, and f64 where the device has shaderFloat64 (lavapipe has). */
@@ -161,7 +204,8 @@ static size_t float_dtypes(tf_dtype *dts)
     return f64_ok() ? 2 : 1;
 }
 
-static void random_programs(uint64_t seed, int tame, int cases)
+/* Random programs on random shapes; `several`: 2 to 8 outputs, else one. */
+static void random_programs(uint64_t seed, int tame, int cases, int several)
 {
     tf_dtype dts[2];
     size_t n_dts = float_dtypes(dts);
@@ -170,8 +214,15 @@ static void random_programs(uint64_t seed, int tame, int cases)
     for (size_t t = 0; t < n_dts; t++) {
         for (int c = 0; c < cases; c++) {
             program p;
-            random_program(&rng, tame, (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_INPUTS),
-                           (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_STEPS), &p);
+            uint32_t n_steps = (uint32_t)tfr_rng_int(&rng, several ? 2 : 1, TF_FUSED_MAX_STEPS);
+            random_program(&rng, tame, (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_INPUTS), n_steps,
+                           &p);
+            if (several)
+                random_outputs(
+                    &rng,
+                    (uint32_t)tfr_rng_int(
+                        &rng, 2, n_steps < TF_FUSED_MAX_OUTPUTS ? n_steps : TF_FUSED_MAX_OUTPUTS),
+                    &p);
             int64_t shape[TF_MAX_RANK];
             size_t rank = tfr_random_rank(&rng, 4);
             tfr_random_shape(&rng, rank, 7, 10, shape);
@@ -180,18 +231,57 @@ static void random_programs(uint64_t seed, int tame, int cases)
     }
 }
 
-/* Every float op in random programs: the fused result equals the steps' bit for bit. */
+/* Every float op in random programs of one and of several outputs: each output equals its
+   step's separate result bit for bit. */
 static void test_fused_equals_steps(void **state)
 {
     (void)state;
-    random_programs(101, 0, 60);
+    random_programs(101, 0, 60, 0);
+    random_programs(106, 0, 50, 1);
 }
 
-/* Programs of well-conditioned ops against the CPU engine. */
+/* Programs of well-conditioned ops, of one and of several outputs, against the CPU engine. */
 static void test_fused_vs_cpu(void **state)
 {
     (void)state;
-    random_programs(102, 1, 40);
+    random_programs(102, 1, 40, 0);
+    random_programs(107, 1, 30, 1);
+}
+
+/*
+ * Every binding at once: five inputs (one broadcast) and eight outputs over ~1e5
+ * elements, the outputs being the last eight steps, every other step, or the first and
+ * the last; and one output per step of an 8-step program on a small strided shape.
+ */
+static void test_fused_outputs_wide(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 108);
+    int64_t big[2] = {317, 331}, small[3] = {3, 4, 5};
+    tf_dtype dts[2];
+    for (size_t t = 0, n_dts = float_dtypes(dts); t < n_dts; t++) {
+        for (int tame = 0; tame < 2; tame++) {
+            program p;
+            random_program(&rng, tame, TF_FUSED_MAX_INPUTS, TF_FUSED_MAX_STEPS, &p);
+            p.n_out = TF_FUSED_MAX_OUTPUTS;
+            for (uint32_t i = 0; i < p.n_out; i++)
+                p.outputs[i] = TF_FUSED_MAX_STEPS - TF_FUSED_MAX_OUTPUTS + i;
+            check_program(&rng, &p, dts[t], 2, big, tame, 1);
+            for (uint32_t i = 0; i < p.n_out; i++)
+                p.outputs[i] = 2 * i + 1;
+            check_program(&rng, &p, dts[t], 3, small, tame, 0);
+            p.n_out = 2;
+            p.outputs[0] = 0;
+            p.outputs[1] = TF_FUSED_MAX_STEPS - 1;
+            check_program(&rng, &p, dts[t], 2, big, tame, 1);
+            random_program(&rng, tame, 1, TF_FUSED_MAX_OUTPUTS, &p);
+            p.n_out = TF_FUSED_MAX_OUTPUTS;
+            for (uint32_t i = 0; i < p.n_out; i++)
+                p.outputs[i] = i;
+            check_program(&rng, &p, dts[t], 3, small, tame, 0);
+        }
+    }
 }
 
 /* Each op alone and at the end of a chain, so that every case of the shader's switch runs. */
@@ -207,7 +297,7 @@ static void test_fused_each_op(void **state)
             size_t n_ops =
                 kind == TF_FUSED_UNARY ? COUNT(tfr_float_unary_ops) : COUNT(tfr_float_binary_ops);
             for (size_t i = 0; i < n_ops; i++) {
-                program p = {.n_in = 2, .n_steps = 2};
+                program p = {.n_in = 2, .n_steps = 2, .n_out = 1};
                 p.steps[0] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1};
                 uint32_t op =
                     kind == TF_FUSED_UNARY ? tfr_float_unary_ops[i] : tfr_float_binary_ops[i];
@@ -248,32 +338,52 @@ static void test_fused_empty_and_scalar(void **state)
     check_program(&rng, &p, TF_F32, 0, empty, 1, 0);
     random_program(&rng, 1, 1, 1, &p);
     check_program(&rng, &p, TF_F32, 0, empty, 1, 0);
+    random_program(&rng, 0, 3, 6, &p);
+    random_outputs(&rng, 4, &p);
+    check_program(&rng, &p, TF_F32, 3, empty, 0, 0);
+    check_program(&rng, &p, TF_F32, 0, empty, 0, 0);
 }
 
 static void test_fused_supports(void **state)
 {
     (void)state;
-    tf_dtype f32[7] = {TF_F32, TF_F32, TF_F32, TF_F32, TF_F32, TF_F32, TF_F32};
-    tf_dtype i32[3] = {TF_I32, TF_I32, TF_I32};
-    tf_dtype mixed[3] = {TF_F32, TF_F64, TF_F32};
-    for (size_t n = 2; n <= TF_FUSED_MAX_INPUTS + 1; n++)
-        assert_true(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, n));
-    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, 1)); /* no input */
-    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, 7)); /* six inputs */
-    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 1, f32, 3)); /* op must be 0 */
+    enum {
+        MOST = TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_OUTPUTS + 1 /* one too many */
+    };
+    tf_dtype f32[MOST], i32[3] = {TF_I32, TF_I32, TF_I32};
+    for (size_t k = 0; k < MOST; k++)
+        f32[k] = TF_F32;
+    /* op = m - 1 for m outputs after 1 to 5 inputs */
+    for (uint32_t m = 1; m <= TF_FUSED_MAX_OUTPUTS; m++) {
+        for (size_t n_in = 1; n_in <= TF_FUSED_MAX_INPUTS; n_in++)
+            assert_true(tf_engine_supports(vk_engine, TF_PRIM_FUSED, m - 1, f32, n_in + m));
+        assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, m - 1, f32, m)); /* no input */
+        assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, m - 1, f32, m + 6)); /* six */
+    }
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, TF_FUSED_MAX_OUTPUTS, f32,
+                                    TF_FUSED_MAX_OUTPUTS + 2)); /* nine outputs */
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, f32, 1));
     assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, i32, 3));
-    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, mixed, 3));
-    /* Where the CPU engine runs FUSED, both claim the same dtype lists. */
+    tf_dtype mixed_in[3] = {TF_F32, TF_F64, TF_F32},
+             mixed_out[4] = {TF_F32, TF_F32, TF_F32, TF_F64};
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, mixed_in, 3));
+    assert_false(tf_engine_supports(vk_engine, TF_PRIM_FUSED, 1, mixed_out, 4));
+    /* Where the CPU engine runs FUSED (with several outputs), both claim the same lists. */
+    if (!cpu_has_fused(TF_F32, 1, 1))
+        return;
+    uint32_t last_op = cpu_has_fused(TF_F32, 1, 2) ? TF_FUSED_MAX_OUTPUTS : 0;
     static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
-    for (size_t n = 1; n <= 7; n++) {
-        for (size_t t = 0; t < COUNT(dts); t++) {
-            tf_dtype d[7];
-            for (size_t k = 0; k < n; k++)
-                d[k] = dts[t];
-            int cpu = tf_engine_supports(vk_cpu, TF_PRIM_FUSED, 0, d, n);
-            int vk = tf_engine_supports(vk_engine, TF_PRIM_FUSED, 0, d, n);
-            if (cpu_has_fused(TF_F32, 1) && (dts[t] != TF_F64 || f64_ok()))
-                assert_int_equal(cpu != 0, vk != 0);
+    for (uint32_t op = 0; op <= last_op; op++) {
+        for (size_t n = 1; n <= MOST; n++) {
+            for (size_t t = 0; t < COUNT(dts); t++) {
+                tf_dtype d[MOST];
+                for (size_t k = 0; k < n; k++)
+                    d[k] = dts[t];
+                int cpu = tf_engine_supports(vk_cpu, TF_PRIM_FUSED, op, d, n);
+                int vk = tf_engine_supports(vk_engine, TF_PRIM_FUSED, op, d, n);
+                if (dts[t] != TF_F64 || f64_ok())
+                    assert_int_equal(cpu != 0, vk != 0);
+            }
         }
     }
 }
@@ -356,15 +466,16 @@ static tf_operand operand(tf_engine_buffer *b, uint32_t rank, const int64_t *sha
 }
 
 static tf_status direct_exec(direct *d, const tf_fused_params *fp, uint32_t n_in,
-                             const tf_operand *const *in, const tf_operand *out)
+                             const tf_operand *const *in, uint32_t n_out,
+                             const tf_operand *const *out)
 {
     tf_exec x = {.struct_size = sizeof x,
                  .prim = TF_PRIM_FUSED,
                  .params = fp,
                  .n_inputs = n_in,
-                 .n_outputs = 1,
+                 .n_outputs = n_out,
                  .inputs = in,
-                 .outputs = &out,
+                 .outputs = out,
                  .flags = 0};
     last_status = TF_OK;
     last_error[0] = '\0';
@@ -397,11 +508,11 @@ static void test_fused_engine_checks(void **state)
     assert_int_equal(d.pl->upload(d.e, bo, 0, sentinel, sizeof sentinel), TF_OK);
     tf_operand oa = operand(ba, 1, shape, strides), ob = operand(bb, 1, shape, bcast);
     tf_operand oo = operand(bo, 1, shape, strides);
-    const tf_operand *in2[2] = {&oa, &ob};
+    const tf_operand *in2[2] = {&oa, &ob}, *out1[1] = {&oo};
     /* r2 = a * b (b broadcast: 0.5), r3 = r2 + a */
     tf_fused_step good[2] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
                              {TF_FUSED_BINARY, TF_BINARY_ADD, 2, 0}};
-    tf_fused_params fp = {sizeof fp, 2, good};
+    tf_fused_params fp = {sizeof fp, 2, good, 0, NULL};
 
     struct bad {
         const char *what;
@@ -464,14 +575,14 @@ static void test_fused_engine_checks(void **state)
         for (int k = 0; k < 17; k++)
             steps[k] = good[k == 0 ? 0 : 1];
         steps[1] = c->step;
-        tf_fused_params bp = {c->struct_size, c->n_steps, c->null_steps ? NULL : steps};
+        tf_fused_params bp = {c->struct_size, c->n_steps, c->null_steps ? NULL : steps, 0, NULL};
         tf_operand fa = oa, fb = ob;
         if (c->f64_in)
             fb.dtype = TF_F64;
         if (c->short_in)
             fa.shape = other;
         const tf_operand *in[2] = {&fa, &fb};
-        tf_status st = direct_exec(&d, &bp, c->n_in, in, &oo);
+        tf_status st = direct_exec(&d, &bp, c->n_in, in, 1, out1);
         if (st != c->want)
             fail_msg("%s: %s (want %s): %s", c->what, tf_status_name(st), tf_status_name(c->want),
                      last_error);
@@ -482,7 +593,7 @@ static void test_fused_engine_checks(void **state)
     assert_int_equal(d.pl->download(d.e, bo, 0, got, sizeof got), TF_OK);
     assert_memory_equal(got, sentinel, sizeof got);
 
-    assert_int_equal(direct_exec(&d, &fp, 2, in2, &oo), TF_OK);
+    assert_int_equal(direct_exec(&d, &fp, 2, in2, 1, out1), TF_OK);
     assert_int_equal(d.pl->download(d.e, bo, 0, got, sizeof got), TF_OK);
     for (int i = 0; i < N; i++)
         assert_true(got[i] == a[i] * 0.5f + a[i]);
@@ -493,13 +604,118 @@ static void test_fused_engine_checks(void **state)
     assert_int_equal(validation_lines, 0);
 }
 
+/*
+ * The ABI 1.3 fields, checked by the engine itself: n_outputs and outputs, the output
+ * count, the further outputs' dtypes and shapes. Every refusal leaves all three outputs
+ * as they were; then a 3-output call computes, and a 1.2-sized params struct (whose
+ * writer knew no n_outputs) is one output whatever lies beyond it.
+ */
+static void test_fused_engine_output_checks(void **state)
+{
+    (void)state;
+    direct d;
+    direct_open(&d);
+    enum {
+        N = 6
+    };
+    int64_t shape[1] = {N}, strides[1] = {1}, other[1] = {N - 1};
+    tf_engine_buffer *ba, *bo[3];
+    void *hp;
+    float a[N] = {1, 2, 3, 4, 5, 6}, sentinel[N], got[N];
+    for (int i = 0; i < N; i++)
+        sentinel[i] = -77.0f;
+    assert_int_equal(d.pl->buffer_alloc(d.e, sizeof a, &ba, &hp), TF_OK);
+    assert_int_equal(d.pl->upload(d.e, ba, 0, a, sizeof a), TF_OK);
+    tf_operand oa = operand(ba, 1, shape, strides), oo[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(d.pl->buffer_alloc(d.e, sizeof a, &bo[i], &hp), TF_OK);
+        assert_int_equal(d.pl->upload(d.e, bo[i], 0, sentinel, sizeof sentinel), TF_OK);
+        oo[i] = operand(bo[i], 1, shape, strides);
+    }
+    const tf_operand *in1[1] = {&oa};
+    /* r1 = a * a, r2 = r1 + a, r3 = -r2 */
+    tf_fused_step steps[3] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 0},
+                              {TF_FUSED_BINARY, TF_BINARY_ADD, 1, 0},
+                              {TF_FUSED_UNARY, TF_UNARY_NEG, 2, 0}};
+    struct bad {
+        const char *what;
+        uint32_t n_outputs, outs[3];
+        uint32_t x_outputs; /* tf_exec.n_outputs */
+        int null_outputs, f64_out1, short_out1;
+        tf_status want;
+    } bads[] = {
+        {"nine outputs", 9, {0, 1, 2}, 9, 0, 0, 0, TF_ERR_VALIDATION},
+        {"outputs NULL", 2, {0, 2}, 2, 1, 0, 0, TF_ERR_VALIDATION},
+        {"a step twice", 2, {2, 2}, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"decreasing", 3, {1, 0, 2}, 3, 0, 0, 0, TF_ERR_VALIDATION},
+        {"last output not the last step", 2, {0, 1}, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"a step past the program", 2, {0, 3}, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"fewer operands than n_outputs", 3, {0, 1, 2}, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"more operands than n_outputs", 2, {0, 2}, 3, 0, 0, 0, TF_ERR_VALIDATION},
+        {"n_outputs 0 with two operands", 0, {0, 2}, 2, 0, 0, 0, TF_ERR_VALIDATION},
+        {"f64 output 1", 2, {0, 2}, 2, 0, 1, 0, TF_ERR_DTYPE_MISMATCH},
+        {"shorter output 1", 2, {0, 2}, 2, 0, 0, 1, TF_ERR_SHAPE_MISMATCH},
+    };
+    for (size_t i = 0; i < COUNT(bads); i++) {
+        const struct bad *c = &bads[i];
+        tf_fused_params bp = {sizeof bp, 3, steps, c->n_outputs, c->null_outputs ? NULL : c->outs};
+        tf_operand o1 = oo[1];
+        if (c->f64_out1)
+            o1.dtype = TF_F64;
+        if (c->short_out1)
+            o1.shape = other;
+        const tf_operand *outs[9] = {&oo[0], &o1,    &oo[2], &oo[2], &oo[2],
+                                     &oo[2], &oo[2], &oo[2], &oo[2]};
+        tf_status st = direct_exec(&d, &bp, 1, in1, c->x_outputs, outs);
+        if (st != c->want)
+            fail_msg("%s: %s (want %s): %s", c->what, tf_status_name(st), tf_status_name(c->want),
+                     last_error);
+        assert_int_equal(last_status, c->want);
+        assert_non_null(strstr(last_error, "FUSED"));
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(d.pl->download(d.e, bo[i], 0, got, sizeof got), TF_OK);
+        assert_memory_equal(got, sentinel, sizeof got);
+    }
+
+    uint32_t all[3] = {0, 1, 2};
+    tf_fused_params fp = {sizeof fp, 3, steps, 3, all};
+    const tf_operand *outs[3] = {&oo[0], &oo[1], &oo[2]};
+    assert_int_equal(direct_exec(&d, &fp, 1, in1, 3, outs), TF_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(d.pl->download(d.e, bo[i], 0, got, sizeof got), TF_OK);
+        for (int k = 0; k < N; k++) {
+            float sq = a[k] * a[k], want = i == 0 ? sq : (i == 1 ? sq + a[k] : -(sq + a[k]));
+            assert_true(got[k] == want);
+        }
+    }
+    /* A 1.2 writer's struct ends at steps: what follows (3, outputs 0, 0, 0) is not read. */
+    uint32_t bogus[3] = {0, 0, 0};
+    tf_fused_params old = {offsetof(tf_fused_params, n_outputs), 3, steps, 3, bogus};
+    assert_int_equal(direct_exec(&d, &old, 1, in1, 1, outs), TF_OK);
+    assert_int_equal(d.pl->download(d.e, bo[0], 0, got, sizeof got), TF_OK);
+    for (int k = 0; k < N; k++)
+        assert_true(got[k] == -(a[k] * a[k] + a[k]));
+
+    d.pl->buffer_free(d.e, ba);
+    for (int i = 0; i < 3; i++)
+        d.pl->buffer_free(d.e, bo[i]);
+    direct_close(&d);
+    assert_int_equal(validation_lines, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fused_supports),      cmocka_unit_test(test_fused_each_op),
-        cmocka_unit_test(test_fused_equals_steps),  cmocka_unit_test(test_fused_vs_cpu),
-        cmocka_unit_test(test_fused_large),         cmocka_unit_test(test_fused_empty_and_scalar),
+        cmocka_unit_test(test_fused_supports),
+        cmocka_unit_test(test_fused_each_op),
+        cmocka_unit_test(test_fused_equals_steps),
+        cmocka_unit_test(test_fused_vs_cpu),
+        cmocka_unit_test(test_fused_large),
+        cmocka_unit_test(test_fused_empty_and_scalar),
         cmocka_unit_test(test_fused_engine_checks),
+        cmocka_unit_test(test_fused_outputs_wide),
+        cmocka_unit_test(test_fused_engine_output_checks),
     };
     return cmocka_run_group_tests_name("vulkan FUSED", tests, vk_group_setup, vk_group_teardown);
 }

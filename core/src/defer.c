@@ -1,0 +1,469 @@
+/*
+ * defer.c - deferred elementwise chains: a session's back-to-back elementwise
+ * ops run as one TF_PRIM_FUSED call.
+ *
+ * exp(x) * y + x issued eagerly makes three passes over memory, each writing
+ * an array the next one reads back. Here a session's UNARY and BINARY ops of
+ * one float dtype and shape are appended to the session's batch instead: the
+ * result tensor is allocated at once (so running out of memory is still
+ * reported by the op), but its contents stay pending, marked on its storage,
+ * until something reads them. Then the whole batch runs as one program that
+ * reads the batch's inputs once and writes only the results something still
+ * holds (ABI 1.3 lets one FUSED call write several); results that were
+ * released meanwhile are never written at all.
+ *
+ * What reads memory makes it current first: every engine call of the core
+ * (engine.c's execute, upload, download; extension kernels), the host-side
+ * readers of tensor.c, and tf_engine_synchronize. A write into memory an
+ * open batch reads (tf_engine_execute into a constant's tensor) runs that
+ * batch first, so the batch sees what the eager order would have shown it.
+ * Only memory of the session's engine joins a batch; the application's own
+ * host memory (tf_tensor_wrap_host), which it may change behind the
+ * library's back, makes the op run at once.
+ *
+ * Threads. A session and its engine belong to one thread, but the values it
+ * returns may be read anywhere, and reading a pending one runs its batch on
+ * the engine. So while an engine has an open batch, every call the core
+ * makes into it, and every change to a batch, happens under the engine's
+ * defer_lock; an engine without open batches (the owner alone opens them)
+ * costs one atomic load per call.
+ *
+ * A batch runs: when one of its results is read; when an op does not fit it
+ * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
+ * TF_FUSED_MAX_OUTPUTS steps); at tf_engine_synchronize; at session end. If
+ * the engine fails it, the error goes to whoever made it run, and its
+ * results are marked lost (tf__defer_lost): reading them later is a
+ * TF_ERR_BACKEND error, never stale memory.
+ */
+#include <string.h>
+
+#include "eager_internal.h"
+#include "fused.h"
+
+/* The most steps of a batch: each may become an output of its one call. */
+#define DEFER_MAX_STEPS TF_FUSED_MAX_OUTPUTS
+
+struct tf_batch {
+    tf_engine *engine;
+    struct tf_batch *prev, *next; /* the engine's open batches */
+    bool open;                    /* has steps not yet run */
+    tf_dtype dtype;
+    uint32_t rank;
+    int64_t shape[TF_MAX_RANK];
+    uint32_t n_in, n_steps;
+    tf_tensor *in[TF_FUSED_MAX_INPUTS]; /* retained; their storages count us as readers */
+    tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
+    tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
+    tf_defer_stats stats;                 /* the session's (changed under the lock) */
+};
+
+struct tf_batch tf__defer_lost;
+
+/* ---- the engine lock ---- */
+
+static _Thread_local tf_engine *t_locked; /* the engine whose lock this thread holds */
+static _Thread_local bool t_running;      /* inside run_batch's engine calls */
+
+static void lock_engine(tf_engine *e, bool *taken)
+{
+    *taken = t_locked != e;
+    if (*taken) {
+        pthread_mutex_lock(&e->defer_lock);
+        t_locked = e;
+    }
+}
+
+bool tf__engine_lock_slow(tf_engine *e)
+{
+    if (t_locked == e)
+        return false;
+    pthread_mutex_lock(&e->defer_lock);
+    t_locked = e;
+    return true;
+}
+
+void tf__engine_unlock_slow(tf_engine *e)
+{
+    t_locked = NULL;
+    pthread_mutex_unlock(&e->defer_lock);
+}
+
+/* ---- running a batch (engine lock held) ---- */
+
+static bool still_held(const tf_tensor *t)
+{
+    return atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire) > 1 ||
+           atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1;
+}
+
+/* An engine that cannot take the program in one call: its steps one by one,
+   into the results that are held and into scratch tensors for the others. */
+static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uint32_t n,
+                             const bool *held)
+{
+    tf_tensor *regs[TF_FUSED_MAX_INPUTS + DEFER_MAX_STEPS] = {NULL};
+    tf_tensor *scratch[DEFER_MAX_STEPS] = {NULL};
+    tf_status st = TF_OK;
+    for (uint32_t i = 0; i < b->n_in; i++)
+        regs[i] = b->in[i];
+    b->stats.engine_calls += n;
+    for (uint32_t k = 0; k < n && !st; k++) {
+        tf_tensor *t = b->out[k];
+        if (!held[k]) {
+            st = tf_tensor_empty(b->engine, b->dtype, b->rank, b->shape, &scratch[k]);
+            t = scratch[k];
+        }
+        if (!st)
+            st = tf__fx_run_step(b->engine, &steps[k], regs, t);
+        regs[b->n_in + k] = t;
+    }
+    for (uint32_t k = 0; k < n; k++)
+        tf_tensor_release(scratch[k]);
+    return st;
+}
+
+/* Computes what is still held of b's results; called with the lock held. */
+static tf_status compute(struct tf_batch *b)
+{
+    bool held[DEFER_MAX_STEPS];
+    uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
+    tf_tensor *out_t[DEFER_MAX_STEPS];
+    for (uint32_t k = 0; k < b->n_steps; k++) {
+        held[k] = still_held(b->out[k]);
+        if (held[k]) {
+            outs[n_out] = k;
+            out_t[n_out++] = b->out[k];
+            n = k + 1;
+        }
+    }
+    b->stats.results_dropped += b->n_steps - n_out;
+    if (n_out == 0)
+        return TF_OK; /* nothing anyone can read: nothing to compute */
+    tf_fused_step steps[DEFER_MAX_STEPS];
+    tf__fx_resolve(b->steps, n, b->n_in, steps);
+    if (n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
+        return run_unfused(b, steps, n, held);
+    b->stats.engine_calls++;
+    if (n == 1) /* one step: the primitive itself */
+        return tf__fx_run_step(b->engine, &steps[0], b->in, b->out[0]);
+    tf_fused_params p = {sizeof p, n, steps, n_out, outs};
+    return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
+}
+
+/* Runs b and returns it to the empty state; the lock is held. */
+static tf_status run_batch(struct tf_batch *b)
+{
+    if (!b->open)
+        return TF_OK;
+    b->stats.batches_run++;
+    t_running = true;
+    tf_status st = compute(b);
+    t_running = false;
+    if (!st)
+        for (uint32_t k = 0; k < b->n_steps; k++)
+            b->stats.results_written += still_held(b->out[k]);
+    struct tf_batch *mark = st ? &tf__defer_lost : NULL;
+    for (uint32_t k = 0; k < b->n_steps; k++) {
+        atomic_store_explicit(&b->out[k]->storage->pending, mark, memory_order_release);
+        tf_tensor_release(b->out[k]);
+    }
+    for (uint32_t i = 0; i < b->n_in; i++) {
+        atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(b->in[i]);
+    }
+    b->n_in = b->n_steps = 0;
+    b->open = false;
+    tf_engine *e = b->engine;
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        e->open_batches = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    b->prev = b->next = NULL;
+    atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
+    return st;
+}
+
+static tf_status lost_error(const char *op)
+{
+    return tf__error(TF_ERR_BACKEND, op, NULL,
+                     "%s: the value was lost: the engine failed the deferred elementwise "
+                     "ops that compute it (the error was reported to the call that ran them)",
+                     op);
+}
+
+tf_status tf__defer_flush_storage(tf_storage *storage)
+{
+    if (t_running)
+        return TF_OK; /* a batch's own operands, inside its run */
+    struct tf_batch *b = atomic_load_explicit(&storage->pending, memory_order_acquire);
+    if (!b)
+        return TF_OK;
+    if (b == &tf__defer_lost)
+        return lost_error("read");
+    /* b may be run and reused by another thread until we hold its engine's
+       lock; the storage (held by our caller) keeps that engine alive */
+    tf_engine *e = storage->engine;
+    bool taken;
+    lock_engine(e, &taken);
+    tf_status st = TF_OK;
+    b = atomic_load_explicit(&storage->pending, memory_order_acquire);
+    if (b == &tf__defer_lost)
+        st = lost_error("read");
+    else if (b)
+        st = run_batch(b);
+    tf__engine_unlock(e, taken);
+    return st;
+}
+
+/* Runs every open batch of e; the lock is held. Returns the first failure. */
+static tf_status run_all(tf_engine *e)
+{
+    tf_status first = TF_OK;
+    while (e->open_batches) {
+        tf_status st = run_batch(e->open_batches);
+        if (!first)
+            first = st;
+    }
+    return first;
+}
+
+tf_status tf__defer_flush_engine(tf_engine *e)
+{
+    if (t_running || atomic_load_explicit(&e->n_open, memory_order_acquire) == 0)
+        return TF_OK;
+    bool taken;
+    lock_engine(e, &taken);
+    tf_status st = run_all(e);
+    tf__engine_unlock(e, taken);
+    return st;
+}
+
+tf_status tf__defer_before_write(const tf_tensor *t)
+{
+    tf_storage *s = t->storage;
+    tf_status st = tf__ready(t);
+    if (st || t_running || !atomic_load_explicit(&s->readers, memory_order_acquire))
+        return st;
+    /* only memory of the batch's own engine joins a batch */
+    return s->kind == TF_STORAGE_ENGINE ? tf__defer_flush_engine(s->engine) : TF_OK;
+}
+
+/* ---- building a batch ---- */
+
+static bool same_view(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a == b)
+        return true;
+    if (a->storage != b->storage || a->offset != b->offset || a->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+/* The step of b whose result t is, or TF_FX_NONE. */
+static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
+{
+    for (uint32_t k = 0; k < b->n_steps; k++)
+        if (same_view(b->out[k], t))
+            return k;
+    return TF_FX_NONE;
+}
+
+typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_LOST } plan_result;
+
+/*
+ * The references of the op's operands in b: its results as steps, other
+ * memory as inputs (new ones appended to in[*n_in ..], a copy of b's).
+ * PLAN_FULL: the op does not fit b as it is, which must run first.
+ */
+static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs, uint32_t *ref,
+                        tf_tensor **in, uint32_t *n_in)
+{
+    *n_in = b->n_in;
+    memcpy(in, b->in, sizeof b->in);
+    if (b->n_steps == DEFER_MAX_STEPS)
+        return PLAN_FULL;
+    for (size_t i = 0; i < n; i++) {
+        struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
+        if (pb == &tf__defer_lost)
+            return PLAN_LOST;
+        if (pb == b) {
+            ref[i] = find_step(b, xs[i]);
+            if (ref[i] == TF_FX_NONE) /* a view of a result, not the result itself */
+                return PLAN_FULL;
+            continue;
+        }
+        uint32_t j = 0;
+        while (j < *n_in && !same_view(in[j], xs[i]))
+            j++;
+        if (j == *n_in) {
+            if (j == TF_FUSED_MAX_INPUTS)
+                return PLAN_FULL;
+            in[(*n_in)++] = xs[i];
+        }
+        ref[i] = TF_FX_IN | j;
+    }
+    return PLAN_OK;
+}
+
+/* Whether the op may join a batch at all (before any lock is taken). */
+static bool deferrable(const tf_session *s, tf_prim prim, const void *params, size_t n,
+                       tf_tensor *const *in, const tf_tensor *out)
+{
+    if (s->defer == TF_DEFER_OFF || t_running ||
+        (prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || out->numel == 0 ||
+        !tf_dtype_is_float(out->dtype))
+        return false;
+    uint32_t caps = s->engine->caps;
+    if (s->defer == TF_DEFER_AUTO &&
+        (!(caps & TF_ENGINE_CAP_DEFER_CHAINS) ||
+         ((caps & TF_ENGINE_CAP_HOST_MEMORY) &&
+          out->numel * tf_dtype_size(out->dtype) < TF_DEFER_HOST_MIN_BYTES)))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const tf_storage *st = in[i]->storage;
+        if (st->kind != TF_STORAGE_ENGINE || st->engine != s->engine ||
+            in[i]->dtype != out->dtype)
+            return false;
+    }
+    uint32_t op = prim == TF_PRIM_UNARY ? ((const tf_unary_params *)params)->op
+                                         : ((const tf_binary_params *)params)->op;
+    return tf__engine_fuses(s->engine, out->dtype, 1, 1) &&
+           tf__engine_supports_uniform(s->engine, prim, op, n + 1, out->dtype);
+}
+
+static bool same_shape(const struct tf_batch *b, const tf_tensor *t)
+{
+    return b->rank == t->rank && memcmp(b->shape, t->shape, t->rank * sizeof t->shape[0]) == 0;
+}
+
+/* Opens b for out's dtype and shape; the lock is held. */
+static void open_batch(struct tf_batch *b, const tf_tensor *out)
+{
+    tf_engine *e = b->engine;
+    b->open = true;
+    b->dtype = out->dtype;
+    b->rank = out->rank;
+    memcpy(b->shape, out->shape, out->rank * sizeof out->shape[0]);
+    b->prev = NULL;
+    b->next = e->open_batches;
+    if (e->open_batches)
+        e->open_batches->prev = b;
+    e->open_batches = b;
+    atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
+}
+
+/* Appends the op to b (it fits: plan said so); the lock is held. */
+static void append(struct tf_batch *b, tf_prim prim, const void *params, const uint32_t *ref,
+                   tf_tensor *const *in, uint32_t n_in, tf_tensor *out)
+{
+    if (!b->open)
+        open_batch(b, out);
+    for (uint32_t i = b->n_in; i < n_in; i++) {
+        tf_tensor_retain(in[i]);
+        atomic_fetch_add_explicit(&in[i]->storage->readers, 1, memory_order_relaxed);
+        b->in[i] = in[i];
+    }
+    b->n_in = n_in;
+    bool unary = prim == TF_PRIM_UNARY;
+    uint32_t op = unary ? ((const tf_unary_params *)params)->op
+                        : ((const tf_binary_params *)params)->op;
+    b->steps[b->n_steps] = (tf_fused_step){unary ? TF_FUSED_UNARY : TF_FUSED_BINARY, op, ref[0],
+                                           unary ? 0 : ref[1]};
+    tf_tensor_retain(out);
+    b->out[b->n_steps++] = out;
+    b->stats.ops_deferred++;
+    atomic_store_explicit(&out->storage->pending, b, memory_order_release);
+}
+
+tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t n,
+                         tf_tensor *const *in, tf_tensor *out)
+{
+    if (!deferrable(s, prim, params, n, in, out))
+        return tf__exec(s, prim, params, n, in, out);
+    struct tf_batch *b = s->batch;
+    tf_status st;
+    /* operands another batch computes: that batch runs now (it takes the lock itself) */
+    for (size_t i = 0; i < n; i++) {
+        struct tf_batch *pb = atomic_load_explicit(&in[i]->storage->pending, memory_order_acquire);
+        if (pb && pb != b && (st = tf__ready(in[i])))
+            return st;
+    }
+    if (!b) {
+        if (!(b = tf__calloc(1, sizeof *b)))
+            return tf__exec(s, prim, params, n, in, out);
+        b->engine = s->engine;
+        s->batch = b;
+    }
+    bool taken;
+    lock_engine(s->engine, &taken);
+    /* the batch runs first if the op does not fit it; its failure is this op's */
+    st = TF_OK;
+    if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
+        st = run_batch(b);
+    uint32_t ref[2], n_in;
+    tf_tensor *ins[TF_FUSED_MAX_INPUTS];
+    plan_result pr = st ? PLAN_FULL : plan(b, n, in, ref, ins, &n_in);
+    if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
+        pr = plan(b, n, in, ref, ins, &n_in); /* an empty batch takes any op */
+    if (!st && pr == PLAN_OK)
+        append(b, prim, params, ref, ins, n_in, out);
+    tf__engine_unlock(s->engine, taken);
+    if (st)
+        return st;
+    return pr == PLAN_OK ? TF_OK : lost_error(tf_prim_name(prim));
+}
+
+tf_status tf__defer_end(tf_session *s)
+{
+    struct tf_batch *b = s->batch;
+    if (!b)
+        return TF_OK;
+    bool taken;
+    lock_engine(s->engine, &taken);
+    tf_status st = run_batch(b);
+    tf__engine_unlock(s->engine, taken);
+    tf__free(b);
+    s->batch = NULL;
+    return st;
+}
+
+TF_API tf_status tf_session_set_defer(tf_session *s, tf_defer_mode mode)
+{
+    if (!s)
+        return tf__error(TF_ERR_VALIDATION, "session_set_defer", "session",
+                         "session_set_defer: session is NULL");
+    if ((unsigned)mode > TF_DEFER_ALWAYS)
+        return tf__error(TF_ERR_VALIDATION, "session_set_defer", "mode",
+                         "session_set_defer: unknown mode %d (expected TF_DEFER_OFF, "
+                         "TF_DEFER_AUTO or TF_DEFER_ALWAYS)",
+                         (int)mode);
+    tf_status st = TF_OK;
+    if (mode == TF_DEFER_OFF && s->batch) {
+        bool taken;
+        lock_engine(s->engine, &taken);
+        st = run_batch(s->batch);
+        tf__engine_unlock(s->engine, taken);
+    }
+    s->defer = (uint8_t)mode;
+    return st;
+}
+
+TF_API tf_status tf_session_defer_stats(tf_session *s, tf_defer_stats *out)
+{
+    if (!s || !out)
+        return tf__error(TF_ERR_VALIDATION, "session_defer_stats", s ? "out" : "session",
+                         "session_defer_stats: NULL argument");
+    *out = (tf_defer_stats){0};
+    if (s->batch) {
+        bool taken;
+        lock_engine(s->engine, &taken);
+        *out = s->batch->stats;
+        tf__engine_unlock(s->engine, taken);
+    }
+    return TF_OK;
+}

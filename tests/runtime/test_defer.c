@@ -1,0 +1,579 @@
+/*
+ * test_defer.c - deferred elementwise chains (core/src/defer.c).
+ *
+ * A session's back-to-back elementwise ops are collected and run as one
+ * TF_PRIM_FUSED call when a result is first read. Every case runs the same
+ * program twice, once with deferral on and once off (tf_session_set_defer),
+ * and asserts the same bits; tf_session_defer_stats shows that the deferral
+ * really happened (so a case cannot pass by running everything eagerly).
+ * Engines: the CPU engine, the CPU engine whose FUSED takes one output only
+ * (fused=one: the host runs held intermediates step by step), and the CPU
+ * engine without FUSED (nothing is deferred); built as test_defer_vulkan, the
+ * Vulkan engine alone (its FUSED equals its own primitives bit for bit too),
+ * without the cases that need host memory. The engine failing a batch is
+ * test_defer_faults.c's subject; a value read from another thread while its
+ * owner goes on is the last case here (label concurrency: it runs under
+ * ThreadSanitizer).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tf_eager_test.h"
+#include "tf_ref.h"
+
+#define N 1003 /* not a multiple of any vector width or chunk */
+
+/* g_fused runs FUSED with several outputs; g_one (CPU only) with one output;
+   g_plain (CPU only) not at all. */
+static tf_engine *g_fused, *g_one, *g_plain;
+
+static int setup(void **state)
+{
+    (void)state;
+#ifdef TF_DEFER_VULKAN
+    return tfr_engine_create("vulkan", 1, "device_type", "any", &g_fused) ? -1 : 0;
+#else
+    if (tfr_engine_create("cpu", 1, NULL, NULL, &g_fused) ||
+        tfr_engine_create("cpu", 1, "fused", "one", &g_one) ||
+        tfr_engine_create("cpu", 1, "fused", "off", &g_plain))
+        return -1;
+    return 0;
+#endif
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tf_engine_destroy(g_fused);
+    tf_engine_destroy(g_one);
+    tf_engine_destroy(g_plain);
+    return 0;
+}
+
+/* A runtime with two sessions on one engine: `on` in the given mode, `off`
+   with deferral off. */
+typedef struct pair {
+    tf_runtime *rt;
+    tf_session *on, *off;
+} pair;
+
+static pair pair_begin(tf_engine *e, tf_defer_mode mode)
+{
+    pair p;
+    TF_ASSERT_OK(tf_runtime_create(&p.rt));
+    TF_ASSERT_OK(tf_session_begin(p.rt, e, &p.on));
+    TF_ASSERT_OK(tf_session_set_defer(p.on, mode));
+    TF_ASSERT_OK(tf_session_begin(p.rt, e, &p.off));
+    TF_ASSERT_OK(tf_session_set_defer(p.off, TF_DEFER_OFF));
+    return p;
+}
+
+/* Ends both sessions (p->on may be NULL: ended already) and the runtime. */
+static void pair_end(pair *p)
+{
+    tf_session_end(p->on);
+    tf_session_end(p->off);
+    tf_runtime_release(p->rt);
+}
+
+/* A constant of s's engine memory holding n values from a fixed generator. */
+static tf_eager *engine_constant(tf_session *s, tf_dtype dt, size_t n, uint64_t seed, double lo,
+                                 double hi)
+{
+    tfr_rng rng;
+    tfr_rng_seed(&rng, seed);
+    double *v = test_malloc(n * sizeof *v);
+    float *f = test_malloc(n * sizeof *f);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = tfr_rng_real(&rng, lo, hi);
+        f[i] = (float)v[i];
+    }
+    int64_t shape[1] = {(int64_t)n};
+    tf_tensor *h = NULL;
+    TF_ASSERT_OK(tf_tensor_from_host(dt, 1, shape, dt == TF_F64 ? (void *)v : (void *)f, n, &h));
+    tf_eager *x = NULL;
+    TF_ASSERT_OK(tf_session_constant_from_host(s, h, &x));
+    tf_tensor_release(h);
+    test_free(v);
+    test_free(f);
+    return x;
+}
+
+/* A copy of t's bytes (the read makes it current), downloaded if need be. */
+static void *tensor_bytes(const tf_tensor *t, size_t *nbytes)
+{
+    tf_tensor *host = NULL;
+    if (!tf_tensor_is_host_accessible(t)) {
+        TF_ASSERT_OK(tf_engine_download(tf_tensor_engine(t), t, &host));
+        t = host;
+    }
+    const void *data = NULL;
+    size_t count = 0;
+    TF_ASSERT_OK(tf_tensor_data(t, tf_tensor_dtype(t), &data, &count));
+    *nbytes = count * tf_dtype_size(tf_tensor_dtype(t));
+    void *copy = test_malloc(*nbytes ? *nbytes : 1);
+    memcpy(copy, data, *nbytes);
+    tf_tensor_release(host);
+    return copy;
+}
+
+static void *bytes_of(const tf_eager *x, size_t *nbytes)
+{
+    return tensor_bytes(tf_eager_value(x), nbytes);
+}
+
+static void expect_same_bits(const tf_eager *a, const tf_eager *b)
+{
+    size_t na, nb;
+    void *pa = bytes_of(a, &na), *pb = bytes_of(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, na);
+    test_free(pa);
+    test_free(pb);
+}
+
+static tf_defer_stats stats_of(tf_session *s)
+{
+    tf_defer_stats st;
+    TF_ASSERT_OK(tf_session_defer_stats(s, &st));
+    return st;
+}
+
+/* The program of most cases: r[0..5] = exp(x), r0*y, r1+x, sin(r2), r3/y, r4-r0. */
+#define CHAIN 6
+static void chain(tf_session *s, tf_eager *x, tf_eager *y, tf_eager **r)
+{
+    TF_ASSERT_OK(tf_session_exp(s, x, &r[0]));
+    TF_ASSERT_OK(tf_session_mul(s, r[0], y, &r[1]));
+    TF_ASSERT_OK(tf_session_add(s, r[1], x, &r[2]));
+    TF_ASSERT_OK(tf_session_sin(s, r[2], &r[3]));
+    TF_ASSERT_OK(tf_session_div(s, r[3], y, &r[4]));
+    TF_ASSERT_OK(tf_session_sub(s, r[4], r[0], &r[5]));
+}
+
+static void release_all(tf_eager **r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tf_eager_release(r[i]);
+}
+
+/* Runs chain with deferral on and off on engine e; `keep`: hold every
+   intermediate until the end, else release each as soon as used. */
+static void run_chain(tf_engine *e, tf_dtype dt, bool keep)
+{
+    pair p = pair_begin(e, TF_DEFER_ALWAYS);
+    tf_session *on = p.on, *off = p.off;
+    tf_eager *x = engine_constant(on, dt, N, 1, -1, 1), *y = engine_constant(on, dt, N, 2, 0.5, 2);
+    tf_eager *a[CHAIN], *b[CHAIN];
+    chain(on, x, y, a);
+    chain(off, x, y, b);
+    tf_defer_stats before = stats_of(on);
+    if (!keep)
+        release_all(a, CHAIN - 1); /* only the last result is still held */
+    expect_same_bits(a[CHAIN - 1], b[CHAIN - 1]);
+    if (keep)
+        for (int i = 0; i < CHAIN - 1; i++)
+            expect_same_bits(a[i], b[i]);
+    tf_defer_stats after = stats_of(on), plain = stats_of(off);
+    assert_int_equal(plain.ops_deferred, 0);
+    bool fuses = e != g_plain;
+    assert_int_equal(before.ops_deferred, fuses ? CHAIN : 0);
+    assert_int_equal(before.batches_run, 0); /* nothing was read before */
+    if (fuses) {
+        assert_int_equal(after.batches_run, 1);
+        assert_int_equal(after.results_written, keep ? CHAIN : 1);
+        assert_int_equal(after.results_dropped, keep ? 0 : CHAIN - 1);
+        /* one call for the whole chain, unless the engine takes one output only
+           and intermediates are held: then one per step */
+        assert_int_equal(after.engine_calls, keep && e == g_one ? CHAIN : 1);
+    }
+    release_all(keep ? a : a + CHAIN - 1, keep ? CHAIN : 1);
+    release_all(b, CHAIN);
+    tf_eager_release(x);
+    tf_eager_release(y);
+    pair_end(&p);
+}
+
+static void test_chain_released(void **state)
+{
+    (void)state;
+    tf_engine *engines[] = {g_fused, g_one, g_plain};
+    for (int i = 0; i < 3; i++) {
+        if (!engines[i])
+            continue;
+        run_chain(engines[i], TF_F64, false);
+        run_chain(engines[i], TF_F32, false);
+    }
+}
+
+static void test_chain_held(void **state)
+{
+    (void)state;
+    tf_engine *engines[] = {g_fused, g_one, g_plain};
+    for (int i = 0; i < 3; i++) {
+        if (!engines[i])
+            continue;
+        run_chain(engines[i], TF_F64, true);
+        run_chain(engines[i], TF_F32, true);
+    }
+}
+
+/* loss = sum(exp(x) * y + x): values and gradients equal with deferral on and off. */
+static void grad_of(tf_session *s, tf_runtime *rt, tf_eager *y, tf_eager **loss_out,
+                    tf_tensor **grad_out)
+{
+    tf_eager *xc = engine_constant(s, TF_F64, N, 3, -1, 1);
+    tf_eager *x = NULL, *e = NULL, *m = NULL, *p = NULL, *loss = NULL;
+    TF_ASSERT_OK(tf_runtime_variable_from(rt, tf_eager_value(xc), &x));
+    TF_ASSERT_OK(tf_session_exp(s, x, &e));
+    TF_ASSERT_OK(tf_session_mul(s, e, y, &m));
+    TF_ASSERT_OK(tf_session_add(s, m, x, &p));
+    TF_ASSERT_OK(tf_session_reduce_sum(s, p, NULL, 0, &loss));
+    TF_ASSERT_OK(tf_eager_backward(loss, tf_session_engine(s)));
+    TF_ASSERT_OK(tf_eager_grad(x, grad_out));
+    *loss_out = loss;
+    tf_eager_release(xc);
+    tf_eager_release(x);
+    tf_eager_release(e);
+    tf_eager_release(m);
+    tf_eager_release(p);
+}
+
+static void test_gradient(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_runtime *rt = p.rt;
+    tf_session *on = p.on, *off = p.off;
+    tf_eager *y = engine_constant(on, TF_F64, N, 4, 0, 1);
+    tf_eager *la, *lb;
+    tf_tensor *ga, *gb;
+    grad_of(on, rt, y, &la, &ga);
+    grad_of(off, rt, y, &lb, &gb);
+    tf_defer_stats st = stats_of(on);
+    assert_int_equal(st.ops_deferred, 3);
+    assert_int_equal(st.engine_calls, 1); /* exp, * and + in one call */
+    expect_same_bits(la, lb);
+    size_t na, nb;
+    void *da = tensor_bytes(ga, &na), *db = tensor_bytes(gb, &nb);
+    assert_int_equal(na, N * sizeof(double));
+    assert_int_equal(nb, na);
+    assert_memory_equal(da, db, na);
+    test_free(da);
+    test_free(db);
+    tf_tensor_release(ga);
+    tf_tensor_release(gb);
+    tf_eager_release(la);
+    tf_eager_release(lb);
+    tf_eager_release(y);
+    pair_end(&p);
+}
+
+/* Batches close at another shape, past TF_FUSED_MAX_OUTPUTS steps and past
+   TF_FUSED_MAX_INPUTS inputs; a view of a pending result is read correctly. */
+static void test_batch_limits(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_session *on = p.on, *off = p.off;
+    tf_session *ss[2] = {on, off};
+    tf_eager *in[7], *out[2] = {NULL, NULL}, *view[2] = {NULL, NULL}, *other[2] = {NULL, NULL};
+    for (int i = 0; i < 7; i++)
+        in[i] = engine_constant(on, TF_F64, N, 10 + (uint64_t)i, 0.5, 1.5);
+    for (int k = 0; k < 2; k++) {
+        tf_session *s = ss[k];
+        tf_eager *acc = NULL;
+        TF_ASSERT_OK(tf_session_mul(s, in[0], in[1], &acc));
+        for (int i = 0; i < 20; i++) { /* 21 steps over 7 inputs */
+            tf_eager *next = NULL;
+            TF_ASSERT_OK((i % 2 ? tf_session_add : tf_session_mul)(s, acc, in[(i + 2) % 7], &next));
+            tf_eager_release(acc);
+            acc = next;
+        }
+        /* another shape in between: the [N] batch closes */
+        int64_t two[2] = {N, 1};
+        TF_ASSERT_OK(tf_session_reshape(s, acc, 2, two, &view[k]));
+        TF_ASSERT_OK(tf_session_tanh(s, view[k], &other[k]));
+        out[k] = acc;
+    }
+    tf_defer_stats st = stats_of(on);
+    assert_int_equal(st.ops_deferred, 22);
+    assert_true(st.batches_run >= 4); /* 21 steps cannot fit fewer batches of 8 */
+    expect_same_bits(out[0], out[1]);
+    expect_same_bits(view[0], view[1]);
+    expect_same_bits(other[0], other[1]);
+    for (int k = 0; k < 2; k++) {
+        tf_eager_release(out[k]);
+        tf_eager_release(view[k]);
+        tf_eager_release(other[k]);
+    }
+    for (int i = 0; i < 7; i++)
+        tf_eager_release(in[i]);
+    pair_end(&p);
+}
+
+/*
+ * Writing memory that an open batch reads (the application's own
+ * tf_engine_execute into a constant's tensor) runs the batch first: it sees
+ * the value the eager order showed it.
+ */
+static void test_write_after_deferred_read(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_runtime *rt = p.rt;
+    tf_session *s = p.on;
+    int64_t shape[1] = {N};
+    tf_tensor *t = NULL;
+    TF_ASSERT_OK(tf_tensor_empty(g_fused, TF_F64, 1, shape, &t));
+    tf_fill_params fill = {sizeof fill, 0, {.f = 3.0}};
+    TF_ASSERT_OK(tf_engine_execute(g_fused, TF_PRIM_FILL, &fill, 0, NULL, 1, &t));
+    tf_eager *c = NULL, *r = NULL;
+    TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &c));
+    TF_ASSERT_OK(tf_session_add(s, c, c, &r)); /* deferred: reads t later */
+    assert_int_equal(stats_of(s).ops_deferred, 1);
+    assert_int_equal(stats_of(s).batches_run, 0);
+    fill.value.f = -1.0;
+    TF_ASSERT_OK(tf_engine_execute(g_fused, TF_PRIM_FILL, &fill, 0, NULL, 1, &t));
+    assert_int_equal(stats_of(s).batches_run, 1); /* the write ran it first */
+    size_t nbytes;
+    double *d = bytes_of(r, &nbytes);
+    assert_int_equal(nbytes, N * sizeof *d);
+    for (size_t i = 0; i < N; i++)
+        assert_true(d[i] == 6.0);
+    test_free(d);
+    tf_eager_release(r);
+    tf_eager_release(c);
+    tf_tensor_release(t);
+    pair_end(&p);
+}
+
+#ifndef TF_DEFER_VULKAN
+/* The application's own host memory never joins a batch (it may change it). */
+static void test_wrapped_host_memory_runs_at_once(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_runtime *rt = p.rt;
+    tf_session *s = p.on;
+    double mem[4] = {1, 2, 3, 4};
+    int64_t shape[1] = {4};
+    tf_tensor *w = NULL;
+    TF_ASSERT_OK(tf_tensor_wrap_host(TF_F64, 1, shape, mem, 4, NULL, NULL, &w));
+    tf_eager *c = NULL, *r = NULL;
+    TF_ASSERT_OK(tf_runtime_constant_from(rt, w, &c));
+    TF_ASSERT_OK(tf_session_neg(s, c, &r));
+    assert_int_equal(stats_of(s).ops_deferred, 0);
+    double want[4] = {-1, -2, -3, -4};
+    tft_expect_values(tf_eager_value(r), want, 4);
+    tf_eager_release(r);
+    tf_eager_release(c);
+    tf_tensor_release(w);
+    pair_end(&p);
+}
+
+#endif
+
+/* Results outlive their session (its end runs the batch), also of
+   tf_runtime_with_session; synchronize runs what is open. */
+static tf_eager *g_kept;
+static tf_defer_mode g_body_mode;
+
+static tf_status body(tf_session *s, void *user)
+{
+    tf_eager *x = user, *e = NULL;
+    tf_status st = tf_session_set_defer(s, g_body_mode);
+    if (!st)
+        st = tf_session_exp(s, x, &e);
+    if (!st)
+        st = tf_session_mul(s, e, x, &g_kept);
+    tf_eager_release(e);
+    return st;
+}
+
+static void test_session_end_and_synchronize(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_runtime *rt = p.rt;
+    tf_session *s = p.on, *off = p.off;
+    tf_eager *x = engine_constant(s, TF_F64, N, 5, -1, 1);
+    tf_eager *ref = NULL;
+    g_body_mode = TF_DEFER_OFF;
+    TF_ASSERT_OK(body(off, x));
+    ref = g_kept;
+    g_body_mode = TF_DEFER_ALWAYS;
+    TF_ASSERT_OK(tf_runtime_with_session(rt, g_fused, body, x));
+    expect_same_bits(g_kept, ref);
+    tf_eager_release(g_kept);
+    tf_eager *r = NULL;
+    TF_ASSERT_OK(body(s, x));
+    r = g_kept;
+    assert_int_equal(stats_of(s).batches_run, 0);
+    TF_ASSERT_OK(tf_engine_synchronize(g_fused));
+    assert_int_equal(stats_of(s).batches_run, 1);
+    TF_ASSERT_OK(body(s, x)); /* pending at session end */
+    tf_session_end(s);
+    p.on = NULL;
+    expect_same_bits(g_kept, ref);
+    expect_same_bits(r, ref);
+    tf_eager_release(g_kept);
+    tf_eager_release(r);
+    tf_eager_release(ref);
+    tf_eager_release(x);
+    pair_end(&p);
+}
+
+/*
+ * TF_DEFER_AUTO (the default). The CPU engine asks for deferral
+ * (TF_ENGINE_CAP_DEFER_CHAINS) and computes in host memory: arrays below
+ * TF_DEFER_HOST_MIN_BYTES run at once, larger ones are deferred. The Vulkan
+ * engine does not ask for it (yet): nothing is deferred.
+ */
+static void test_auto_mode(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_AUTO);
+    tf_session *s = p.on, *off = p.off;
+    size_t big = TF_DEFER_HOST_MIN_BYTES / sizeof(double);
+    tf_eager *small = engine_constant(s, TF_F64, N, 8, -1, 1);
+    tf_eager *large = engine_constant(s, TF_F64, big, 9, -1, 1);
+    tf_eager *r[CHAIN], *q[CHAIN];
+    chain(s, small, small, r);
+    assert_int_equal(stats_of(s).ops_deferred, 0);
+    chain(s, large, large, q);
+#ifdef TF_DEFER_VULKAN
+    assert_int_equal(stats_of(s).ops_deferred, 0);
+#else
+    assert_int_equal(stats_of(s).ops_deferred, CHAIN);
+#endif
+    tf_eager *ref[CHAIN];
+    chain(off, large, large, ref);
+    for (int i = 0; i < CHAIN; i++)
+        expect_same_bits(q[i], ref[i]);
+#ifndef TF_DEFER_VULKAN
+    assert_int_equal(stats_of(s).engine_calls, 1);
+#endif
+    release_all(r, CHAIN);
+    release_all(q, CHAIN);
+    release_all(ref, CHAIN);
+    tf_eager_release(small);
+    tf_eager_release(large);
+    pair_end(&p);
+}
+
+/* Turning deferral off runs what is open; errors of the API itself. */
+static void test_set_defer_and_errors(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_session *s = p.on;
+    tf_eager *x = engine_constant(s, TF_F64, N, 6, -1, 1), *a = NULL, *b = NULL;
+    TF_ASSERT_OK(tf_session_cos(s, x, &a));
+    TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_OFF));
+    tf_defer_stats st = stats_of(s);
+    assert_int_equal(st.ops_deferred, 1);
+    assert_int_equal(st.batches_run, 1);
+    TF_ASSERT_OK(tf_session_cos(s, x, &b)); /* at once */
+    assert_int_equal(stats_of(s).ops_deferred, 1);
+    expect_same_bits(a, b);
+    TF_ASSERT_STATUS(tf_session_set_defer(NULL, TF_DEFER_ALWAYS), TF_ERR_VALIDATION);
+    /* an unknown mode changes nothing: the session still runs ops at once */
+    TF_ASSERT_STATUS(tf_session_set_defer(s, (tf_defer_mode)7), TF_ERR_VALIDATION);
+    assert_string_equal(tf_error_argument(), "mode");
+    tf_eager *c = NULL;
+    TF_ASSERT_OK(tf_session_cos(s, x, &c));
+    assert_int_equal(stats_of(s).ops_deferred, 1);
+    expect_same_bits(a, c);
+    tf_eager_release(c);
+    TF_ASSERT_STATUS(tf_session_defer_stats(NULL, &st), TF_ERR_VALIDATION);
+    TF_ASSERT_STATUS(tf_session_defer_stats(s, NULL), TF_ERR_VALIDATION);
+    tf_eager_release(a);
+    tf_eager_release(b);
+    tf_eager_release(x);
+    pair_end(&p);
+}
+
+#ifndef TF_DEFER_VULKAN
+/*
+ * A pending value read on another thread while its owner keeps issuing ops
+ * on the same engine: the read runs the batch under the engine's lock.
+ */
+typedef struct reader_arg {
+    tf_eager *value;
+    void *bytes;
+    size_t nbytes;
+} reader_arg;
+
+static void *reader(void *p)
+{
+    reader_arg *a = p;
+    const tf_tensor *t = tf_eager_value(a->value);
+    const void *data = NULL;
+    size_t count = 0;
+    if (tf_tensor_data(t, TF_F64, &data, &count) == TF_OK) {
+        a->nbytes = count * sizeof(double);
+        a->bytes = malloc(a->nbytes);
+        memcpy(a->bytes, data, a->nbytes);
+    }
+    return NULL;
+}
+
+static void test_read_from_another_thread(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_session *s = p.on, *off = p.off;
+    tf_eager *x = engine_constant(s, TF_F64, N, 7, -1, 1);
+    for (int round = 0; round < 20; round++) {
+        tf_eager *r[CHAIN], *ref[CHAIN];
+        chain(s, x, x, r);
+        reader_arg arg = {r[CHAIN - 1], NULL, 0};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, reader, &arg), 0);
+        /* the owner goes on: more deferred ops, reads and plain ops */
+        tf_eager *more[CHAIN], *sum = NULL;
+        chain(s, r[2], x, more);
+        TF_ASSERT_OK(tf_session_reduce_sum(s, more[CHAIN - 1], NULL, 0, &sum));
+        assert_int_equal(pthread_join(th, NULL), 0);
+        chain(off, x, x, ref);
+        assert_int_equal(arg.nbytes, N * sizeof(double));
+        size_t nb;
+        void *want = bytes_of(ref[CHAIN - 1], &nb);
+        assert_memory_equal(arg.bytes, want, nb);
+        test_free(want);
+        free(arg.bytes);
+        release_all(r, CHAIN);
+        release_all(ref, CHAIN);
+        release_all(more, CHAIN);
+        tf_eager_release(sum);
+    }
+    tf_eager_release(x);
+    pair_end(&p);
+}
+
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_released),
+        cmocka_unit_test(test_chain_held),
+        cmocka_unit_test(test_gradient),
+        cmocka_unit_test(test_batch_limits),
+        cmocka_unit_test(test_write_after_deferred_read),
+#ifndef TF_DEFER_VULKAN /* host memory: the CPU engine's */
+        cmocka_unit_test(test_wrapped_host_memory_runs_at_once),
+#endif
+        cmocka_unit_test(test_auto_mode),
+        cmocka_unit_test(test_session_end_and_synchronize),
+        cmocka_unit_test(test_set_defer_and_errors),
+#ifndef TF_DEFER_VULKAN /* reads host memory on another thread */
+        cmocka_unit_test(test_read_from_another_thread),
+#endif
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,382 @@
+/*
+ * test_defer_faults.c - what happens when the engine fails a deferred batch.
+ *
+ * A session defers back-to-back elementwise ops and runs them as one
+ * TF_PRIM_FUSED call when a result is read (core/src/defer.c). The `faulty`
+ * fixture engine (tests/plugins/fixtures/faulty.c) runs FILL and ADD, and
+ * FUSED programs of ADDs, on f64, and fails every execute after its Kth with
+ * "injected fault (...)". The program, on tensors of N elements:
+ *
+ *   x = full(1);  y = full(2);  a = x + y;  b = a + x      (a = 3, b = 4)
+ *
+ * in TF_DEFER_ALWAYS mode (the default mode leaves arrays this small eager
+ * on a host-memory engine). The two FILLs are executes 1 and 2; the adds
+ * wait in one batch, so with K = 2 the batch's FUSED call is the one that
+ * fails. The tests check where the failure surfaces (the read that ran the
+ * batch, tf_session_set_defer, tf_engine_synchronize, the end of
+ * tf_runtime_with_session), that every later read of the batch's results is
+ * a TF_ERR_BACKEND error that writes nothing, that a batch whose results are
+ * all gone makes no engine call, and that with deferral off (or in the
+ * default mode) the op itself fails, as before.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <tenferro/engine.h>
+#include <tenferro/ops.h>
+
+#include "tf_ref.h"
+
+#ifndef TF_FIXTURE_DIR
+#error "TF_FIXTURE_DIR must be defined by the build"
+#endif
+
+#define N 4
+#define SENTINEL ((tf_eager *)(uintptr_t)0x5e5e5e50)
+
+static tf_runtime *g_rt;
+
+/* A faulty engine failing every execute after the kth (k < 0: never). */
+static tf_engine *faulty(long k)
+{
+    char value[32];
+    snprintf(value, sizeof value, "%ld", k);
+    tf_engine *e = NULL;
+    TF_ASSERT_OK(tfr_engine_create(TF_FIXTURE_DIR "/tenferro-engine-faulty.so", 1,
+                                   k >= 0 ? "fail_after" : NULL, value, &e));
+    return e;
+}
+
+typedef struct program {
+    tf_eager *x, *y, *a, *b;
+} program;
+
+/* The program, deferred whatever its size (TF_DEFER_AUTO leaves arrays this
+   small on a host-memory engine eager). */
+static tf_status build(tf_session *s, void *user)
+{
+    program *p = user;
+    int64_t shape[1] = {N};
+    TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_ALWAYS));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &p->x));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 2.0, &p->y));
+    TF_ASSERT_OK(tf_session_add(s, p->x, p->y, &p->a));
+    TF_ASSERT_OK(tf_session_add(s, p->a, p->x, &p->b));
+    return TF_OK;
+}
+
+static void release_program(program *p)
+{
+    tf_eager_release(p->x);
+    tf_eager_release(p->y);
+    tf_eager_release(p->a);
+    tf_eager_release(p->b);
+}
+
+static tf_defer_stats stats_of(tf_session *s)
+{
+    tf_defer_stats st;
+    TF_ASSERT_OK(tf_session_defer_stats(s, &st));
+    return st;
+}
+
+/* st failed with the engine's injected fault as the cause. */
+static void assert_injected(tf_status st, const char *what)
+{
+    if (st != TF_ERR_BACKEND)
+        fail_msg("%s: got %s (\"%s\"), want TF_ERR_BACKEND", what, tf_status_name(st),
+                 tf_error_message());
+    if (!strstr(tf_error_cause(), "injected fault"))
+        fail_msg("%s: cause \"%s\" (message \"%s\") is not the engine's", what, tf_error_cause(),
+                 tf_error_message());
+}
+
+/* Every way of reading v fails with TF_ERR_BACKEND ("lost") and writes nothing. */
+static void assert_lost(tf_session *s, tf_eager *v, tf_eager *other, const char *what)
+{
+    tf_tensor *t = tf_eager_value(v);
+    const void *data = &data;
+    size_t count = 77;
+    tf_error_clear();
+    TF_ASSERT_STATUS(tf_tensor_data(t, TF_F64, &data, &count), TF_ERR_BACKEND);
+    if (!strstr(tf_error_message(), "lost"))
+        fail_msg("%s: message \"%s\" does not say the value was lost", what, tf_error_message());
+    assert_ptr_equal(data, &data);
+    assert_int_equal(count, 77);
+
+    double buf[N] = {-7, -7, -7, -7}, want[N] = {-7, -7, -7, -7};
+    TF_ASSERT_STATUS(tf_tensor_copy_to_host(t, TF_F64, buf, N), TF_ERR_BACKEND);
+    assert_memory_equal(buf, want, sizeof buf);
+
+    tf_tensor *host = (tf_tensor *)&host;
+    TF_ASSERT_STATUS(tf_engine_download(tf_tensor_engine(t), t, &host), TF_ERR_BACKEND);
+    assert_ptr_equal(host, &host);
+
+    /* an op on it creates nothing and joins no batch, deferred or not (s has
+       nothing open) */
+    uint64_t deferred = stats_of(s).ops_deferred;
+    static const tf_defer_mode modes[2] = {TF_DEFER_OFF, TF_DEFER_ALWAYS};
+    for (int m = 0; m < 2; m++) {
+        TF_ASSERT_OK(tf_session_set_defer(s, modes[m]));
+        tf_eager *c = SENTINEL;
+        TF_ASSERT_STATUS(tf_session_add(s, v, other, &c), TF_ERR_BACKEND);
+        assert_ptr_equal(c, SENTINEL);
+        TF_ASSERT_STATUS(tf_session_add(s, other, v, &c), TF_ERR_BACKEND);
+        assert_ptr_equal(c, SENTINEL);
+    }
+    assert_int_equal(stats_of(s).ops_deferred, deferred);
+}
+
+/* v holds `value` in each of its N elements. */
+static void assert_value(tf_eager *v, double value)
+{
+    double got[N], want[N];
+    for (int i = 0; i < N; i++)
+        want[i] = value;
+    TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(v), TF_F64, got, N));
+    assert_memory_equal(got, want, sizeof got);
+}
+
+/* ---- the engine answers FUSED, so the adds wait; the values are right ---- */
+
+static void test_deferred_adds_on_faulty(void **state)
+{
+    for (int drop_a = 0; drop_a < 2; drop_a++) {
+        tf_engine *e = faulty(-1);
+        tf_session *s = NULL;
+        TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+        program p;
+        tf_eager *half = NULL, *c = NULL;
+        TF_ASSERT_OK(build(s, &p));
+        /* a broadcast operand: a rank-0 constant against [N] */
+        TF_ASSERT_OK(tf_session_scalar(s, TF_F64, 0.5, &half));
+        TF_ASSERT_OK(tf_session_add(s, p.b, half, &c));
+        tf_defer_stats st = stats_of(s);
+        assert_int_equal(st.ops_deferred, 3);
+        assert_int_equal(st.engine_calls, 0);
+        if (drop_a) {
+            tf_eager_release(p.a);
+            p.a = NULL;
+        }
+        assert_value(c, 4.5); /* runs the batch: one FUSED call */
+        st = stats_of(s);
+        assert_int_equal(st.batches_run, 1);
+        assert_int_equal(st.engine_calls, 1);
+        assert_int_equal(st.results_written, drop_a ? 2 : 3);
+        assert_int_equal(st.results_dropped, drop_a ? 1 : 0);
+        assert_value(p.b, 4);
+        if (!drop_a)
+            assert_value(p.a, 3);
+        assert_value(p.x, 1);
+        assert_value(p.y, 2);
+        tf_eager_release(c);
+        tf_eager_release(half);
+        release_program(&p);
+        tf_session_end(s);
+        tf_engine_destroy(e);
+    }
+}
+
+/* ---- a failed batch: the read that ran it gets the error, later reads "lost" ---- */
+
+static void test_failed_batch_loses_its_results(void **state)
+{
+    tf_engine *e = faulty(2);
+    tf_session *s = NULL;
+    TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+    program p;
+    TF_ASSERT_OK(build(s, &p));
+    tf_defer_stats st = stats_of(s);
+    assert_int_equal(st.ops_deferred, 2);
+    assert_int_equal(st.batches_run, 0);
+    assert_int_equal(st.engine_calls, 0);
+
+    const void *data = &data;
+    size_t count = 77;
+    tf_error_clear();
+    assert_injected(tf_tensor_data(tf_eager_value(p.b), TF_F64, &data, &count), "read b");
+    assert_ptr_equal(data, &data);
+    assert_int_equal(count, 77);
+    st = stats_of(s);
+    assert_int_equal(st.batches_run, 1);
+    assert_int_equal(st.engine_calls, 1);
+
+    assert_lost(s, p.a, p.x, "a");
+    assert_lost(s, p.b, p.y, "b");
+    /* the inputs are intact; nothing is left to run */
+    assert_value(p.x, 1);
+    assert_value(p.y, 2);
+    TF_ASSERT_OK(tf_engine_synchronize(e));
+    st = stats_of(s);
+    assert_int_equal(st.ops_deferred, 2);
+    assert_int_equal(st.batches_run, 1);
+    assert_int_equal(st.engine_calls, 1);
+
+    release_program(&p);
+    tf_session_end(s);
+    tf_engine_destroy(e);
+}
+
+/* ---- the failure surfaces wherever the batch runs ---- */
+
+typedef enum runner {
+    AT_SESSION_END,
+    AT_DEFER_OFF,
+    AT_SYNCHRONIZE,
+    AT_WITH_SESSION
+} runner;
+
+static void test_failure_where_the_batch_runs(void **state)
+{
+    static const char *const names[] = {"tf_session_end", "tf_session_set_defer(s, TF_DEFER_OFF)",
+                                        "tf_engine_synchronize", "tf_runtime_with_session"};
+    for (runner r = AT_SESSION_END; r <= AT_WITH_SESSION; r++) {
+        tf_engine *e = faulty(2);
+        program p;
+        tf_session *s = NULL;
+        tf_error_clear();
+        if (r == AT_WITH_SESSION) {
+            assert_injected(tf_runtime_with_session(g_rt, e, build, &p), names[r]);
+        } else {
+            TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+            TF_ASSERT_OK(build(s, &p));
+            assert_int_equal(stats_of(s).ops_deferred, 2);
+            if (r == AT_SESSION_END) {
+                tf_session_end(s); /* returns nothing: the results say it */
+                s = NULL;
+            } else if (r == AT_DEFER_OFF) {
+                assert_injected(tf_session_set_defer(s, TF_DEFER_OFF), names[r]);
+                TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_OFF)); /* nothing open any more */
+            } else {
+                assert_injected(tf_engine_synchronize(e), names[r]);
+            }
+        }
+        if (s) {
+            assert_int_equal(stats_of(s).batches_run, 1);
+        } else { /* reads from a new session */
+            TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+            TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_ALWAYS));
+        }
+        assert_lost(s, p.a, p.x, names[r]);
+        assert_lost(s, p.b, p.x, names[r]);
+        TF_ASSERT_OK(tf_engine_synchronize(e));
+        assert_value(p.x, 1);
+        release_program(&p);
+        tf_session_end(s);
+        tf_engine_destroy(e);
+    }
+}
+
+/* ---- a batch whose results are all gone is never computed ---- */
+
+static void test_dropped_batch_makes_no_engine_call(void **state)
+{
+    tf_engine *e = faulty(2); /* the FILLs were the last executes that succeed */
+    tf_session *s = NULL;
+    TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+    program p;
+    TF_ASSERT_OK(build(s, &p));
+    tf_eager_release(p.a);
+    tf_eager_release(p.b);
+    p.a = p.b = NULL;
+    TF_ASSERT_OK(tf_engine_synchronize(e));
+    tf_defer_stats st = stats_of(s);
+    assert_int_equal(st.ops_deferred, 2);
+    assert_int_equal(st.batches_run, 1);
+    assert_int_equal(st.engine_calls, 0);
+    assert_int_equal(st.results_written, 0);
+    assert_int_equal(st.results_dropped, 2);
+    assert_value(p.x, 1);
+
+    /* the engine was not called: its next execute is the one that fails */
+    tf_eager *c = NULL;
+    TF_ASSERT_OK(tf_session_add(s, p.x, p.y, &c));
+    tf_error_clear();
+    assert_injected(tf_engine_synchronize(e), "the next batch");
+    assert_lost(s, c, p.x, "c");
+    tf_eager_release(c);
+
+    tf_session_end(s);
+    release_program(&p);
+    tf_engine_destroy(e);
+
+    /* the same at session end, on an engine that has one good execute left:
+       the next read gets it, so the dropped batch did not */
+    e = faulty(3);
+    TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+    TF_ASSERT_OK(build(s, &p));
+    tf_eager_release(p.a);
+    tf_eager_release(p.b);
+    p.a = p.b = NULL;
+    tf_session_end(s);
+    TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+    TF_ASSERT_OK(tf_session_add(s, p.x, p.y, &c));
+    assert_value(c, 3);
+    tf_eager_release(c);
+    tf_session_end(s);
+    release_program(&p);
+    tf_engine_destroy(e);
+}
+
+/* ---- deferral off (or small host arrays in the default mode): the op itself fails ---- */
+
+static void test_defer_off_fails_at_the_op(void **state)
+{
+    int64_t shape[1] = {N};
+    for (int i = 0; i < 4; i++) {
+        long k = 2 + i % 2;
+        tf_engine *e = faulty(k);
+        tf_session *s = NULL;
+        TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+        if (i < 2)
+            TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_OFF));
+        program p = {NULL, NULL, SENTINEL, SENTINEL};
+        TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &p.x));
+        TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 2.0, &p.y));
+        tf_error_clear();
+        tf_status st = tf_session_add(s, p.x, p.y, &p.a);
+        if (k == 2) {
+            assert_injected(st, "a = x + y");
+            assert_ptr_equal(p.a, SENTINEL);
+            p.a = NULL;
+        } else {
+            TF_ASSERT_OK(st);
+            assert_value(p.a, 3); /* computed at once: no batch holds it */
+            assert_injected(tf_session_add(s, p.a, p.x, &p.b), "b = a + x");
+            assert_value(p.a, 3);
+        }
+        assert_ptr_equal(p.b, SENTINEL);
+        p.b = NULL;
+        assert_int_equal(stats_of(s).ops_deferred, 0);
+        assert_value(p.x, 1);
+        assert_value(p.y, 2);
+        TF_ASSERT_OK(tf_engine_synchronize(e));
+        release_program(&p);
+        tf_session_end(s);
+        tf_engine_destroy(e);
+    }
+}
+
+static int group_setup(void **state)
+{
+    TF_ASSERT_OK(tf_runtime_create(&g_rt));
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    tf_runtime_release(g_rt);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deferred_adds_on_faulty),
+        cmocka_unit_test(test_failed_batch_loses_its_results),
+        cmocka_unit_test(test_failure_where_the_batch_runs),
+        cmocka_unit_test(test_dropped_batch_makes_no_engine_call),
+        cmocka_unit_test(test_defer_off_fails_at_the_op),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
