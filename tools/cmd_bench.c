@@ -36,6 +36,7 @@ typedef struct bench_options {
     int threads;
     int quick;
     int64_t gemm_n; /* --gemm-n; 0: the size of the mode */
+    tf_defer_mode defer; /* --defer; TF_DEFER_AUTO, a session's default */
 } bench_options;
 
 /* Sizes and repetitions of one run: the specified ones, or tiny ones for --quick. */
@@ -492,7 +493,7 @@ static const workload k_workloads[] = {
 static void bench_usage(void)
 {
     fprintf(stderr, "usage: tenferro bench [--engine NAME] [--threads N] [--quick] [--gemm-n N] "
-                    "[WORKLOAD ...]\n"
+                    "[--defer off|auto|always] [WORKLOAD ...]\n"
                     "workloads: dispatch mlp elementwise matmul (the standard ones, the "
                     "default)\n"
                     "           gemm elementwise_f32 (extra, run only when named)\n");
@@ -526,6 +527,11 @@ static int bench_parse(int argc, char **argv, bench_options *o, int selected[N_W
             o->quick = 1;
         } else if (strcmp(a, "--gemm-n") == 0 && v && parse_size(v, 65536, &o->gemm_n)) {
             i++;
+        } else if (strcmp(a, "--defer") == 0 && v &&
+                   (!strcmp(v, "off") || !strcmp(v, "auto") || !strcmp(v, "always"))) {
+            o->defer = !strcmp(v, "off") ? TF_DEFER_OFF
+                       : !strcmp(v, "auto") ? TF_DEFER_AUTO : TF_DEFER_ALWAYS;
+            i++;
         } else {
             size_t w = 0;
             while (w < N_WORKLOADS && strcmp(a, k_workloads[w].name) != 0)
@@ -547,8 +553,10 @@ static int bench_parse(int argc, char **argv, bench_options *o, int selected[N_W
 /* Says on stderr what runs: engine, threads, device and driver (OpenBLAS's kernel). */
 static void describe(const bench_options *o, tf_engine *engine)
 {
-    fprintf(stderr, "bench: engine '%s', threads %d%s%s\n", tf_engine_name(engine), o->threads,
-            o->threads ? "" : " (engine default)", o->quick ? ", quick mode (tiny sizes)" : "");
+    static const char *const defer[] = {"off", "auto", "always"};
+    fprintf(stderr, "bench: engine '%s', threads %d%s%s, deferred chains %s\n",
+            tf_engine_name(engine), o->threads, o->threads ? "" : " (engine default)",
+            o->quick ? ", quick mode (tiny sizes)" : "", defer[o->defer]);
     tf_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = (uint32_t)sizeof info;
@@ -566,6 +574,7 @@ static tf_status run_selected(const bench_options *o, const int selected[N_WORKL
     tf_status st = tf_cli_open_engine(o->engine, o->threads, &b.engine);
     TRY(tf_runtime_create(&b.rt));
     TRY(tf_session_begin(b.rt, b.engine, &b.s));
+    TRY(tf_session_set_defer(b.s, o->defer));
     if (!st)
         describe(o, b.engine);
     for (size_t w = 0; w < N_WORKLOADS && !st; w++) {
@@ -589,7 +598,7 @@ static tf_status run_selected(const bench_options *o, const int selected[N_WORKL
 
 int tf_cli_bench(int argc, char **argv)
 {
-    bench_options o = {NULL, 0, 0, 0}; /* engine NULL: the configured one */
+    bench_options o = {NULL, 0, 0, 0, TF_DEFER_AUTO}; /* engine NULL: the configured one */
     int selected[N_WORKLOADS] = {0};
     int rc = bench_parse(argc, argv, &o, selected);
     if (rc)

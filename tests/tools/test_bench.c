@@ -157,6 +157,28 @@ static void test_bench_selects_workloads(void **state)
     free(out);
 }
 
+/* --defer sets the session's deferred-chains mode, which stderr names. */
+static void test_bench_defer_modes(void **state)
+{
+    (void)state;
+    static const char *const figures[] = {"elementwise fwd_bwd ms", "elementwise peak_rss MiB"};
+    static const char *const modes[] = {"off", "auto", "always"};
+    for (size_t i = 0; i < 3; i++) {
+        char cmd[256], want[64], *out;
+        snprintf(cmd, sizeof cmd, TF_CLI_PATH " bench --quick --defer %s elementwise 2>/dev/null",
+                 modes[i]);
+        assert_int_equal(run(cmd, &out), 0);
+        check_output(out, "", figures, sizeof figures / sizeof figures[0]);
+        free(out);
+        snprintf(cmd, sizeof cmd,
+                 TF_CLI_PATH " bench --quick --defer %s elementwise 2>&1 >/dev/null", modes[i]);
+        assert_int_equal(run(cmd, &out), 0);
+        snprintf(want, sizeof want, "deferred chains %s\n", modes[i]);
+        assert_non_null(strstr(out, want));
+        free(out);
+    }
+}
+
 static void test_bench_usage_errors(void **state)
 {
     (void)state;
@@ -180,6 +202,11 @@ static void test_bench_usage_errors(void **state)
         free(out);
     }
     assert_int_equal(run(TF_CLI_PATH " bench --quick gemm --gemm-n 2>/dev/null", &out), 2);
+    assert_string_equal(out, "");
+    free(out);
+    assert_int_equal(run(TF_CLI_PATH " bench --quick --defer sometimes elementwise 2>/dev/null",
+                         &out),
+                     2);
     assert_string_equal(out, "");
     free(out);
 }
@@ -228,6 +255,7 @@ int main(void)
 #ifndef TF_BENCH_VULKAN
         cmocka_unit_test(test_bench_quick_format),  cmocka_unit_test(test_bench_extra_quick_format),
         cmocka_unit_test(test_bench_gemm_size),     cmocka_unit_test(test_bench_selects_workloads),
+        cmocka_unit_test(test_bench_defer_modes),
         cmocka_unit_test(test_bench_usage_errors),
 #ifdef TF_LIMITS_PATH
         cmocka_unit_test(test_limits_quick_format),
