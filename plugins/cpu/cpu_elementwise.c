@@ -677,7 +677,11 @@ static int run_flat(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn, const 
                     int64_t grain, cpu_err *err, int *rc)
 {
     const int nout = (int)x->n_outputs;
-    flat_job job = {fn, ctx, nout, nout + (int)x->n_inputs, NULL, {0}, {0}, {0}};
+    flat_job job; /* the arrays' first nops entries are set below: no zeroing of the rest */
+    job.fn = fn;
+    job.ctx = ctx;
+    job.nout = nout;
+    job.nops = nout + (int)x->n_inputs;
     int64_t n = tf__cpu_operand_numel(x->outputs[0]);
     if (n == 0) {
         *rc = 0; /* nothing to do, and an empty operand's offset addresses nothing */
