@@ -314,9 +314,9 @@ static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs
 static bool deferrable(const tf_session *s, tf_prim prim, const void *params, size_t n,
                        tf_tensor *const *in, const tf_tensor *out)
 {
-    if (s->defer == TF_DEFER_OFF || t_running ||
-        (prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || out->numel == 0 ||
-        !tf_dtype_is_float(out->dtype))
+    /* (session ops never run inside a batch's run: no t_running check) */
+    if (s->defer == TF_DEFER_OFF || (prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) ||
+        out->numel == 0 || !tf_dtype_is_float(out->dtype))
         return false;
     uint32_t caps = s->engine->caps;
     if (s->defer == TF_DEFER_AUTO &&
