@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "vk_internal.h"
 
@@ -172,7 +173,7 @@ void tf__vk_pipelines_destroy(vk_engine *e)
         vkDestroyPipeline(e->dev, e->pipes[i].pipe, NULL);
     e->host->free(e->host->ctx, e->pipes);
     e->pipes = NULL;
-    e->n_pipes = e->cap_pipes = 0;
+    e->n_pipes = e->cap_pipes = e->n_programs = 0;
     for (uint32_t i = 0; i < VK_SHADER_COUNT_; i++) {
         if (e->modules[i] != VK_NULL_HANDLE)
             vkDestroyShaderModule(e->dev, e->modules[i], NULL);
@@ -189,16 +190,46 @@ void tf__vk_pipelines_destroy(vk_engine *e)
     e->set_layout = VK_NULL_HANDLE;
 }
 
-static tf_status pipeline_get(vk_engine *e, uint32_t shader, uint32_t spec, VkPipeline *out)
+/* Drops the least recently used FUSED program pipeline that no pending batch holds. */
+static void program_evict(vk_engine *e)
 {
+    uint32_t victim = UINT32_MAX;
     for (uint32_t i = 0; i < e->n_pipes; i++) {
-        if (e->pipes[i].shader == shader && e->pipes[i].spec == spec) {
-            *out = e->pipes[i].pipe;
+        const vk_pipeline *p = &e->pipes[i];
+        if (p->program && p->last_use <= e->completed &&
+            (victim == UINT32_MAX || p->last_use < e->pipes[victim].last_use))
+            victim = i;
+    }
+    if (victim == UINT32_MAX)
+        return; /* every one is in a pending batch: the cache stays over its bound for now */
+    tf__vk_log(e->host, TF_LOG_DEBUG, "vulkan: pipeline %s program dropped",
+               tf__vk_spirv[e->pipes[victim].shader].name);
+    vkDestroyPipeline(e->dev, e->pipes[victim].pipe, NULL);
+    e->pipes[victim] = e->pipes[--e->n_pipes];
+    e->n_programs--;
+}
+
+/*
+ * The pipeline of d's shader and specialisation constants, made on first use.
+ * It is marked used by batch `serial`: a FUSED program's pipeline is destroyed
+ * (to keep at most max_programs) only once no pending batch can hold it.
+ */
+static tf_status pipeline_get(vk_engine *e, const vk_dispatch *d, uint64_t serial, VkPipeline *out)
+{
+    uint32_t shader = d->shader, spec[VK_SPEC_WORDS] = {d->spec};
+    if (d->program != NULL)
+        memcpy(spec + 1, d->program, (VK_SPEC_WORDS - 1) * sizeof *spec);
+    for (uint32_t i = 0; i < e->n_pipes; i++) {
+        vk_pipeline *p = &e->pipes[i];
+        if (p->shader == shader && p->spec[0] == spec[0] &&
+            memcmp(p->spec, spec, sizeof spec) == 0) {
+            p->last_use = serial;
+            *out = p->pipe;
             return TF_OK;
         }
     }
     const tf_host_api *host = e->host;
-    if (e->modules[shader] == VK_NULL_HANDLE) {
+    if (d->program == NULL && e->modules[shader] == VK_NULL_HANDLE) {
         VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                        .codeSize = tf__vk_spirv[shader].size,
                                        .pCode = tf__vk_spirv[shader].code};
@@ -206,6 +237,8 @@ static tf_status pipeline_get(vk_engine *e, uint32_t shader, uint32_t spec, VkPi
         if (r != VK_SUCCESS)
             return tf__vk_fail_vk(host, "vkCreateShaderModule", r);
     }
+    if (d->program != NULL && e->n_programs >= e->max_programs)
+        program_evict(e);
     if (e->n_pipes == e->cap_pipes) {
         uint32_t cap = e->cap_pipes ? 2 * e->cap_pipes : 32;
         vk_pipeline *np = host->alloc(host->ctx, cap * sizeof *np, 0);
@@ -217,27 +250,56 @@ static tf_status pipeline_get(vk_engine *e, uint32_t shader, uint32_t spec, VkPi
         e->pipes = np;
         e->cap_pipes = cap;
     }
-    VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = sizeof spec};
-    VkSpecializationInfo si = {
-        .mapEntryCount = 1, .pMapEntries = &entry, .dataSize = sizeof spec, .pData = &spec};
+    static const VkSpecializationMapEntry entries[VK_SPEC_WORDS] = {
+        {0, 0, 4},   {1, 4, 4},   {2, 8, 4},   {3, 12, 4},  {4, 16, 4},  {5, 20, 4},  {6, 24, 4},
+        {7, 28, 4},  {8, 32, 4},  {9, 36, 4},  {10, 40, 4}, {11, 44, 4}, {12, 48, 4}, {13, 52, 4},
+        {14, 56, 4}, {15, 60, 4}, {16, 64, 4}, {17, 68, 4}, {18, 72, 4}};
+    uint32_t n_spec = d->program != NULL ? VK_SPEC_WORDS : 1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* A FUSED program has a module of its own, needed only while its pipeline is made. */
+    VkShaderModule module = e->modules[shader];
+    if (d->program != NULL) {
+        tf_status st = tf__vk_program_module(e, shader, spec, &module);
+        if (st != TF_OK)
+            return st;
+    }
+    VkSpecializationInfo si = {.mapEntryCount = n_spec,
+                               .pMapEntries = entries,
+                               .dataSize = n_spec * sizeof *spec,
+                               .pData = spec};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = e->modules[shader],
+                  .module = module,
                   .pName = "main",
                   .pSpecializationInfo = &si},
         .layout = e->pipe_layout,
     };
     VkPipeline p;
     VkResult r = vkCreateComputePipelines(e->dev, e->pipe_cache, 1, &ci, NULL, &p);
+    if (d->program != NULL)
+        vkDestroyShaderModule(e->dev, module, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (r != VK_SUCCESS)
         return tf__vk_fail(host, TF_ERR_BACKEND,
                            "vulkan: vkCreateComputePipelines(%s, spec %u): %s",
-                           tf__vk_spirv[shader].name, spec, tf__vk_result_name(r));
-    e->pipes[e->n_pipes++] = (vk_pipeline){shader, spec, p};
-    /* Once per pipeline and engine: which kernels a workload uses (the tests read it). */
-    tf__vk_log(host, TF_LOG_DEBUG, "vulkan: pipeline %s spec %u", tf__vk_spirv[shader].name, spec);
+                           tf__vk_spirv[shader].name, spec[0], tf__vk_result_name(r));
+    vk_pipeline *np = &e->pipes[e->n_pipes++];
+    *np = (vk_pipeline){
+        .shader = shader, .program = d->program != NULL, .last_use = serial, .pipe = p};
+    memcpy(np->spec, spec, sizeof spec);
+    e->n_programs += d->program != NULL;
+    /* Once per pipeline and engine: which kernels a workload uses (the tests read it), and
+       what making it cost. */
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    if (d->program != NULL)
+        tf__vk_log(host, TF_LOG_DEBUG, "vulkan: pipeline %s spec %u program %08x (%.1f ms)",
+                   tf__vk_spirv[shader].name, spec[0], spec[1], ms);
+    else
+        tf__vk_log(host, TF_LOG_DEBUG, "vulkan: pipeline %s spec %u (%.1f ms)",
+                   tf__vk_spirv[shader].name, spec[0], ms);
     *out = p;
     return TF_OK;
 }
@@ -562,7 +624,7 @@ tf_status tf__vk_record_dispatch(vk_engine *e, const vk_dispatch *d)
     }
     VkPipeline pipe = VK_NULL_HANDLE;
     if (st == TF_OK)
-        st = pipeline_get(e, d->shader, d->spec, &pipe);
+        st = pipeline_get(e, d, f->serial, &pipe);
     if (st != TF_OK)
         return st;
     VkDescriptorSet set;

@@ -13,7 +13,8 @@
  * index 0 is a real GPU whenever one exists. CPU-type devices (lavapipe) are
  * chosen only when the option device_type=cpu or device_type=any is given,
  * or when no other device exists. The other extra options (subgroup_reduce,
- * memory_limit, debug_fail) are read here too; README.md describes them.
+ * memory_limit, fused_pipelines, debug_fail) are read here too; README.md
+ * describes them.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -341,6 +342,14 @@ static tf_status read_option(vk_plugin *pl, const char *k, const char *v, allow_
                                "device_lost@N, wait_lost@N, submit_oom@N or alloc_oom@N with "
                                "N >= 1)",
                                v);
+    } else if (strcmp(k, "fused_pipelines") == 0) {
+        uint64_t n = v[strspn(v, "0123456789")] == '\0' ? parse_bytes(v) : 0;
+        if (n == 0 || n > 65536)
+            return tf__vk_fail(host, TF_ERR_VALIDATION,
+                               "vulkan: create: option fused_pipelines = \"%s\" (expected 1 to "
+                               "65536)",
+                               v);
+        opts->fused_pipelines = (uint32_t)n;
     } else if (strcmp(k, "device_type") == 0) {
         if (strcmp(v, "gpu") == 0)
             *allow = ALLOW_GPU;
@@ -357,7 +366,8 @@ static tf_status read_option(vk_plugin *pl, const char *k, const char *v, allow_
         return tf__vk_fail(host, TF_ERR_VALIDATION,
                            "vulkan: create: unknown option \"%s\" (the Vulkan engine takes "
                            "device_type = gpu | cpu | any, subgroup_reduce = on | off, "
-                           "memory_limit = <bytes> and debug_fail = <fault>@<N>)",
+                           "memory_limit = <bytes>, fused_pipelines = <N> and debug_fail = "
+                           "<fault>@<N>)",
                            k);
     }
     return TF_OK;
@@ -370,6 +380,7 @@ static tf_status read_extra(vk_plugin *pl, const tf_engine_options *o, allow_kin
     *allow = has_gpu ? ALLOW_GPU : ALLOW_ANY;
     memset(opts, 0, sizeof *opts);
     opts->subgroup_reduce = 1;
+    opts->fused_pipelines = VK_FUSED_PIPELINES;
     if (o == NULL || !TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values))
         return TF_OK;
     for (uint32_t i = 0; i < o->n_extra; i++) {

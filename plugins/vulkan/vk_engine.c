@@ -306,6 +306,7 @@ static tf_status vk_create(void *plugin_ctx, const tf_engine_options *options,
     e->phys = &pl->devices[index];
     e->subgroup_reduce = opts.subgroup_reduce && e->phys->subgroups;
     e->mem_limit = opts.memory_limit;
+    e->max_programs = opts.fused_pipelines;
     e->fault = opts.fault;
     e->fault_at = opts.fault_at;
     atomic_init(&e->lost, 0);
@@ -494,7 +495,9 @@ static const tf_engine_plugin vk_descriptor = {
     .struct_size = sizeof(tf_engine_plugin),
     .abi_major = TF_ENGINE_ABI_MAJOR,
     .abi_minor = TF_ENGINE_ABI_MINOR,
-    .capabilities = 0,
+    /* FUSED runs a program as one pass of code compiled for it, faster than its steps as
+       separate dispatches (README.md, "FUSED"): the host may defer chains into it. */
+    .capabilities = TF_ENGINE_CAP_DEFER_CHAINS,
     .name = "vulkan",
     .version = VK_PLUGIN_VERSION,
     .description = "Vulkan compute engine: embedded SPIR-V, batched command buffers",

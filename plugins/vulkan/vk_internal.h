@@ -8,7 +8,7 @@
  * sub-allocator, buffers, deferred frees), vk_batch.c (frames, command
  * recording, hazards and barriers, submission, pipelines and the pipeline
  * cache), vk_prims.c (supports and every primitive but DOT_GENERAL, FUSED
- * included),
+ * included), vk_spirv.c (the shader module of one FUSED program),
  * vk_dot.c (DOT_GENERAL on the tiled GEMM shader). Everything here has
  * hidden visibility: the plugin exports only tf_engine_plugin_v1.
  */
@@ -77,10 +77,11 @@ typedef enum vk_fault {
 
 /* Engine options beyond the device choice (tf_engine_options extra keys). */
 typedef struct vk_options {
-    int subgroup_reduce;   /* "subgroup_reduce" = on (default where supported) | off */
-    uint64_t memory_limit; /* "memory_limit" = bytes of device-local memory; 0: no limit */
-    vk_fault fault;        /* "debug_fail" = <fault>@<N> */
-    uint64_t fault_at;     /* N, counted from 1 */
+    int subgroup_reduce;      /* "subgroup_reduce" = on (default where supported) | off */
+    uint64_t memory_limit;    /* "memory_limit" = bytes of device-local memory; 0: no limit */
+    vk_fault fault;           /* "debug_fail" = <fault>@<N> */
+    uint64_t fault_at;        /* N, counted from 1 */
+    uint32_t fused_pipelines; /* "fused_pipelines" = FUSED program pipelines kept */
 } vk_options;
 
 /* The plugin context made by init: the instance and the devices. */
@@ -155,10 +156,19 @@ typedef struct vk_frame {
     int in_flight;   /* submitted, fence not yet waited */
 } vk_frame;
 
-/* A cached pipeline: shader and specialisation constant. */
+/* Specialisation constants 0 .. VK_SPEC_WORDS - 1: every shader has constant 0 (OP);
+   fused.comp also 1 .. 18, the program (see vk_prims.c, exec_fused). */
+#define VK_SPEC_WORDS 19
+/* FUSED programs whose pipelines an engine keeps by default (the "fused_pipelines"
+   option); the least recently used one goes when another is compiled. */
+#define VK_FUSED_PIPELINES 64
+
+/* A cached pipeline: shader and specialisation constants. */
 typedef struct vk_pipeline {
     uint32_t shader;
-    uint32_t spec;
+    uint32_t spec[VK_SPEC_WORDS]; /* all but spec[0] are 0 unless `program` */
+    int program;                  /* a FUSED program's: counted against fused_pipelines */
+    uint64_t last_use;            /* serial of the last batch that bound it */
     VkPipeline pipe;
 } vk_pipeline;
 
@@ -176,6 +186,8 @@ struct tf_engine_state {
     VkShaderModule modules[VK_SHADER_COUNT_];
     vk_pipeline *pipes;
     uint32_t n_pipes, cap_pipes;
+    uint32_t n_programs;           /* pipes of FUSED programs */
+    uint32_t max_programs;         /* the fused_pipelines option */
     uint32_t mem_device, mem_host; /* memory type indices */
     uint32_t heap;                 /* the heap of mem_device */
     VkDeviceSize heap_size;
@@ -280,7 +292,8 @@ typedef struct vk_push {
 /* One dispatch: bindings 0..n_bind-1 (outputs flagged), parameters, push, grid. */
 typedef struct vk_dispatch {
     uint32_t shader;
-    uint32_t spec;
+    uint32_t spec;           /* specialisation constant 0 */
+    const uint32_t *program; /* constants 1 .. VK_SPEC_WORDS - 1 of a FUSED program, or NULL */
     uint32_t n_bind;
     tf_engine_buffer *bind[VK_MAX_BINDINGS];
     int writes[VK_MAX_BINDINGS];
@@ -290,6 +303,10 @@ typedef struct vk_dispatch {
     uint32_t groups[3];
 } vk_dispatch;
 
+/* A FUSED program's module (vk_spirv.c): `shader` with each step slot calling the step's
+   op, spec its VK_SPEC_WORDS specialisation constants. */
+tf_status tf__vk_program_module(vk_engine *e, uint32_t shader, const uint32_t *spec,
+                                VkShaderModule *out);
 /* Records a dispatch into the open batch (submitting first if it is full). */
 tf_status tf__vk_record_dispatch(vk_engine *e, const vk_dispatch *d);
 /* Records a copy host -> buffer through the staging area. */

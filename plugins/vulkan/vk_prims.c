@@ -17,9 +17,9 @@
  * the shaders' VEC4 variants, 4 elements per access (vec4_ok says when).
  *
  * FUSED (a chain of float UNARY/BINARY steps over up to five inputs, with up
- * to eight outputs) is one dispatch of fused.comp, which interprets the
- * program per element with the very functions unary.comp and binary.comp
- * run (shaders/float_ops.glsl), so each output is its step's result bit for
+ * to eight outputs) is one dispatch of fused.comp compiled for the program,
+ * whose steps call the very functions unary.comp and binary.comp run
+ * (shaders/float_ops.glsl), so each output is its step's result bit for
  * bit. How the program reaches the shader is explained at exec_fused.
  *
  * Every shader addresses elements with 32-bit integers: execute refuses
@@ -691,37 +691,93 @@ static tf_status exec_reduce(vk_engine *e, const tf_exec *x)
 /*
  * FUSED: one dispatch of fused.comp over the walk of the outputs and the
  * inputs (broadcast inputs have stride 0 and merge like any other operand).
- * Walk operand j is binding j: out[0], five input slots, out[1 .. 7] (so a
- * one-output program binds as it did before outputs grew to eight).
+ * Walk operand j is binding j: out[0], five input slots, out[1 .. 7]. The
+ * shader names all thirteen bindings, so each must hold a valid buffer:
+ * unused input slots hold input 0 and unused output slots out[0], never
+ * touched.
  *
- * The program travels in the dispatch's slot of the parameter ring, after
- * the walk: P[126] inputs, P[127] steps, P[128] outputs m, P[129 + i] the
- * register of out[i], P[137 + k] = step k packed as
- * kind | op << 1 | a << 8 | b << 16, and the shader interprets it. Why not
- * the alternatives: push constants are 16 bytes in this engine's pipeline
- * layout (and the guaranteed 128 could not hold a rank-8 walk of the
- * operands plus 16 steps anyway); specialisation constants would give
- * straight-line code, but each distinct program would cost a pipeline
- * compile (hundreds of milliseconds on lavapipe) and a bounded cache of
- * them, and a compiler could then contract one step's multiply into the
- * next step's add, which the separate primitives never do. The ring slot
- * is already there per dispatch, the interpreter's branches are uniform
- * (every invocation runs the same steps), and one pipeline per dtype serves
- * every program of one output, a second (specialisation constant 1) every
- * program of several: the stores of outputs 1 .. 7 slow the one-output
- * shader down even where they never run (see fused.comp). The shader names
- * all thirteen bindings, so each must hold a valid buffer: unused input
- * slots hold input 0 and unused output slots out[0], never touched.
+ * The program is compiled into the pipeline: specialisation constants (laid
+ * out in shaders/fused.comp) give its shape and the registers each step
+ * reads, and vk_spirv.c points each step's call at its op's function in a
+ * module made for the program. The driver then emits straight-line code with
+ * the registers in SSA form and only the ops, loads and stores the program
+ * has, where an interpreter (a switch over every op per step, registers in
+ * an indexed array) ran up to 9 times slower than the steps as separate
+ * dispatches on lavapipe. The price is a pipeline per distinct program and
+ * form: compiled on first use, kept in the engine's pipeline list with the
+ * others (at most max_programs of them, the least recently used going
+ * first) and in the VkPipelineCache. A training loop repeats a few programs.
+ *
+ * The form is part of the program: dense when, after merging, the walk has
+ * at most one axis and every input runs along it with stride 1 or is one
+ * broadcast element (a scalar; so the shader indexes offset + i, no walk),
+ * with vector accesses when the non-broadcast operands start at element
+ * offsets that are multiples of 4 and there are at least 4 elements;
+ * otherwise strided, compiled for the walk's rank. Inputs whose strides
+ * are all 0 are read once in every form. The parameter block holds the walk
+ * and then 2 zero words per step (the fences of fused.comp).
  */
-#define FUSED_PROG LAYOUT_WORDS /* P[126]: the program follows the walk */
-#define FUSED_OUTS (FUSED_PROG + 3)
-#define FUSED_STEPS (FUSED_OUTS + TF_FUSED_MAX_OUTPUTS)
-_Static_assert(FUSED_PROG == 126 && MAX_OPS == 13, "fused.comp's PROG and NOPS");
+#define FUSED_FIRST_OUT (1 + TF_FUSED_MAX_INPUTS) /* walk operand of out[1] */
+/* The walk, then 2 words per step that are 0 (fused.comp's fences). */
+#define FUSED_PARAMS (LAYOUT_WORDS + 2 * TF_FUSED_MAX_STEPS)
+_Static_assert(MAX_OPS == 13 && LAYOUT_WORDS == 126, "fused.comp's NOPS and ZEROS");
 
 /* The outputs of a FUSED call: 1 for a 1.2 host, whose params end before n_outputs. */
 static uint32_t fused_outputs(const tf_fused_params *pr)
 {
     return TF_ABI_HAS_FIELD(pr, tf_fused_params, outputs) && pr->n_outputs > 1 ? pr->n_outputs : 1;
+}
+
+/* Walk operand j (of the first nwalk, from layout p) never moves: stride 0 on every axis. */
+static int still(const int32_t *p, uint32_t j)
+{
+    for (int32_t k = 0; k < p[0]; k++) {
+        if (p[10 + 9 * j + k] != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * The specialisation constants of a call (fused.comp): *op the form word,
+ * prog[0 .. 15] the steps with registers renumbered (inputs 0 .. 4, step k
+ * 5 + k), prog[16 .. 17] the register of each output (a byte each); and
+ * whether the vector form applies.
+ */
+static int fused_program(const tf_fused_params *pr, uint32_t n_in, uint32_t m, const int32_t *p,
+                         uint64_t n, uint32_t *op, uint32_t prog[VK_SPEC_WORDS - 1])
+{
+    /* Outputs are dense (the core checks): stride 1 in a walk of one axis. */
+    uint32_t bcast = 0, dense = p[0] == 0 || (p[0] == 1 && p[10] == 1);
+    uint32_t aligned = n >= 4 && p[9] % 4 == 0;
+    for (uint32_t j = 0; j < n_in; j++) {
+        if (still(p, 1 + j))
+            bcast |= 1u << j;
+        else
+            dense = dense && p[10 + 9 * (1 + j)] == 1;
+        if (!(bcast >> j & 1u) && p[9 + 9 * (1 + j)] % 4 != 0)
+            aligned = 0;
+    }
+    for (uint32_t j = FUSED_FIRST_OUT; j < FUSED_FIRST_OUT + m - 1; j++) {
+        dense = dense && (p[0] == 0 || p[10 + 9 * j] == 1);
+        if (p[9 + 9 * j] % 4 != 0)
+            aligned = 0;
+    }
+    uint32_t rank = dense ? 0 : (uint32_t)p[0];
+    *op = n_in | pr->n_steps << 3 | rank << 8 | dense << 12 | bcast << 13 | m << 18;
+    memset(prog, 0, (VK_SPEC_WORDS - 1) * sizeof *prog);
+    for (uint32_t k = 0; k < pr->n_steps; k++) {
+        const tf_fused_step *s = &pr->steps[k];
+        uint32_t a = s->a < n_in ? s->a : s->a - n_in + TF_FUSED_MAX_INPUTS;
+        uint32_t b =
+            s->kind == TF_FUSED_BINARY && s->b >= n_in ? s->b - n_in + TF_FUSED_MAX_INPUTS : s->b;
+        prog[k] = s->kind | s->op << 1 | a << 8 | b << 16;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t k = m > 1 ? pr->outputs[i] : pr->n_steps - 1;
+        prog[TF_FUSED_MAX_STEPS + i / 4] |= (TF_FUSED_MAX_INPUTS + k) << (8 * (i % 4));
+    }
+    return dense && aligned;
 }
 
 static tf_status exec_fused(vk_engine *e, const tf_exec *x)
@@ -735,28 +791,25 @@ static tf_status exec_fused(vk_engine *e, const tf_exec *x)
     for (uint32_t i = 1; i < TF_FUSED_MAX_OUTPUTS; i++)
         ops[TF_FUSED_MAX_INPUTS + i] = x->outputs[i < m ? i : 0];
     uint32_t nwalk = m > 1 ? TF_FUSED_MAX_INPUTS + m : 1 + n_in; /* the slots in use */
-    int32_t p[FUSED_STEPS + TF_FUSED_MAX_STEPS];
+    int32_t p[FUSED_PARAMS];
     uint64_t n;
     if (!layout(ops, nwalk, nwalk, 0, p, &n))
         return too_large(e, x->prim);
     if (n == 0)
         return TF_OK;
-    p[FUSED_PROG] = (int32_t)n_in;
-    p[FUSED_PROG + 1] = (int32_t)pr->n_steps;
-    p[FUSED_PROG + 2] = (int32_t)m;
-    for (uint32_t i = 0; i < TF_FUSED_MAX_OUTPUTS; i++)
-        p[FUSED_OUTS + i] = (int32_t)(n_in + (m > 1 && i < m ? pr->outputs[i] : pr->n_steps - 1));
-    for (uint32_t k = 0; k < pr->n_steps; k++) {
-        const tf_fused_step *s = &pr->steps[k];
-        p[FUSED_STEPS + k] = (int32_t)(s->kind | s->op << 1 | s->a << 8 | s->b << 16);
-    }
-    vk_dispatch d = {.shader = ops[0]->dtype == TF_F64 ? VK_SHADER_FUSED_F64 : VK_SHADER_FUSED_F32,
-                     .spec = m > 1,
+    memset(p + LAYOUT_WORDS, 0, (FUSED_PARAMS - LAYOUT_WORDS) * sizeof *p); /* fused.comp's zeros */
+    uint32_t op, prog[VK_SPEC_WORDS - 1];
+    int vec4 = fused_program(pr, n_in, m, p, n, &op, prog);
+    int f64 = ops[0]->dtype == TF_F64;
+    vk_dispatch d = {.shader = vec4 ? (f64 ? VK_SHADER_FUSED_F64_V4 : VK_SHADER_FUSED_F32_V4)
+                                    : (f64 ? VK_SHADER_FUSED_F64 : VK_SHADER_FUSED_F32),
+                     .spec = op,
+                     .program = prog,
                      .n_bind = MAX_OPS,
                      .params = p,
-                     .n_params = FUSED_STEPS + pr->n_steps,
+                     .n_params = FUSED_PARAMS,
                      .push = {(uint32_t)n, 0, 0, 0},
-                     .groups = {tf__vk_groups(n), 1, 1}};
+                     .groups = {tf__vk_groups(vec4 ? (n + 3) / 4 : n), 1, 1}};
     for (uint32_t j = 0; j < MAX_OPS; j++) {
         d.bind[j] = ops[j]->buffer;
         d.writes[j] = j == 0 || j > TF_FUSED_MAX_INPUTS;

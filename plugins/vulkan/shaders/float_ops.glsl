@@ -2,9 +2,10 @@
  * float_ops.glsl - the float UNARY and BINARY operations (tf_unary_op,
  * tf_binary_op numbers) of S = float or double, shared by unary.comp,
  * binary.comp and fused.comp so that a FUSED step computes exactly what the
- * primitive of the same op computes. unary.comp and binary.comp pass their
- * specialisation constant OP, which folds each switch to one case; fused.comp
- * passes the step's op read at run time. f32 runs on GLSL built-ins with erf,
+ * primitive of the same op computes. unary.comp and binary.comp call
+ * unary_float/binary_float with their specialisation constant OP, which
+ * folds each switch to one case; fused.comp calls the op's own function
+ * (u_exp, b_add, ...: the very function that case calls). f32 runs on GLSL built-ins with erf,
  * expm1, log1p, sigmoid, tanh and pow written here for accuracy (and C's
  * special cases); f64 on math64.glsl (GLSL defines no double exp, log, sin).
  */
@@ -106,39 +107,65 @@ float f_pow(float x, float y)
 }
 #endif
 
+/* The float ops, one function each; X(number, function) lists them by tf_unary_op and
+   tf_binary_op number (fused.comp wraps each one). */
+#define FLOAT_UNARY_OPS(X) \
+    X(0, u_neg) X(1, u_abs) X(2, u_sign) X(3, u_exp) X(4, u_log) X(5, u_expm1) X(6, u_log1p) \
+    X(7, u_sin) X(8, u_cos) X(9, u_tanh) X(10, u_sqrt) X(11, u_rsqrt) X(12, u_erf) \
+    X(13, u_sigmoid) X(14, u_recip) X(15, u_square) X(17, u_floor) X(18, u_ceil)
+#define FLOAT_BINARY_OPS(X) \
+    X(0, b_add) X(1, b_sub) X(2, b_mul) X(3, b_div) X(4, b_pow) X(5, b_max) X(6, b_min) \
+    X(7, b_rem)
+
+S u_neg(S v) { return -v; }
+S u_abs(S v) { return abs(v); }
+S u_sign(S v) { return isnan(v) ? v : (v > S(0) ? S(1) : (v < S(0) ? S(-1) : S(0))); }
+S u_sqrt(S v) { return sqrt(v); }
+S u_rsqrt(S v) { return S(1) / sqrt(v); }
+S u_recip(S v) { return S(1) / v; }
+S u_square(S v) { return v * v; }
+S u_floor(S v) { return floor(v); }
+S u_ceil(S v) { return ceil(v); }
+#if defined(S_F32)
+S u_exp(S v) { return exp(v); }
+S u_log(S v) { return log(v); }
+S u_expm1(S v) { return f_expm1(v); }
+S u_log1p(S v) { return f_log1p(v); }
+S u_sin(S v) { return sin(v); }
+S u_cos(S v) { return cos(v); }
+S u_tanh(S v) { return f_tanh(v); }
+S u_erf(S v) { return f_erf(v); }
+S u_sigmoid(S v) { return f_sigmoid(v); }
+S b_pow(S x, S y) { return f_pow(x, y); }
+#else
+S u_exp(S v) { return d_exp(v); }
+S u_log(S v) { return d_log(v); }
+S u_expm1(S v) { return d_expm1(v); }
+S u_log1p(S v) { return d_log1p(v); }
+S u_sin(S v) { return d_sincos(v, false); }
+S u_cos(S v) { return d_sincos(v, true); }
+S u_tanh(S v) { return d_tanh(v); }
+S u_erf(S v) { return d_erf(v); }
+S u_sigmoid(S v) { return d_sigmoid(v); }
+S b_pow(S x, S y) { return d_pow(x, y); }
+#endif
+S b_add(S x, S y) { return x + y; }
+S b_sub(S x, S y) { return x - y; }
+S b_mul(S x, S y) { return x * y; }
+S b_div(S x, S y) { return x / y; }
+S b_max(S x, S y) { return f_max(x, y); }
+S b_min(S x, S y) { return f_min(x, y); }
+S b_rem(S x, S y) { return f_fmod(x, y); }
+
+#define UNARY_CASE(n, f) \
+    case n: return f(v);
+#define BINARY_CASE(n, f) \
+    case n: return f(x, y);
+
 S unary_float(uint op, S v)
 {
     switch (op) {
-    case 0: return -v;
-    case 1: return abs(v);
-    case 2: return isnan(v) ? v : (v > S(0) ? S(1) : (v < S(0) ? S(-1) : S(0)));
-    case 10: return sqrt(v);
-    case 11: return S(1) / sqrt(v);
-    case 14: return S(1) / v;
-    case 15: return v * v;
-    case 17: return floor(v);
-    case 18: return ceil(v);
-#if defined(S_F32)
-    case 3: return exp(v);
-    case 4: return log(v);
-    case 5: return f_expm1(v);
-    case 6: return f_log1p(v);
-    case 7: return sin(v);
-    case 8: return cos(v);
-    case 9: return f_tanh(v);
-    case 12: return f_erf(v);
-    case 13: return f_sigmoid(v);
-#else
-    case 3: return d_exp(v);
-    case 4: return d_log(v);
-    case 5: return d_expm1(v);
-    case 6: return d_log1p(v);
-    case 7: return d_sincos(v, false);
-    case 8: return d_sincos(v, true);
-    case 9: return d_tanh(v);
-    case 12: return d_erf(v);
-    case 13: return d_sigmoid(v);
-#endif
+        FLOAT_UNARY_OPS(UNARY_CASE)
     }
     return v;
 }
@@ -146,18 +173,7 @@ S unary_float(uint op, S v)
 S binary_float(uint op, S x, S y)
 {
     switch (op) {
-    case 0: return x + y;
-    case 1: return x - y;
-    case 2: return x * y;
-    case 3: return x / y;
-#if defined(S_F32)
-    case 4: return f_pow(x, y);
-#else
-    case 4: return d_pow(x, y);
-#endif
-    case 5: return f_max(x, y);
-    case 6: return f_min(x, y);
-    case 7: return f_fmod(x, y);
+        FLOAT_BINARY_OPS(BINARY_CASE)
     }
     return x;
 }

@@ -138,20 +138,15 @@ static void assert_identical(const char *what, const program *p, uint32_t o, con
 }
 
 /*
- * One program on one shape: each output of FUSED on Vulkan against its step run
- * separately on Vulkan (exact) and, for tame programs, against the CPU engine (tolerance).
+ * One program on given inputs of one shape: each output of FUSED on Vulkan against its
+ * step run separately on Vulkan (exact) and, for tame programs, against the CPU engine
+ * (tolerance).
  */
-static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t rank,
-                          const int64_t *shape, int tame, int force_broadcast)
+static void check_inputs(const program *p, tf_dtype dt, size_t rank, const int64_t *shape, int tame,
+                         const vk_pair *in)
 {
-    vk_pair in[TF_FUSED_MAX_INPUTS];
     tf_tensor *vi[TF_FUSED_MAX_INPUTS], *ci[TF_FUSED_MAX_INPUTS];
-    vk_gen g = tame ? (vk_gen){-1.0, 1.0} : (vk_gen){-3.0, 3.0};
     for (uint32_t i = 0; i < p->n_in; i++) {
-        vk_layout l = (vk_layout)tfr_rng_int(rng, 0, VK_LAYOUT_COUNT_ - 1);
-        if (force_broadcast && i == 0)
-            l = VK_BROADCAST;
-        vk_pair_make(&in[i], rng, dt, rank, shape, l, g);
         vi[i] = in[i].vk;
         ci[i] = in[i].cpu;
     }
@@ -185,6 +180,21 @@ static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t ra
         tf_tensor_release(fused[o]);
         tf_tensor_release(steps[o]);
     }
+}
+
+/* check_inputs on inputs in random layouts (input 0 broadcast if force_broadcast). */
+static void check_program(tfr_rng *rng, const program *p, tf_dtype dt, size_t rank,
+                          const int64_t *shape, int tame, int force_broadcast)
+{
+    vk_pair in[TF_FUSED_MAX_INPUTS];
+    vk_gen g = tame ? (vk_gen){-1.0, 1.0} : (vk_gen){-3.0, 3.0};
+    for (uint32_t i = 0; i < p->n_in; i++) {
+        vk_layout l = (vk_layout)tfr_rng_int(rng, 0, VK_LAYOUT_COUNT_ - 1);
+        if (force_broadcast && i == 0)
+            l = VK_BROADCAST;
+        vk_pair_make(&in[i], rng, dt, rank, shape, l, g);
+    }
+    check_inputs(p, dt, rank, shape, tame, in);
     for (uint32_t i = 0; i < p->n_in; i++)
         vk_pair_free(&in[i]);
 }
@@ -386,6 +396,198 @@ static void test_fused_supports(void **state)
             }
         }
     }
+}
+
+/* ---- forms and the pipeline cache ------------------------------------------------------ */
+
+/* fused.comp's form word (specialisation constant 0, as vk_prims.c's fused_program makes
+   it): inputs, steps, walk rank (strided form), dense, broadcast inputs, outputs. */
+static uint32_t form(uint32_t n_in, uint32_t n_steps, uint32_t rank, uint32_t dense, uint32_t bcast,
+                     uint32_t m)
+{
+    return n_in | n_steps << 3 | rank << 8 | dense << 12 | bcast << 13 | m << 18;
+}
+
+/* Pipelines the fresh engine made of `module` for form word `spec` (needle "" : any). */
+static size_t made(const char *module, uint32_t spec, const char *needle)
+{
+    char line[128];
+    snprintf(line, sizeof line, "vulkan: pipeline %s spec %u program %s", module, spec, needle);
+    return tf_test_log_count(TF_LOG_DEBUG, line);
+}
+
+/* An operand of `shape` (rank 2) viewing a dense root of root_n elements with `strides`
+   (NULL: dense) from `offset`, on both engines. */
+static void view_pair(vk_pair *p, tfr_rng *rng, tf_dtype dt, int64_t root_n, const int64_t *strides,
+                      int64_t offset, const int64_t *shape)
+{
+    vk_pair root;
+    vk_pair_make(&root, rng, dt, 1, &root_n, VK_DENSE, (vk_gen){-1.0, 1.0});
+    TF_ASSERT_OK(tf_tensor_view(root.cpu, 2, shape, strides, offset, &p->cpu));
+    TF_ASSERT_OK(tf_tensor_view(root.vk, 2, shape, strides, offset, &p->vk));
+    vk_pair_free(&root);
+}
+
+/*
+ * Which form runs a call: the vector form when every input is dense in the outputs'
+ * order or a broadcast element and the dense ones start at multiples of 4; the dense
+ * element form when one does not; the strided form, compiled for the walk's rank, when
+ * an input is transposed or broadcast along one axis only (a broadcast element is still
+ * read once there). Each case must equal the
+ * separate steps bit for bit (and the CPU engine), make the expected pipeline once, and
+ * make nothing when it runs again.
+ */
+static void test_fused_forms(void **state)
+{
+    (void)state;
+    enum {
+        R = 37,
+        C = 29,
+        N = R * C /* 1073: the vector form has a tail */
+    };
+    static const int64_t shape[2] = {R, C}, dense[2] = {1, R}, transposed[2] = {C, 1},
+                         bias[2] = {1, 0}, scalar[2] = {0, 0};
+    static const struct {
+        const char *what;
+        int64_t root_n[3], offset[3];
+        const int64_t *strides[3];
+        int vector;
+        uint32_t rank, dense, bcast;
+    } cases[] = {
+        {"dense", {N, N, N}, {0, 0, 0}, {NULL, NULL, NULL}, 1, 0, 1, 0},
+        {"offsets 4, 8", {N + 4, N + 8, N}, {4, 8, 0}, {NULL, dense, NULL}, 1, 0, 1, 0},
+        {"a scalar", {N, N, 1}, {0, 0, 0}, {NULL, NULL, scalar}, 1, 0, 1, 4},
+        {"scalars only", {1, 1, 1}, {0, 0, 0}, {scalar, scalar, scalar}, 1, 0, 1, 7},
+        {"offset 1", {N + 1, N, 1}, {1, 0, 0}, {NULL, NULL, scalar}, 0, 0, 1, 4},
+        {"transposed", {N, N, N}, {0, 0, 0}, {NULL, transposed, NULL}, 0, 2, 0, 0},
+        {"transposed, a scalar", {N, N, 1}, {0, 0, 0}, {NULL, transposed, scalar}, 0, 2, 0, 4},
+        {"bias", {N, N, R}, {0, 0, 0}, {NULL, NULL, bias}, 0, 2, 0, 0},
+    };
+    /* r3 = r0 * r1, r4 = r3 + r2, r5 = tanh(r4): one output, then two */
+    program p = {.n_in = 3, .n_steps = 3, .n_out = 1};
+    p.steps[0] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1};
+    p.steps[1] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, 3, 2};
+    p.steps[2] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_TANH, 4, 0};
+    tf_engine *saved = vk_fresh_begin(NULL, NULL);
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 109);
+    tf_dtype dts[2];
+    for (size_t t = 0, n_dts = float_dtypes(dts); t < n_dts; t++) {
+        for (uint32_t m = 1; m <= 2; m++) {
+            p.n_out = m;
+            p.outputs[0] = 1;
+            p.outputs[1] = 2;
+            for (size_t c = 0; c < COUNT(cases); c++) {
+                vk_pair in[3];
+                for (int i = 0; i < 3; i++)
+                    view_pair(&in[i], &rng, dts[t], cases[c].root_n[i], cases[c].strides[i],
+                              cases[c].offset[i], shape);
+                char module[32];
+                snprintf(module, sizeof module, "fused_%s%s", dts[t] == TF_F32 ? "f32" : "f64",
+                         cases[c].vector ? "_v4" : "");
+                uint32_t spec = form(3, 3, cases[c].rank, cases[c].dense, cases[c].bcast, m);
+                for (int again = 0; again < 2; again++) {
+                    check_inputs(&p, dts[t], 2, shape, 1, in);
+                    if (made(module, spec, "") != 1) {
+                        tf_test_log_dump();
+                        fail_msg("%s, %u output(s): %zu pipelines %s spec %u", cases[c].what, m,
+                                 made(module, spec, ""), module, spec);
+                    }
+                }
+                for (int i = 0; i < 3; i++)
+                    vk_pair_free(&in[i]);
+            }
+        }
+    }
+    vk_fresh_end(saved);
+}
+
+/* A one-step program: op on input 0 (step word kind | op << 1 in the log's "program"). */
+static program unary_program(uint32_t op)
+{
+    program p = {.n_in = 1, .n_steps = 1, .n_out = 1};
+    p.steps[0] = (tf_fused_step){TF_FUSED_UNARY, op, 0, 0};
+    return p;
+}
+
+/* Pipelines made of the one-step program `op` (f32, dense: the vector form). */
+static size_t made_op(uint32_t op)
+{
+    char needle[16];
+    snprintf(needle, sizeof needle, "%08x", op << 1);
+    return made("fused_f32_v4", form(1, 1, 0, 1, 0, 1), needle);
+}
+
+/*
+ * The engine keeps at most fused_pipelines program pipelines (here 3), dropping the
+ * least recently used; a dropped program is compiled again when it comes back, a kept
+ * one never. Programs whose pipelines a pending batch holds are not dropped under it:
+ * five new programs recorded into one batch still run right, with the validation layer
+ * (which sees a pipeline destroyed while in use) silent. Bad values of the option are
+ * refused at create.
+ */
+static void test_fused_pipeline_cache(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"0", "-1", "abc", "65537", "3k", ""};
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        tf_engine *e = NULL;
+        TF_ASSERT_STATUS(tfr_engine_create("vulkan", 0, "fused_pipelines", bad[i], &e),
+                         TF_ERR_VALIDATION);
+        assert_non_null(strstr(tf_error_cause(), "fused_pipelines"));
+        assert_null(e);
+    }
+    tf_engine *saved = vk_fresh_begin("fused_pipelines", "3");
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 110);
+    int64_t shape[1] = {64};
+    vk_pair x;
+    vk_pair_make(&x, &rng, TF_F32, 1, shape, VK_DENSE, (vk_gen){-3.0, 3.0});
+    /* op, then how many times each of neg, abs, square, floor has been compiled after it */
+    static const struct {
+        uint32_t op;
+        size_t neg, abs, square, floor, dropped;
+    } seq[] = {
+        {TF_UNARY_NEG, 1, 0, 0, 0, 0},    {TF_UNARY_ABS, 1, 1, 0, 0, 0},
+        {TF_UNARY_SQUARE, 1, 1, 1, 0, 0}, {TF_UNARY_NEG, 1, 1, 1, 0, 0}, /* kept */
+        {TF_UNARY_FLOOR, 1, 1, 1, 1, 1},                                 /* abs goes */
+        {TF_UNARY_ABS, 1, 2, 1, 1, 2},                                   /* square goes */
+        {TF_UNARY_NEG, 1, 2, 1, 1, 2},                                   /* kept */
+        {TF_UNARY_SQUARE, 1, 2, 2, 1, 3},                                /* floor goes */
+        {TF_UNARY_FLOOR, 1, 2, 2, 2, 4},                                 /* abs goes */
+    };
+    for (size_t i = 0; i < COUNT(seq); i++) {
+        program p = unary_program(seq[i].op);
+        check_inputs(&p, TF_F32, 1, shape, 0, &x); /* reads: every batch completes */
+        size_t got[5] = {made_op(TF_UNARY_NEG), made_op(TF_UNARY_ABS), made_op(TF_UNARY_SQUARE),
+                         made_op(TF_UNARY_FLOOR),
+                         tf_test_log_count(TF_LOG_DEBUG, "program dropped")};
+        size_t want[5] = {seq[i].neg, seq[i].abs, seq[i].square, seq[i].floor, seq[i].dropped};
+        if (memcmp(got, want, sizeof got) != 0) {
+            tf_test_log_dump();
+            fail_msg("call %zu (op %u): made neg %zu abs %zu square %zu floor %zu, dropped %zu", i,
+                     seq[i].op, got[0], got[1], got[2], got[3], got[4]);
+        }
+    }
+    /* Five new programs into one batch, then read. */
+    static const uint32_t fresh_ops[] = {TF_UNARY_CEIL, TF_UNARY_SIGN, TF_UNARY_RECIPROCAL,
+                                         TF_UNARY_SQRT, TF_UNARY_EXP};
+    tf_tensor *out[COUNT(fresh_ops)], *want[COUNT(fresh_ops)];
+    for (size_t i = 0; i < COUNT(fresh_ops); i++) {
+        program p = unary_program(fresh_ops[i]);
+        run_fused(vk_engine, &p, &x.vk, TF_F32, 1, shape, &out[i]);
+    }
+    for (size_t i = 0; i < COUNT(fresh_ops); i++) {
+        program p = unary_program(fresh_ops[i]);
+        assert_int_equal(made_op(fresh_ops[i]), 1);
+        tfr_fused_run_outputs(vk_engine, 1, 1, p.steps, 1, p.outputs, &x.vk, TF_F32, 1, shape,
+                              &want[i]);
+        assert_identical("a program of a full batch", &p, 0, want[i], out[i]);
+        tf_tensor_release(out[i]);
+        tf_tensor_release(want[i]);
+    }
+    vk_pair_free(&x);
+    vk_fresh_end(saved);
 }
 
 /* ---- the engine's own checks, through the plugin's entry point ------------------------ */
@@ -716,6 +918,8 @@ int main(void)
         cmocka_unit_test(test_fused_engine_checks),
         cmocka_unit_test(test_fused_outputs_wide),
         cmocka_unit_test(test_fused_engine_output_checks),
+        cmocka_unit_test(test_fused_forms),
+        cmocka_unit_test(test_fused_pipeline_cache),
     };
     return cmocka_run_group_tests_name("vulkan FUSED", tests, vk_group_setup, vk_group_teardown);
 }

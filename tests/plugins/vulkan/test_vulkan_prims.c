@@ -706,38 +706,6 @@ static void test_dot_general(void **state)
 /* ---- kernel shapes: GEMM tiles, dense vector paths ---------------------------------------- */
 
 /*
- * Puts a new engine in place of vk_engine and captures DEBUG lines: the
- * engine logs each pipeline it creates once ("vulkan: pipeline <name> spec
- * <n>"), which shows which kernels a workload ran.
- */
-static tf_engine *fresh_engine_begin(void)
-{
-    tf_engine *saved = vk_engine, *fresh = NULL;
-    TF_ASSERT_OK(tf_engine_open("vulkan", 0, &fresh));
-    vk_engine = fresh;
-    tf_test_log_start(TF_LOG_DEBUG);
-    return saved;
-}
-
-static void fresh_engine_end(tf_engine *saved)
-{
-    vk_assert_validation_clean();
-    tf_test_log_start(TF_LOG_WARN);
-    tf_engine_destroy(vk_engine);
-    vk_engine = saved;
-}
-
-static void assert_pipeline_used(const char *name)
-{
-    char line[64];
-    snprintf(line, sizeof line, "vulkan: pipeline %s spec", name);
-    if (tf_test_log_count(TF_LOG_DEBUG, line) == 0) {
-        tf_test_log_dump();
-        fail_msg("the kernel %s was never used", name);
-    }
-}
-
-/*
  * Shapes chosen to reach every GEMM tile shape (see gemm_choose in
  * plugins/vulkan/vk_dot.c) with full and partial edge tiles, batched and not,
  * and the matrix-vector path; each dtype must have used every family.
@@ -756,7 +724,7 @@ static void test_dot_tiles(void **state)
     };
     static const tf_dtype dts[] = {TF_F32, TF_F64, TF_I32, TF_I64};
     static const char *const names[] = {"f32", "f64", "i32", "i64"};
-    tf_engine *saved = fresh_engine_begin();
+    tf_engine *saved = vk_fresh_begin(NULL, NULL);
     tfr_rng rng;
     tfr_rng_seed(&rng, 52);
     for (size_t t = 0; t < 4; t++) {
@@ -770,10 +738,10 @@ static void test_dot_tiles(void **state)
         for (size_t f = 0; f < 5; f++) {
             char name[32];
             snprintf(name, sizeof name, "%s_%s", families[f], names[t]);
-            assert_pipeline_used(name);
+            vk_assert_pipeline_used(name);
         }
     }
-    fresh_engine_end(saved);
+    vk_fresh_end(saved);
 }
 
 /* A dense 1-D operand starting at element `off` of a larger uploaded root. */
@@ -798,7 +766,7 @@ static void test_vec4_elementwise(void **state)
     (void)state;
     static const int64_t lengths[] = {4, 5, 6, 7, 8, 1001, 4099};
     static const int64_t offsets[][2] = {{0, 0}, {4, 8}, {1, 1}, {4, 2}, {0, 1}};
-    tf_engine *saved = fresh_engine_begin();
+    tf_engine *saved = vk_fresh_begin(NULL, NULL);
     tfr_rng rng;
     tfr_rng_seed(&rng, 53);
     for (int t = 0; t < 2; t++) {
@@ -854,7 +822,7 @@ static void test_vec4_elementwise(void **state)
                                        "binary_i32_v4", "copy_w32_v4",  "fill_w32_v4",
                                        "unary_f32",     "binary_i32",   "copy_w32"};
     for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
-        assert_pipeline_used(used[i]);
+        vk_assert_pipeline_used(used[i]);
 
     /* A division by zero at element 6 is reported with its index by the vector path too. */
     int32_t a[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b[9] = {1, 1, 1, 1, 1, 1, 0, 1, 1};
@@ -873,7 +841,7 @@ static void test_vec4_elementwise(void **state)
     tf_tensor *all[] = {ah, bh, av, bv, ov};
     for (size_t i = 0; i < 5; i++)
         tf_tensor_release(all[i]);
-    fresh_engine_end(saved);
+    vk_fresh_end(saved);
 }
 
 /* A chain of dependent ops in one batch, then one download: barriers must order them. */

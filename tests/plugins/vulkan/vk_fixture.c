@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
+#include <stdio.h>
 
 #include "vk_fixture.h"
 
@@ -34,6 +35,33 @@ int vk_group_setup(void **state)
         return -1;
     }
     return 0;
+}
+
+tf_engine *vk_fresh_begin(const char *key, const char *value)
+{
+    tf_engine *saved = vk_engine, *fresh = NULL;
+    TF_ASSERT_OK(tfr_engine_create("vulkan", 0, key, value, &fresh));
+    vk_engine = fresh;
+    tf_test_log_start(TF_LOG_DEBUG);
+    return saved;
+}
+
+void vk_fresh_end(tf_engine *saved)
+{
+    vk_assert_validation_clean();
+    tf_test_log_start(TF_LOG_WARN);
+    tf_engine_destroy(vk_engine);
+    vk_engine = saved;
+}
+
+void vk_assert_pipeline_used(const char *module)
+{
+    char line[64];
+    snprintf(line, sizeof line, "vulkan: pipeline %s spec", module);
+    if (tf_test_log_count(TF_LOG_DEBUG, line) == 0) {
+        tf_test_log_dump();
+        fail_msg("the kernel %s was never used", module);
+    }
 }
 
 int vk_group_teardown(void **state)

@@ -54,6 +54,17 @@ double *vk_read(tf_engine *engine, const tf_tensor *t);
 void vk_compare(const char *what, const tf_tensor *cpu_t, const tf_tensor *vk_t, double rtol,
                 double atol);
 
+/*
+ * Puts a new Vulkan engine (with the extra option key = value, or none if key is NULL) in
+ * place of vk_engine, returning the one it replaces, and captures DEBUG lines: the engine
+ * logs each pipeline it creates once ("vulkan: pipeline <module> spec <n>"), which shows
+ * which kernels a workload ran. vk_fresh_end destroys it and puts `saved` back.
+ */
+tf_engine *vk_fresh_begin(const char *key, const char *value);
+void vk_fresh_end(tf_engine *saved);
+/* Fails unless a pipeline of `module` was created since vk_fresh_begin. */
+void vk_assert_pipeline_used(const char *module);
+
 /* setup/teardown of a group: opens both engines, fails on validation messages. */
 int vk_group_setup(void **state);
 int vk_group_teardown(void **state);
