@@ -64,15 +64,6 @@ struct tf_batch tf__defer_lost;
 static _Thread_local tf_engine *t_locked; /* the engine whose lock this thread holds */
 static _Thread_local bool t_running;      /* inside run_batch's engine calls */
 
-static void lock_engine(tf_engine *e, bool *taken)
-{
-    *taken = t_locked != e;
-    if (*taken) {
-        pthread_mutex_lock(&e->defer_lock);
-        t_locked = e;
-    }
-}
-
 bool tf__engine_lock_slow(tf_engine *e)
 {
     if (t_locked == e)
@@ -101,29 +92,20 @@ static bool still_held(const tf_tensor *t)
 static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uint32_t n,
                              const bool *held)
 {
-    tf_tensor *regs[TF_FUSED_MAX_INPUTS + DEFER_MAX_STEPS] = {NULL};
-    tf_tensor *scratch[DEFER_MAX_STEPS] = {NULL};
-    tf_status st = TF_OK;
-    for (uint32_t i = 0; i < b->n_in; i++)
-        regs[i] = b->in[i];
-    b->stats.engine_calls += n;
-    for (uint32_t k = 0; k < n && !st; k++) {
-        tf_tensor *t = b->out[k];
-        if (!held[k]) {
-            st = tf_tensor_empty(b->engine, b->dtype, b->rank, b->shape, &scratch[k]);
-            t = scratch[k];
-        }
-        if (!st)
-            st = tf__fx_run_step(b->engine, &steps[k], regs, t);
-        regs[b->n_in + k] = t;
-    }
+    tf_tensor *dst[DEFER_MAX_STEPS];
     for (uint32_t k = 0; k < n; k++)
-        tf_tensor_release(scratch[k]);
+        dst[k] = held[k] ? b->out[k] : NULL;
+    b->stats.engine_calls += n;
+    tf_status st = tf__fx_run_steps(b->engine, steps, n, b->n_in, b->in, b->out[0], dst);
+    for (uint32_t k = 0; k < n; k++)
+        if (!held[k])
+            tf_tensor_release(dst[k]);
     return st;
 }
 
-/* Computes what is still held of b's results; called with the lock held. */
-static tf_status compute(struct tf_batch *b)
+/* Computes what is still held of b's results into *written of them; called
+   with the lock held. */
+static tf_status compute(struct tf_batch *b, uint32_t *written)
 {
     bool held[DEFER_MAX_STEPS];
     uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
@@ -137,6 +119,7 @@ static tf_status compute(struct tf_batch *b)
         }
     }
     b->stats.results_dropped += b->n_steps - n_out;
+    *written = n_out;
     if (n_out == 0)
         return TF_OK; /* nothing anyone can read: nothing to compute */
     tf_fused_step steps[DEFER_MAX_STEPS];
@@ -156,12 +139,12 @@ static tf_status run_batch(struct tf_batch *b)
     if (!b->open)
         return TF_OK;
     b->stats.batches_run++;
+    uint32_t written = 0;
     t_running = true;
-    tf_status st = compute(b);
+    tf_status st = compute(b, &written);
     t_running = false;
     if (!st)
-        for (uint32_t k = 0; k < b->n_steps; k++)
-            b->stats.results_written += still_held(b->out[k]);
+        b->stats.results_written += written;
     struct tf_batch *mark = st ? &tf__defer_lost : NULL;
     for (uint32_t k = 0; k < b->n_steps; k++) {
         atomic_store_explicit(&b->out[k]->storage->pending, mark, memory_order_release);
@@ -205,8 +188,7 @@ tf_status tf__defer_flush_storage(tf_storage *storage)
     /* b may be run and reused by another thread until we hold its engine's
        lock; the storage (held by our caller) keeps that engine alive */
     tf_engine *e = storage->engine;
-    bool taken;
-    lock_engine(e, &taken);
+    bool taken = tf__engine_lock_slow(e);
     tf_status st = TF_OK;
     b = atomic_load_explicit(&storage->pending, memory_order_acquire);
     if (b == &tf__defer_lost)
@@ -233,8 +215,7 @@ tf_status tf__defer_flush_engine(tf_engine *e)
 {
     if (t_running || atomic_load_explicit(&e->n_open, memory_order_acquire) == 0)
         return TF_OK;
-    bool taken;
-    lock_engine(e, &taken);
+    bool taken = tf__engine_lock_slow(e);
     tf_status st = run_all(e);
     tf__engine_unlock(e, taken);
     return st;
@@ -399,8 +380,7 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
         b->engine = s->engine;
         s->batch = b;
     }
-    bool taken;
-    lock_engine(s->engine, &taken);
+    bool taken = tf__engine_lock_slow(s->engine);
     /* the batch runs first if the op does not fit it; its failure is this op's */
     st = TF_OK;
     if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
@@ -423,8 +403,7 @@ tf_status tf__defer_end(tf_session *s)
     struct tf_batch *b = s->batch;
     if (!b)
         return TF_OK;
-    bool taken;
-    lock_engine(s->engine, &taken);
+    bool taken = tf__engine_lock_slow(s->engine);
     tf_status st = run_batch(b);
     tf__engine_unlock(s->engine, taken);
     tf__free(b);
@@ -444,8 +423,7 @@ TF_API tf_status tf_session_set_defer(tf_session *s, tf_defer_mode mode)
                          (int)mode);
     tf_status st = TF_OK;
     if (mode == TF_DEFER_OFF && s->batch) {
-        bool taken;
-        lock_engine(s->engine, &taken);
+        bool taken = tf__engine_lock_slow(s->engine);
         st = run_batch(s->batch);
         tf__engine_unlock(s->engine, taken);
     }
@@ -460,8 +438,7 @@ TF_API tf_status tf_session_defer_stats(tf_session *s, tf_defer_stats *out)
                          "session_defer_stats: NULL argument");
     *out = (tf_defer_stats){0};
     if (s->batch) {
-        bool taken;
-        lock_engine(s->engine, &taken);
+        bool taken = tf__engine_lock_slow(s->engine);
         *out = s->batch->stats;
         tf__engine_unlock(s->engine, taken);
     }

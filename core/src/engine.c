@@ -447,15 +447,24 @@ static uint64_t uniform_key(tf_prim prim, uint32_t op, size_t n, tf_dtype dt)
     return key;
 }
 
+/* The engine's answer about n (<= MAX_OPERANDS) operands all of dtype dt, through the memo. */
+static bool ask_uniform(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op, size_t n,
+                        tf_dtype dt)
+{
+    uint32_t d[MAX_OPERANDS];
+    for (size_t i = 0; i < n; i++)
+        d[i] = (uint32_t)dt;
+    return ask_supports(e, key, prim, op, d, n);
+}
+
 /* Each step of a FUSED program, asked as the UNARY/BINARY call it stands for. */
 static tf_status check_fused_steps(tf_engine *e, const tf_fused_params *p, tf_dtype dt)
 {
-    uint32_t d[3] = {(uint32_t)dt, (uint32_t)dt, (uint32_t)dt};
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const tf_fused_step *st = &p->steps[k];
         tf_prim prim = st->kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY;
         size_t n = prim == TF_PRIM_UNARY ? 2 : 3;
-        if (!ask_supports(e, uniform_key(prim, st->op, n, dt), prim, st->op, d, n))
+        if (!ask_uniform(e, uniform_key(prim, st->op, n, dt), prim, st->op, n, dt))
             return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
                              "engine '%s' does not support FUSED step %u (%s %s) for %s",
                              e->desc->name, k, tf_prim_name(prim), tf_prim_op_name(prim, st->op),
@@ -496,42 +505,11 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                          : "");
 }
 
+/* The part of execute after the checks of the operands, which runs under the
+   engine's defer lock when it has open batches. */
 static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const void *params,
-                                    size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
-                                    tf_tensor *const *outputs);
-
-/* tf_engine_execute, with `alias` as in check_outputs. */
-static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
-                         tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs,
-                         int alias)
-{
-    if (!e)
-        return tf__error(TF_ERR_VALIDATION, "engine_execute", "engine", "engine is NULL");
-    if (n_inputs + n_outputs > MAX_OPERANDS)
-        return tf__error(TF_ERR_VALIDATION, "engine_execute", "n_inputs",
-                         "engine_execute: more than %d operands", MAX_OPERANDS);
-    tf_status st = tf__prim_check(prim, params, n_inputs, inputs, n_outputs, outputs);
-    if (st)
-        return st;
-    if ((st = check_outputs(prim, n_inputs, inputs, n_outputs, outputs, alias)))
-        return st;
-    /* deferred results read or written here become current (defer.c) */
-    for (size_t i = 0; i < n_inputs; i++)
-        if ((st = tf__ready(inputs[i])))
-            return st;
-    for (size_t i = 0; i < n_outputs; i++)
-        if ((st = tf__ready_write(outputs[i])))
-            return st;
-    bool taken = tf__engine_lock(e);
-    st = call_engine(e, prim, params, n_inputs, inputs, n_outputs, outputs);
-    tf__engine_unlock(e, taken);
-    return st;
-}
-
-/* The rest of execute, under the engine's defer lock when it has open batches. */
-static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
-                             tf_tensor *const *inputs, size_t n_outputs,
-                             tf_tensor *const *outputs)
+                                              size_t n_inputs, tf_tensor *const *inputs,
+                                              size_t n_outputs, tf_tensor *const *outputs)
 {
     tf_status st;
     uint32_t op = tf__prim_op(prim, params);
@@ -570,6 +548,34 @@ static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const 
     return TF_OK;
 }
 
+/* tf_engine_execute, with `alias` as in check_outputs. */
+static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
+                         tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs,
+                         int alias)
+{
+    if (!e)
+        return tf__error(TF_ERR_VALIDATION, "engine_execute", "engine", "engine is NULL");
+    if (n_inputs + n_outputs > MAX_OPERANDS)
+        return tf__error(TF_ERR_VALIDATION, "engine_execute", "n_inputs",
+                         "engine_execute: more than %d operands", MAX_OPERANDS);
+    tf_status st = tf__prim_check(prim, params, n_inputs, inputs, n_outputs, outputs);
+    if (st)
+        return st;
+    if ((st = check_outputs(prim, n_inputs, inputs, n_outputs, outputs, alias)))
+        return st;
+    /* deferred results read or written here become current (defer.c) */
+    for (size_t i = 0; i < n_inputs; i++)
+        if ((st = tf__ready(inputs[i])))
+            return st;
+    for (size_t i = 0; i < n_outputs; i++)
+        if ((st = tf__ready_write(outputs[i])))
+            return st;
+    bool taken = tf__engine_lock(e);
+    st = call_engine(e, prim, params, n_inputs, inputs, n_outputs, outputs);
+    tf__engine_unlock(e, taken);
+    return st;
+}
+
 TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params,
                                    size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
                                    tf_tensor *const *outputs)
@@ -594,15 +600,12 @@ tf_status tf__engine_execute_in_place(tf_engine *e, tf_prim prim, const void *pa
 
 bool tf__engine_fuses(tf_engine *e, tf_dtype dtype, size_t n_inputs, size_t n_outputs)
 {
-    uint32_t d[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_OUTPUTS];
     if (!tf_dtype_is_float(dtype) || n_inputs == 0 || n_inputs > TF_FUSED_MAX_INPUTS ||
         n_outputs == 0 || n_outputs > TF_FUSED_MAX_OUTPUTS)
         return false;
-    size_t n = n_inputs + n_outputs;
-    for (size_t i = 0; i < n; i++)
-        d[i] = (uint32_t)dtype;
     uint32_t op = (uint32_t)n_outputs - 1;
-    return ask_supports(e, fused_key(op, n_inputs, dtype), TF_PRIM_FUSED, op, d, n);
+    return ask_uniform(e, fused_key(op, n_inputs, dtype), TF_PRIM_FUSED, op,
+                       n_inputs + n_outputs, dtype);
 }
 
 tf_status tf__engine_execute_fused(tf_engine *e, const tf_fused_params *params, size_t n_inputs,
@@ -618,10 +621,6 @@ tf_status tf__engine_execute_fused(tf_engine *e, const tf_fused_params *params, 
 
 bool tf__engine_supports_uniform(tf_engine *e, tf_prim prim, uint32_t op, size_t n, tf_dtype dt)
 {
-    uint32_t d[MAX_OPERANDS];
-    if (n == 0 || n > MAX_OPERANDS)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        d[i] = (uint32_t)dt;
-    return ask_supports(e, uniform_key(prim, op, n, dt), prim, op, d, n);
+    return n > 0 && n <= MAX_OPERANDS &&
+           ask_uniform(e, uniform_key(prim, op, n, dt), prim, op, n, dt);
 }

@@ -116,6 +116,23 @@ static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *l
     return TF_OK;
 }
 
+tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
+                           tf_tensor *const *in, const tf_tensor *like, tf_tensor **dst)
+{
+    tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
+    tf_status st = TF_OK;
+    for (uint32_t i = 0; i < n_in; i++)
+        r[i] = in[i];
+    for (uint32_t k = 0; k < n && !st; k++) {
+        if (!dst[k])
+            st = tf_tensor_empty(e, like->dtype, like->rank, like->shape, &dst[k]);
+        if (!st)
+            st = tf__fx_run_step(e, &steps[k], r, dst[k]);
+        r[n_in + k] = dst[k];
+    }
+    return st;
+}
+
 /*
  * An engine without FUSED for this program: its steps one primitive call at a
  * time into new tensors (still without the session ops' eager wrappers and
@@ -124,23 +141,15 @@ static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *l
 static tf_status run_unfused(tf_session *s, const tf_fused_params *p, uint32_t n_in,
                              tf_tensor *const *in, const tf_eager *like, tf_eager **acc)
 {
-    const tf_tensor *lv = like->value;
-    tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS] = {NULL};
-    tf_status st = TF_OK;
-    for (uint32_t i = 0; i < n_in; i++)
-        r[i] = in[i];
-    for (uint32_t k = 0; k < p->n_steps && !st; k++) {
-        st = tf__empty(s, lv->dtype, lv->rank, lv->shape, &r[n_in + k]);
-        if (!st)
-            st = tf__fx_run_step(s->engine, &p->steps[k], r, r[n_in + k]);
-    }
+    tf_tensor *r[TF_FUSED_MAX_STEPS] = {NULL};
+    tf_status st = tf__fx_run_steps(s->engine, p->steps, p->n_steps, n_in, in, like->value, r);
     if (!st) {
-        tf_eager *v = tf__eager_new(s->rt, r[n_in + p->n_steps - 1], false);
+        tf_eager *v = tf__eager_new(s->rt, r[p->n_steps - 1], false);
         st = v ? tf__accumulate(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
         tf_eager_release(v);
     }
     for (uint32_t k = 0; k < p->n_steps; k++)
-        tf_tensor_release(r[n_in + k]);
+        tf_tensor_release(r[k]);
     return st;
 }
 

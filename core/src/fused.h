@@ -48,6 +48,14 @@ void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fu
 /* One resolved step as its own UNARY or BINARY call on e, reading regs[]. */
 tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
                           tf_tensor *out);
+/*
+ * n resolved steps, one primitive call each, over the n_in tensors in[]: step
+ * k writes dst[k], or, where dst[k] is NULL, a new tensor of like's dtype and
+ * shape that it puts there (the caller releases those, also on failure).
+ * Stops at the first failure.
+ */
+tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
+                           tf_tensor *const *in, const tf_tensor *like, tf_tensor **dst);
 
 /*
  * Adds the value of `result` into *acc (*acc NULL: *acc becomes it), as

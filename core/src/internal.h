@@ -255,8 +255,10 @@ static inline tf_status tf__ready_write(const tf_tensor *t)
 /* Runs every open batch of e (synchronize). */
 tf_status tf__defer_flush_engine(tf_engine *e);
 /*
- * Around a call into e's plugin: takes e's defer lock while e has an open
- * batch (and this thread does not hold it already). Returns whether it did.
+ * Around a call into e's plugin: tf__engine_lock takes e's defer lock while e
+ * has an open batch; tf__engine_lock_slow (defer.c, which changes batches)
+ * takes it whatever the count. Both skip it when this thread holds it already
+ * and return whether they took it, for tf__engine_unlock.
  */
 bool tf__engine_lock_slow(tf_engine *e);
 static inline bool tf__engine_lock(tf_engine *e)
