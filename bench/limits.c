@@ -13,7 +13,7 @@
  *
  * It links OpenBLAS directly and never libtenferro. Figures are printed as
  * `limit:<workload> <metric> <value> <unit>` on stdout, each the median of 5
- * timed repetitions after one untimed warm-up; the OpenBLAS kernel
+ * timed repetitions (15 for matmul, as in the bench) after one untimed warm-up; the OpenBLAS kernel
  * (openblas_get_corename) and thread count go to stderr.
  *
  * usage: tenferro-limits [--threads N] [--quick]
@@ -31,6 +31,7 @@
 #include <cblas.h>
 
 #define REPS 5
+#define MATMUL_REPS 15 /* one f64 step takes only ~10 ms: more of them, as in the bench */
 #define MAX_THREADS 256
 
 static double now(void)
@@ -112,15 +113,15 @@ static void limit_matmul(int n, int wide)
             ((float *)buf[2])[k] = 1.0f;
         }
     }
-    double t[REPS + 1];
-    for (int r = 0; r <= REPS; r++) /* r = 0 is the warm-up */
+    double t[MATMUL_REPS + 1];
+    for (int r = 0; r <= MATMUL_REPS; r++) /* r = 0 is the warm-up */
         t[r] = wide ? gemm3_f64(n, (double *)buf[0], (double *)buf[1], (double *)buf[2],
                                 (double *)buf[3], (double *)buf[4], (double *)buf[5])
                     : gemm3_f32(n, (float *)buf[0], (float *)buf[1], (float *)buf[2],
                                 (float *)buf[3], (float *)buf[4], (float *)buf[5]);
     double flops = 3.0 * 2.0 * (double)n * (double)n * (double)n;
     printf("limit:matmul %s_%d_fwd_bwd_gflops %.6g GFLOP/s\n", wide ? "f64" : "f32", n,
-           flops / median(t + 1, REPS) / 1e9);
+           flops / median(t + 1, MATMUL_REPS) / 1e9);
     fflush(stdout);
     for (int i = 0; i < 6; i++)
         free(buf[i]);

@@ -19,24 +19,34 @@
  * products too large for BLAS's int dimensions use a plain column-by-column
  * loop.
  *
- * Threads. OpenBLAS's thread count is process-global, so an engine cannot
- * hand it its own count without disturbing every other engine (and the
- * cross-engine switching would need a gate that serialises them). Instead
- * OpenBLAS is kept single-threaded and the engine parallelises gemm itself:
- * the output of each batch is cut into tiles (along the longer of M and N
- * first, tile edges at least CPU_GEMM_MIN_EDGE and multiples of 16), and the
- * batch x tile items run on the engine's pool, one single-threaded gemm each.
- * So gemm uses exactly the engine's threads, a serial engine runs it on the
- * calling thread, engines never interfere, no OpenBLAS worker spins next to
- * ours after a call, and thread sanitizers can see all of the
- * synchronisation. The tiles only partition M and N, never K, so every
- * output element is summed in the same order as in one big call: in
- * practice threaded results equal the serial ones bit for bit (OpenBLAS
- * does not promise it, so "equal within rounding" is the guarantee).
- * OpenBLAS may still start idle threads of its own when it is loaded; they
- * never get work from this plugin. Another user of the same libopenblas in
- * the process (a LAPACK extension, say) that raises its thread count is set
- * back to one thread before this plugin's next gemm.
+ * Threads. A threaded engine runs gemm in one of two ways.
+ *  - One large product (at least CPU_BLAS_HANDOFF_FLOPS multiply-adds, fewer
+ *    batches than threads): OpenBLAS threads it, with the engine's thread
+ *    count. Its threaded driver partitions M and N and shares the packed
+ *    panels between its threads; the engine cannot (cblas takes whole
+ *    matrices), and two single-threaded halves, each packing all of the other
+ *    operand, measured 15-35 % slower at 2 threads on 256..1024 (see
+ *    docs/performance.md, "matmul at 2 threads").
+ *  - Everything else: OpenBLAS single-threaded, the engine's own pool
+ *    parallelising. The output of each batch is cut into tiles (along the
+ *    longer of M and N first, tile edges at least CPU_GEMM_MIN_EDGE and
+ *    multiples of 16), and the batch x tile items run on the pool, one
+ *    single-threaded gemm each. Many batches, or products of a few million
+ *    multiply-adds (the mlp's), stay here: OpenBLAS's workers spin for a
+ *    while after each threaded call, taking a core from the pool's next job.
+ * OpenBLAS's thread count is process-global, so the two are kept apart by a
+ * read-write lock: single-threaded calls hold it shared (any number of
+ * engines at once) and run only while the count is one; a handoff holds it
+ * exclusively, raises the count, makes its call and sets it back to one
+ * before letting go. Another user of the same libopenblas in the process
+ * that raises the count is set back to one before this plugin's next
+ * single-threaded gemm. The handoff is used only with OpenBLAS's pthreads
+ * build (openblas_get_parallel() == 1): in the OpenMP build the count is
+ * OpenMP's, which belongs to the application.
+ * Neither way partitions K, so every output element is summed in the same
+ * order as in one serial call: in practice threaded results equal the serial
+ * ones bit for bit (OpenBLAS does not promise it, so "equal within rounding"
+ * is the guarantee).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -50,27 +60,31 @@
 #define DOT_LOOP_GRAIN (64 * 1024)     /* multiply-adds per thread, at least (loop path) */
 #define CPU_GEMM_MIN_EDGE 64            /* shortest tile edge when gemm is split */
 #define CPU_GEMM_SPLIT_FLOPS (1 << 21)  /* multiply-adds per batch below which gemm is not split */
+#define CPU_BLAS_HANDOFF_FLOPS (1 << 24) /* multiply-adds per batch from which OpenBLAS threads it */
 
 /* The largest M, N or K handed to BLAS (its dimensions are int); a test build may lower it. */
 #ifndef CPU_BLAS_DIM_MAX
 #define CPU_BLAS_DIM_MAX INT_MAX
 #endif
 
-/* ---- OpenBLAS kept single-threaded ------------------------------------------- */
+/* ---- OpenBLAS's thread count ------------------------------------------------ */
 
-static pthread_mutex_t blas_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Shared: single-threaded gemms are running; exclusive: the count is being changed. */
+static pthread_rwlock_t blas_rw = PTHREAD_RWLOCK_INITIALIZER;
 
-/* Sets OpenBLAS to one thread if anyone changed it (cheap when nobody did). */
-static void blas_single_threaded(void)
+/* Holds blas_rw shared with OpenBLAS at one thread (sets it back if anyone changed it). */
+static void blas_hold_single(void)
 {
-    if (openblas_get_num_threads() == 1) {
-        return;
-    }
-    pthread_mutex_lock(&blas_mu);
-    if (openblas_get_num_threads() != 1) {
+    for (;;) {
+        pthread_rwlock_rdlock(&blas_rw);
+        if (openblas_get_num_threads() == 1) {
+            return;
+        }
+        pthread_rwlock_unlock(&blas_rw);
+        pthread_rwlock_wrlock(&blas_rw);
         openblas_set_num_threads(1);
+        pthread_rwlock_unlock(&blas_rw);
     }
-    pthread_mutex_unlock(&blas_mu);
 }
 
 /* ---- plan ------------------------------------------------------------------ */
@@ -379,15 +393,34 @@ static void gemm_split(const cpu_engine *e, const dot_plan *pl, gemm_job *job)
     job->tn = (pl->n + job->en - 1) / job->en;
 }
 
+/* Whether a product of this many multiply-adds is handed to OpenBLAS's own threads. */
+static int blas_handoff(const cpu_engine *e, const dot_plan *pl, double flops)
+{
+    return e->threads > 1 && pl->nbatch < e->threads && flops >= CPU_BLAS_HANDOFF_FLOPS &&
+           openblas_get_parallel() == 1;
+}
+
 static int run_blas(const cpu_engine *e, const dot_plan *pl, cpu_err *err)
 {
+    if (blas_handoff(e, pl, (double)pl->m * (double)pl->n * (double)pl->k)) {
+        pthread_rwlock_wrlock(&blas_rw);
+        openblas_set_num_threads(e->threads);
+        for (int64_t b = 0; b < pl->nbatch; b++) {
+            gemm_tile(pl, b, 0, pl->m, 0, pl->n);
+        }
+        openblas_set_num_threads(1);
+        pthread_rwlock_unlock(&blas_rw);
+        return 0;
+    }
     gemm_job job = {pl, 1, 1, pl->m, pl->n};
     gemm_split(e, pl, &job);
     int64_t items = pl->nbatch * job.tm * job.tn;
     double per_item = (double)job.em * (double)job.en * (double)pl->k;
     int64_t grain = per_item < CPU_GEMM_SPLIT_FLOPS ? (int64_t)(CPU_GEMM_SPLIT_FLOPS / per_item) : 1;
-    blas_single_threaded();
-    return tf__cpu_parallel_for(e, items, grain, gemm_piece, &job, err);
+    blas_hold_single();
+    int failed = tf__cpu_parallel_for(e, items, grain, gemm_piece, &job, err);
+    pthread_rwlock_unlock(&blas_rw);
+    return failed;
 }
 
 /* ---- loop path ---------------------------------------------------------------- */

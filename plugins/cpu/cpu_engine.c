@@ -509,25 +509,41 @@ static void cache_drain(cpu_engine *e)
     e->cache.bytes = 0;
 }
 
+/* A block holding nbytes of data after its header (from the cache when one fits), or NULL. */
+static char *block_take(cpu_engine *e, size_t nbytes)
+{
+    int c = size_class(nbytes);
+    size_t capacity = c >= 0 ? (size_t)64 << c : nbytes;
+    char *block = c >= 0 ? cache_take(e, c) : NULL;
+    if (block == NULL && capacity <= SIZE_MAX - CPU_BUFFER_HEADER) {
+        block = e->host->alloc(e->host->ctx, capacity + CPU_BUFFER_HEADER, 64);
+    }
+    if (block != NULL) {
+        buffer_header h = {nbytes, capacity, NULL};
+        memcpy(block, &h, sizeof h);
+    }
+    return block;
+}
+
+/* Keeps the block in the cache, or frees it. */
+static void block_give_back(cpu_engine *e, char *block)
+{
+    if (block != NULL && !cache_keep(e, block)) {
+        e->host->free(e->host->ctx, block);
+    }
+}
+
 static tf_status cpu_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_engine_buffer **out,
                                   void **host_ptr)
 {
-    const tf_host_api *host = engine->host;
     if (out == NULL) {
-        return fail(host, TF_ERR_VALIDATION, "cpu: buffer_alloc: out is NULL");
+        return fail(engine->host, TF_ERR_VALIDATION, "cpu: buffer_alloc: out is NULL");
     }
-    int c = size_class(nbytes);
-    size_t capacity = c >= 0 ? (size_t)64 << c : nbytes;
-    char *block = c >= 0 ? cache_take(engine, c) : NULL;
-    if (block == NULL && capacity <= SIZE_MAX - CPU_BUFFER_HEADER) {
-        block = host->alloc(host->ctx, capacity + CPU_BUFFER_HEADER, 64);
-    }
+    char *block = block_take(engine, nbytes);
     if (block == NULL) {
-        return fail(host, TF_ERR_OUT_OF_MEMORY, "cpu: buffer_alloc: cannot allocate %zu bytes",
-                    nbytes);
+        return fail(engine->host, TF_ERR_OUT_OF_MEMORY,
+                    "cpu: buffer_alloc: cannot allocate %zu bytes", nbytes);
     }
-    buffer_header h = {nbytes, capacity, NULL};
-    memcpy(block, &h, sizeof h);
     *out = (tf_engine_buffer *)(void *)block;
     if (host_ptr != NULL) {
         *host_ptr = block + CPU_BUFFER_HEADER;
@@ -537,8 +553,30 @@ static tf_status cpu_buffer_alloc(tf_engine_state *engine, size_t nbytes, tf_eng
 
 static void cpu_buffer_free(tf_engine_state *engine, tf_engine_buffer *buffer)
 {
-    if (buffer != NULL && !cache_keep(engine, (char *)buffer)) {
-        engine->host->free(engine->host->ctx, buffer);
+    block_give_back(engine, (char *)buffer);
+}
+
+/*
+ * Kernel scratch (packed operands, partial sums) is made of the same blocks,
+ * so it is recycled like buffers and a repeated op does not fault fresh pages
+ * in every time. The cache is the one part of the engine a kernel changes; its
+ * own flag guards it, so the const of the kernels' engine is cast away here.
+ */
+void *tf__cpu_alloc(const cpu_engine *e, size_t nbytes, cpu_err *err, const char *what)
+{
+    char *block = block_take((cpu_engine *)e, nbytes);
+    if (block == NULL) {
+        tf__cpu_fail(err, TF_ERR_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of scratch",
+                     what, nbytes);
+        return NULL;
+    }
+    return block + CPU_BUFFER_HEADER;
+}
+
+void tf__cpu_free(const cpu_engine *e, void *p)
+{
+    if (p != NULL) {
+        block_give_back((cpu_engine *)e, (char *)p - CPU_BUFFER_HEADER);
     }
 }
 

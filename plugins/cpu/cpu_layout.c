@@ -40,21 +40,6 @@ void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out)
     }
 }
 
-void *tf__cpu_alloc(const cpu_engine *e, size_t nbytes, cpu_err *err, const char *what)
-{
-    void *p = e->host->alloc(e->host->ctx, nbytes, 64);
-    if (p == NULL) {
-        tf__cpu_fail(err, TF_ERR_OUT_OF_MEMORY, "cpu: %s: cannot allocate %zu bytes of scratch",
-                     what, nbytes);
-    }
-    return p;
-}
-
-void tf__cpu_free(const cpu_engine *e, void *p)
-{
-    e->host->free(e->host->ctx, p);
-}
-
 /* ---- copy ---------------------------------------------------------------- */
 
 #define COPY_ROW(NAME, SIZE)                                                                      \
@@ -66,6 +51,12 @@ void tf__cpu_free(const cpu_engine *e, void *p)
         (void)err;                                                                                \
         if (s[0] == 1 && s[1] == 1) {                                                             \
             memcpy(o, x, (size_t)n * (SIZE));                                                     \
+        } else if (s[0] == 1 && s[1] == 0) { /* a broadcast materialised: a fill */               \
+            char v[SIZE];                                                                         \
+            memcpy(v, x, (SIZE));                                                                 \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                memcpy(o + i * (SIZE), v, (SIZE));                                                \
+            }                                                                                     \
         } else if (s[1] == 0) {                                                                   \
             for (int64_t i = 0; i < n; i++) {                                                     \
                 memcpy(o + i * s[0] * (SIZE), x, (SIZE));                                         \
