@@ -28,6 +28,14 @@
  * defer_lock; an engine without open batches (the owner alone opens them)
  * costs one atomic load per call.
  *
+ * A reduction (TF_PRIM_REDUCE) of one of a batch's results joins the batch
+ * as its *tail*: its output is pending on the batch too, and it runs right
+ * after the batch's call. So sum(exp(x) * y + x) whose intermediates are
+ * released before anything reads them leaves them unwritten: the loss
+ * issued, the batch still waits, and the sum's input is the one result that
+ * must be written besides those still held. A tail whose output is released
+ * before the batch runs is dropped and does not keep its input alive.
+ *
  * A batch runs: when one of its results is read; when an op does not fit it
  * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
  * TF_FUSED_MAX_OUTPUTS steps); at tf_engine_synchronize; at session end. If
@@ -54,6 +62,9 @@ struct tf_batch {
     tf_tensor *in[TF_FUSED_MAX_INPUTS]; /* retained; their storages count us as readers */
     tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
     tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
+    tf_tensor *tail_in;                   /* retained: the result the tail reduces, or NULL */
+    tf_tensor *tail_out;                  /* retained; its storage points at us */
+    tf_reduce_params tail;                /* the tail's REDUCE */
     tf_defer_stats stats;                 /* the session's (changed under the lock) */
 };
 
@@ -139,9 +150,21 @@ static tf_status run_batch(struct tf_batch *b)
     if (!b->open)
         return TF_OK;
     b->stats.batches_run++;
+    /* a tail nobody can read is dropped first, so that its input is not forced */
+    if (b->tail_out && !still_held(b->tail_out)) {
+        tf_tensor_release(b->tail_in);
+        b->tail_in = NULL;
+        b->stats.results_dropped++;
+    }
     uint32_t written = 0;
     t_running = true;
-    tf_status st = compute(b, &written);
+    tf_status st = compute(b, &written), tail_st = TF_OK;
+    if (!st && b->tail_in) {
+        b->stats.engine_calls++;
+        tail_st = tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &b->tail_in, 1,
+                                    &b->tail_out);
+        written += !tail_st;
+    }
     t_running = false;
     if (!st)
         b->stats.results_written += written;
@@ -149,6 +172,13 @@ static tf_status run_batch(struct tf_batch *b)
     for (uint32_t k = 0; k < b->n_steps; k++) {
         atomic_store_explicit(&b->out[k]->storage->pending, mark, memory_order_release);
         tf_tensor_release(b->out[k]);
+    }
+    if (b->tail_out) {
+        atomic_store_explicit(&b->tail_out->storage->pending,
+                              st || tail_st ? &tf__defer_lost : NULL, memory_order_release);
+        tf_tensor_release(b->tail_out);
+        tf_tensor_release(b->tail_in);
+        b->tail_out = b->tail_in = NULL;
     }
     for (uint32_t i = 0; i < b->n_in; i++) {
         atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
@@ -165,7 +195,7 @@ static tf_status run_batch(struct tf_batch *b)
         b->next->prev = b->prev;
     b->prev = b->next = NULL;
     atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
-    return st;
+    return st ? st : tail_st;
 }
 
 static tf_status lost_error(const char *op)
@@ -361,9 +391,52 @@ static void append(struct tf_batch *b, tf_prim prim, const void *params, const u
     atomic_store_explicit(&out->storage->pending, b, memory_order_release);
 }
 
+/* Whether a REDUCE of `in` into `out` may become the tail of s's batch (before the lock). */
+static bool tail_fits(const tf_session *s, const void *params, size_t n, tf_tensor *const *in,
+                      tf_tensor *out)
+{
+    const struct tf_batch *b = s->batch;
+    if (s->defer == TF_DEFER_OFF || !b || n != 1 || out->numel == 0 ||
+        out->dtype != in[0]->dtype ||
+        atomic_load_explicit(&in[0]->storage->pending, memory_order_acquire) != b)
+        return false;
+    /* every check the op would meet if it ran now, so that it cannot fail later for them */
+    if (tf__prim_check(TF_PRIM_REDUCE, params, 1, in, 1, &out) != TF_OK)
+        return false; /* run now: the same check fails again and says why */
+    return tf__engine_supports_uniform(s->engine, TF_PRIM_REDUCE,
+                                       ((const tf_reduce_params *)params)->op, 2, out->dtype);
+}
+
+/* A REDUCE of a batch result: the batch's tail if it fits, else run now. */
+static tf_status defer_reduce(tf_session *s, const void *params, size_t n, tf_tensor *const *in,
+                              tf_tensor *out)
+{
+    if (!tail_fits(s, params, n, in, out))
+        return tf__exec(s, TF_PRIM_REDUCE, params, n, in, out);
+    struct tf_batch *b = s->batch;
+    bool taken = tf__engine_lock_slow(s->engine);
+    /* another thread may have run the batch meanwhile (a read) */
+    bool joined = b->open && !b->tail_out &&
+                  atomic_load_explicit(&in[0]->storage->pending, memory_order_acquire) == b &&
+                  find_step(b, in[0]) != TF_FX_NONE;
+    if (joined) {
+        memcpy(&b->tail, params, sizeof b->tail);
+        tf_tensor_retain(in[0]);
+        tf_tensor_retain(out);
+        b->tail_in = in[0];
+        b->tail_out = out;
+        b->stats.ops_deferred++;
+        atomic_store_explicit(&out->storage->pending, b, memory_order_release);
+    }
+    tf__engine_unlock(s->engine, taken);
+    return joined ? TF_OK : tf__exec(s, TF_PRIM_REDUCE, params, n, in, out);
+}
+
 tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t n,
                          tf_tensor *const *in, tf_tensor *out)
 {
+    if (prim == TF_PRIM_REDUCE)
+        return defer_reduce(s, params, n, in, out);
     if (!deferrable(s, prim, params, n, in, out))
         return tf__exec(s, prim, params, n, in, out);
     struct tf_batch *b = s->batch;

@@ -221,6 +221,23 @@ static void test_chain_held(void **state)
     }
 }
 
+/* Equal bits of two losses and of two f64 [N] gradients; releases all four. */
+static void expect_same_loss_and_grad(tf_eager *la, tf_eager *lb, tf_tensor *ga, tf_tensor *gb)
+{
+    expect_same_bits(la, lb);
+    size_t na, nb;
+    void *da = tensor_bytes(ga, &na), *db = tensor_bytes(gb, &nb);
+    assert_int_equal(na, N * sizeof(double));
+    assert_int_equal(nb, na);
+    assert_memory_equal(da, db, na);
+    test_free(da);
+    test_free(db);
+    tf_tensor_release(ga);
+    tf_tensor_release(gb);
+    tf_eager_release(la);
+    tf_eager_release(lb);
+}
+
 /* loss = sum(exp(x) * y + x): values and gradients equal with deferral on and off. */
 static void grad_of(tf_session *s, tf_runtime *rt, tf_eager *y, tf_eager **loss_out,
                     tf_tensor **grad_out)
@@ -254,21 +271,220 @@ static void test_gradient(void **state)
     grad_of(on, rt, y, &la, &ga);
     grad_of(off, rt, y, &lb, &gb);
     tf_defer_stats st = stats_of(on);
-    assert_int_equal(st.ops_deferred, 3);
-    assert_int_equal(st.engine_calls, 1); /* exp, * and + in one call */
-    expect_same_bits(la, lb);
-    size_t na, nb;
-    void *da = tensor_bytes(ga, &na), *db = tensor_bytes(gb, &nb);
-    assert_int_equal(na, N * sizeof(double));
-    assert_int_equal(nb, na);
-    assert_memory_equal(da, db, na);
-    test_free(da);
-    test_free(db);
-    tf_tensor_release(ga);
-    tf_tensor_release(gb);
-    tf_eager_release(la);
-    tf_eager_release(lb);
+    assert_int_equal(st.ops_deferred, 4); /* exp, *, + and the sum, the batch's tail */
+    assert_int_equal(st.engine_calls, 2); /* exp, * and + in one call; then the sum */
+    expect_same_loss_and_grad(la, lb, ga, gb);
     tf_eager_release(y);
+    pair_end(&p);
+}
+
+/*
+ * A reduction of a batch result joins the batch as its tail. The training
+ * step's usual shape: loss = sum(exp(x) * y + x), the intermediates released
+ * as soon as the loss is issued, then backward. The batch waits until
+ * backward reads exp(x); the tape holds every recorded op's inputs, so all
+ * three results are written, in one call with the sum after it. Values and
+ * gradients are the eager bits. (The same without a tape, where the
+ * intermediates are dropped, is test_reduce_tail_evaluation.)
+ */
+static void tail_step(tf_session *s, tf_runtime *rt, tf_eager *xv, tf_eager *y, tf_eager **loss,
+                      tf_tensor **grad)
+{
+    tf_eager *e = NULL, *m = NULL, *p = NULL;
+    TF_ASSERT_OK(tf_session_exp(s, xv, &e));
+    TF_ASSERT_OK(tf_session_mul(s, e, y, &m));
+    TF_ASSERT_OK(tf_session_add(s, m, xv, &p));
+    TF_ASSERT_OK(tf_session_reduce_sum(s, p, NULL, 0, loss));
+    tf_eager_release(e);
+    tf_eager_release(m);
+    tf_eager_release(p);
+    TF_ASSERT_OK(tf_runtime_clear_grads(rt));
+    TF_ASSERT_OK(tf_eager_backward(*loss, tf_session_engine(s)));
+    TF_ASSERT_OK(tf_eager_grad(xv, grad));
+}
+
+static void tail_training_step(tf_engine *e)
+{
+    pair p = pair_begin(e, TF_DEFER_ALWAYS);
+    tf_eager *xc = engine_constant(p.on, TF_F64, N, 30, -1, 1);
+    tf_eager *y = engine_constant(p.on, TF_F64, N, 31, 0, 1), *xv = NULL;
+    TF_ASSERT_OK(tf_runtime_variable_from(p.rt, tf_eager_value(xc), &xv));
+    tf_eager *la = NULL, *lb = NULL;
+    tf_tensor *ga = NULL, *gb = NULL;
+    tail_step(p.on, p.rt, xv, y, &la, &ga);
+    tf_defer_stats st = stats_of(p.on);
+    tail_step(p.off, p.rt, xv, y, &lb, &gb);
+    if (e == g_plain) {
+        assert_int_equal(st.ops_deferred, 0);
+    } else {
+        assert_int_equal(st.ops_deferred, 4);
+        assert_int_equal(st.batches_run, 1);     /* when backward read exp(x) */
+        assert_int_equal(st.results_written, 4); /* the three steps (the tape's), the sum */
+        assert_int_equal(st.results_dropped, 0);
+        /* one FUSED call and the sum; one output per call: the three steps and the sum */
+        assert_int_equal(st.engine_calls, e == g_one ? 4 : 2);
+    }
+    expect_same_loss_and_grad(la, lb, ga, gb);
+    tf_eager_release(xv);
+    tf_eager_release(xc);
+    tf_eager_release(y);
+    pair_end(&p);
+}
+
+static void test_reduce_tail_training_step(void **state)
+{
+    (void)state;
+    tf_engine *engines[] = {g_fused, g_one, g_plain};
+    for (int i = 0; i < 3; i++)
+        if (engines[i])
+            tail_training_step(engines[i]);
+}
+
+/* Without a tape (constants, an evaluation): the intermediates released once
+   the sum is issued are never written; the sum's input is, and the sum. */
+static void tail_evaluation(tf_engine *e, tf_dtype dt)
+{
+    pair p = pair_begin(e, TF_DEFER_ALWAYS);
+    tf_eager *x = engine_constant(p.on, dt, N, 34, -1, 1), *y = engine_constant(p.on, dt, N, 35, 0, 1);
+    tf_session *ss[2] = {p.on, p.off};
+    tf_eager *loss[2];
+    tf_defer_stats before = {0};
+    for (int k = 0; k < 2; k++) {
+        tf_eager *t = NULL, *m = NULL, *q = NULL;
+        TF_ASSERT_OK(tf_session_exp(ss[k], x, &t));
+        TF_ASSERT_OK(tf_session_mul(ss[k], t, y, &m));
+        TF_ASSERT_OK(tf_session_add(ss[k], m, x, &q));
+        TF_ASSERT_OK(tf_session_reduce_sum(ss[k], q, NULL, 0, &loss[k]));
+        tf_eager_release(t);
+        tf_eager_release(m);
+        tf_eager_release(q);
+        if (k == 0)
+            before = stats_of(p.on);
+    }
+    expect_same_bits(loss[0], loss[1]);
+    tf_defer_stats st = stats_of(p.on);
+    if (e == g_plain) {
+        assert_int_equal(st.ops_deferred, 0);
+    } else {
+        assert_int_equal(before.ops_deferred, 4);
+        assert_int_equal(before.batches_run, 0); /* the sum waited too */
+        assert_int_equal(st.batches_run, 1);
+        assert_int_equal(st.results_written, 2); /* the sum's input, the sum */
+        assert_int_equal(st.results_dropped, 2); /* exp(x), exp(x) * y */
+        assert_int_equal(st.engine_calls, 2);    /* one FUSED call, the sum */
+    }
+    tf_eager_release(loss[0]);
+    tf_eager_release(loss[1]);
+    tf_eager_release(x);
+    tf_eager_release(y);
+    pair_end(&p);
+}
+
+static void test_reduce_tail_evaluation(void **state)
+{
+    (void)state;
+    tf_engine *engines[] = {g_fused, g_one, g_plain};
+    for (int i = 0; i < 3; i++)
+        if (engines[i]) {
+            tail_evaluation(engines[i], TF_F64);
+            tail_evaluation(engines[i], TF_F32);
+        }
+}
+
+/* The tail's other shapes: max over one axis of a [17, 59] result, a mean (a
+   sum and a scaling of the pending sum), a second reduction of the same
+   result (runs the batch), an op reading the tail's output, a read of the
+   tail's output first. Same bits as deferral off throughout. */
+static void test_reduce_tail_forms(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_session *ss[2] = {p.on, p.off};
+    tf_eager *x1 = engine_constant(p.on, TF_F32, N, 32, -2, 2), *x = NULL;
+    const int64_t two[2] = {17, 59}; /* 17 * 59 = N */
+    TF_ASSERT_OK(tf_session_reshape(p.on, x1, 2, two, &x));
+    enum { MAX1, MEAN, SUM_A, SUM_B, SCALED, FIRST, NV };
+    tf_eager *v[2][NV];
+    tf_defer_stats marks[4];
+    for (int k = 0; k < 2; k++) {
+        tf_session *s = ss[k];
+        tf_eager *t = NULL, *u = NULL, *w = NULL;
+        const int ax1[1] = {1}, ax0[1] = {0};
+        /* max over axis 1 as the tail; released unread: the batch never runs it */
+        TF_ASSERT_OK(tf_session_tanh(s, x, &t));
+        TF_ASSERT_OK(tf_session_reduce_max(s, t, ax1, 1, &v[k][MAX1]));
+        tf_eager_release(t);
+        if (k == 0)
+            marks[0] = stats_of(s);
+        /* a mean: its sum is the tail, its scaling runs the batch */
+        TF_ASSERT_OK(tf_session_sin(s, x, &t));
+        TF_ASSERT_OK(tf_session_reduce_mean(s, t, ax0, 1, &v[k][MEAN]));
+        tf_eager_release(t);
+        if (k == 0)
+            marks[1] = stats_of(s);
+        /* two sums of one result: the second runs the batch with the first as its tail */
+        TF_ASSERT_OK(tf_session_exp(s, x, &t));
+        TF_ASSERT_OK(tf_session_mul(s, t, x, &u));
+        TF_ASSERT_OK(tf_session_reduce_sum(s, u, NULL, 0, &v[k][SUM_A]));
+        TF_ASSERT_OK(tf_session_reduce_sum(s, u, ax1, 1, &v[k][SUM_B]));
+        if (k == 0)
+            marks[2] = stats_of(s);
+        /* an op of the batch's shape reading the tail's output (broadcast) */
+        TF_ASSERT_OK(tf_session_sub(s, u, t, &w));
+        tf_eager *tot = NULL;
+        TF_ASSERT_OK(tf_session_reduce_sum(s, w, NULL, 0, &tot));
+        TF_ASSERT_OK(tf_session_mul(s, w, tot, &v[k][SCALED]));
+        tf_eager_release(tot);
+        tf_eager_release(w);
+        tf_eager_release(u);
+        tf_eager_release(t);
+        /* the tail's output read first */
+        TF_ASSERT_OK(tf_session_cos(s, x, &t));
+        TF_ASSERT_OK(tf_session_reduce_sum(s, t, NULL, 0, &v[k][FIRST]));
+        tf_eager_release(t);
+        if (k == 0) {
+            size_t nbytes;
+            test_free(bytes_of(v[0][FIRST], &nbytes));
+            marks[3] = stats_of(s);
+        }
+    }
+    /* the tails joined: each reduction was deferred, with its batch */
+    assert_int_equal(marks[0].ops_deferred, 2);
+    assert_int_equal(marks[0].batches_run, 0);
+    assert_int_equal(marks[1].ops_deferred, 4);
+    assert_int_equal(marks[1].batches_run, 1); /* the mean's scaling ran the max's batch */
+    assert_int_equal(marks[2].ops_deferred, 7); /* the second sum was not */
+    assert_true(marks[3].results_written > marks[2].results_written);
+    for (int i = 0; i < NV; i++)
+        expect_same_bits(v[0][i], v[1][i]);
+    for (int k = 0; k < 2; k++)
+        release_all(v[k], NV);
+    tf_eager_release(x);
+    tf_eager_release(x1);
+    pair_end(&p);
+}
+
+/* A tail whose output is released before the batch runs is dropped: nothing
+   is computed at all when nothing else is held. */
+static void test_reduce_tail_dropped(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_eager *x = engine_constant(p.on, TF_F64, N, 33, -1, 1), *t = NULL, *u = NULL, *r = NULL;
+    TF_ASSERT_OK(tf_session_exp(p.on, x, &t));
+    TF_ASSERT_OK(tf_session_mul(p.on, t, x, &u));
+    TF_ASSERT_OK(tf_session_reduce_sum(p.on, u, NULL, 0, &r));
+    tf_eager_release(t);
+    tf_eager_release(u);
+    tf_eager_release(r);
+    TF_ASSERT_OK(tf_engine_synchronize(g_fused));
+    tf_defer_stats st = stats_of(p.on);
+    assert_int_equal(st.ops_deferred, 3);
+    assert_int_equal(st.batches_run, 1);
+    assert_int_equal(st.engine_calls, 0);
+    assert_int_equal(st.results_written, 0);
+    assert_int_equal(st.results_dropped, 3);
+    tf_eager_release(x);
     pair_end(&p);
 }
 
@@ -567,6 +783,10 @@ int main(void)
         cmocka_unit_test(test_chain_released),
         cmocka_unit_test(test_chain_held),
         cmocka_unit_test(test_gradient),
+        cmocka_unit_test(test_reduce_tail_training_step),
+        cmocka_unit_test(test_reduce_tail_evaluation),
+        cmocka_unit_test(test_reduce_tail_forms),
+        cmocka_unit_test(test_reduce_tail_dropped),
         cmocka_unit_test(test_batch_limits),
         cmocka_unit_test(test_write_after_deferred_read),
 #ifndef TF_DEFER_VULKAN /* host memory: the CPU engine's */

@@ -17,7 +17,9 @@
  * tf_runtime_with_session), that every later read of the batch's results is
  * a TF_ERR_BACKEND error that writes nothing, that a batch whose results are
  * all gone makes no engine call, and that with deferral off (or in the
- * default mode) the op itself fails, as before.
+ * default mode) the op itself fails, as before. A sum of b joins the batch
+ * as its tail (executes 3: FUSED, 4: REDUCE): either call failing loses the
+ * sum, and the FUSED one the adds' results too.
  */
 #include <stdint.h>
 #include <string.h>
@@ -217,6 +219,66 @@ static void test_failed_batch_loses_its_results(void **state)
     tf_engine_destroy(e);
 }
 
+/* ---- a failed tail: the sum of b, run after the batch ---- */
+
+/* The rank-0 v cannot be read: TF_ERR_BACKEND saying "lost", nothing written. */
+static void assert_scalar_lost(tf_eager *v)
+{
+    const void *data = &data;
+    size_t count = 77;
+    tf_error_clear();
+    TF_ASSERT_STATUS(tf_tensor_data(tf_eager_value(v), TF_F64, &data, &count), TF_ERR_BACKEND);
+    if (!strstr(tf_error_message(), "lost"))
+        fail_msg("message \"%s\" does not say the value was lost", tf_error_message());
+    assert_ptr_equal(data, &data);
+    assert_int_equal(count, 77);
+    double got = -7;
+    TF_ASSERT_STATUS(tf_tensor_copy_to_host(tf_eager_value(v), TF_F64, &got, 1), TF_ERR_BACKEND);
+    assert_true(got == -7);
+}
+
+static void test_failed_tail(void **state)
+{
+    (void)state;
+    for (long k = 2; k <= 4; k++) { /* the FUSED call fails, the REDUCE, neither */
+        tf_engine *e = faulty(k);
+        tf_session *s = NULL;
+        TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+        program p;
+        TF_ASSERT_OK(build(s, &p));
+        tf_eager *sum = NULL;
+        TF_ASSERT_OK(tf_session_reduce_sum(s, p.b, NULL, 0, &sum));
+        tf_defer_stats st = stats_of(s);
+        assert_int_equal(st.ops_deferred, 3); /* two adds, the sum */
+        assert_int_equal(st.engine_calls, 0);
+        double got = -7;
+        tf_status rs = tf_tensor_copy_to_host(tf_eager_value(sum), TF_F64, &got, 1);
+        st = stats_of(s);
+        assert_int_equal(st.batches_run, 1);
+        assert_int_equal(st.engine_calls, k == 2 ? 1 : 2);
+        if (k == 4) {
+            TF_ASSERT_OK(rs);
+            assert_true(got == 4.0 * N);
+            assert_value(p.b, 4);
+        } else {
+            assert_injected(rs, k == 2 ? "read the sum (FUSED fails)" : "read the sum (REDUCE fails)");
+            assert_true(got == -7);
+            assert_scalar_lost(sum);
+            if (k == 2) {
+                assert_lost(s, p.a, p.x, "a");
+                assert_lost(s, p.b, p.y, "b");
+            } else { /* the batch's own results were written */
+                assert_value(p.a, 3);
+                assert_value(p.b, 4);
+            }
+        }
+        tf_eager_release(sum);
+        release_program(&p);
+        tf_session_end(s);
+        tf_engine_destroy(e);
+    }
+}
+
 /* ---- the failure surfaces wherever the batch runs ---- */
 
 typedef enum runner {
@@ -374,6 +436,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deferred_adds_on_faulty),
         cmocka_unit_test(test_failed_batch_loses_its_results),
+        cmocka_unit_test(test_failed_tail),
         cmocka_unit_test(test_failure_where_the_batch_runs),
         cmocka_unit_test(test_dropped_batch_makes_no_engine_call),
         cmocka_unit_test(test_defer_off_fails_at_the_op),

@@ -213,7 +213,9 @@ tf_engine *tf_session_engine(const tf_session *session);   /* borrowed */
  * issued back to back, are collected and run as one fused engine call when
  * a result is first read (by any op, transfer, tf_tensor_data, ...), at
  * tf_engine_synchronize or at session end; results released before that are
- * never computed. Values and gradients are the same bits as with deferral
+ * never computed. A reduction of one of those results waits with them and
+ * runs right after (so only its input needs writing). Values and gradients
+ * are the same bits as with deferral
  * off. An engine failure then surfaces at the read that ran the batch, and
  * its results read later fail with TF_ERR_BACKEND. Only engines that run
  * TF_PRIM_FUSED defer anything.
