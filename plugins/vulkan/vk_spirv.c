@@ -16,6 +16,10 @@
  * The functions are found by their OpName (glslang's "slot3(f1;f1;"): the
  * fused modules are built without stripping names (plugins/vulkan/
  * CMakeLists.txt). A module that lacks one is an internal error, reported.
+ *
+ * The decorations of what a dropped function defines go with it (a
+ * decoration must target an id the module defines): float_ops.glsl's
+ * `precise` values carry NoContraction.
  */
 #include <string.h>
 
@@ -27,7 +31,14 @@
 #define SPV_OP_FUNCTION 54
 #define SPV_OP_FUNCTION_END 56
 #define SPV_OP_FUNCTION_CALL 57
+#define SPV_OP_DECORATE 71
+#define SPV_OP_MEMBER_DECORATE 72
+#define SPV_OP_LABEL 248
+#define SPV_OP_DECORATE_ID 332
+#define SPV_OP_DECORATE_STRING 5632
+#define SPV_OP_MEMBER_DECORATE_STRING 5633
 #define SPV_HEADER_WORDS 5
+#define SPV_BOUND_WORD 3 /* of the header: every id is below it */
 
 /* The ids a program's calls are pointed with; 0 where the module has none. */
 typedef struct fused_ids {
@@ -79,10 +90,66 @@ static void note_name(fused_ids *ids, uint32_t id, const uint32_t *w, uint32_t n
 
 /* The functions of a module: ids, first word (OpFunction) and one past OpFunctionEnd. */
 typedef struct fn_table {
-    uint32_t n, entry; /* entry: the entry point's function id */
+    uint32_t n, entry, bound; /* entry: the entry point's function id; bound: the header's */
     uint32_t *id, *start, *end;
     uint8_t *keep; /* reachable from the entry point */
+    uint8_t *dead; /* bit per id: defined in a function not kept */
 } fn_table;
+
+/*
+ * The id the instruction at `w` (inside a function, OpFunction included) defines, 0 if
+ * none. There, OpLabel is the one instruction with a result but no result type (word 1),
+ * and the ones below (those a compute shader can hold) have no result; all others have
+ * both, the result in word 2.
+ */
+static uint32_t body_result(const uint32_t *w)
+{
+    switch (w[0] & 0xffffu) {
+    case SPV_OP_LABEL: return w[1];
+    case 0:    /* OpNop */
+    case 8:    /* OpLine */
+    case 62:   /* OpStore */
+    case 63:   /* OpCopyMemory */
+    case 64:   /* OpCopyMemorySized */
+    case 99:   /* OpImageWrite */
+    case 224:  /* OpControlBarrier */
+    case 225:  /* OpMemoryBarrier */
+    case 228:  /* OpAtomicStore */
+    case 246:  /* OpLoopMerge */
+    case 247:  /* OpSelectionMerge */
+    case 249:  /* OpBranch */
+    case 250:  /* OpBranchConditional */
+    case 251:  /* OpSwitch */
+    case 252:  /* OpKill */
+    case 253:  /* OpReturn */
+    case 254:  /* OpReturnValue */
+    case 255:  /* OpUnreachable */
+    case 256:  /* OpLifetimeStart */
+    case 257:  /* OpLifetimeStop */
+    case 317:  /* OpNoLine */
+    case 4416: /* OpTerminateInvocation */
+    case SPV_OP_FUNCTION_END: return 0;
+    }
+    return (w[0] >> 16) > 2 ? w[2] : 0;
+}
+
+static int is_dead(const fn_table *t, uint32_t id)
+{
+    return id < t->bound && (t->dead[id / 8] >> (id % 8) & 1u);
+}
+
+/* Whether the instruction at `w` decorates (its word 1) an id a dropped function defined. */
+static int decorates_dead(const fn_table *t, const uint32_t *w)
+{
+    switch (w[0] & 0xffffu) {
+    case SPV_OP_DECORATE:
+    case SPV_OP_MEMBER_DECORATE:
+    case SPV_OP_DECORATE_ID:
+    case SPV_OP_DECORATE_STRING:
+    case SPV_OP_MEMBER_DECORATE_STRING: return (w[0] >> 16) > 1 && is_dead(t, w[1]);
+    }
+    return 0; /* glslang makes no decoration groups (OpGroupDecorate) */
+}
 
 static uint32_t fn_index(const fn_table *t, uint32_t id)
 {
@@ -103,8 +170,21 @@ static uint32_t callee(const uint32_t *w, const uint32_t *from, const uint32_t *
     return w[3];
 }
 
-/* Lists the functions (t->id etc. sized by a first count) and marks those the entry point
-   reaches once the calls are retargeted. */
+/* Marks in t->dead the ids that the functions not kept define. */
+static void mark_dead(fn_table *t, const uint32_t *code)
+{
+    memset(t->dead, 0, (t->bound + 7) / 8);
+    for (uint32_t f = 0; f < t->n; f++) {
+        for (uint32_t i = t->start[f]; !t->keep[f] && i < t->end[f]; i += code[i] >> 16) {
+            uint32_t id = body_result(code + i);
+            if (id != 0 && id < t->bound)
+                t->dead[id / 8] |= (uint8_t)(1u << (id % 8));
+        }
+    }
+}
+
+/* Lists the functions (t->id etc. sized by a first count), marks those the entry point
+   reaches once the calls are retargeted, and the ids the others define. */
 static int fn_scan(const tf_host_api *host, const uint32_t *code, uint32_t words, fn_table *t,
                    const uint32_t *from, const uint32_t *to, uint32_t n_map)
 {
@@ -115,13 +195,16 @@ static int fn_scan(const tf_host_api *host, const uint32_t *code, uint32_t words
             return 0;
         cap += (code[i] & 0xffffu) == SPV_OP_FUNCTION;
     }
-    uint32_t *mem = host->alloc(host->ctx, cap * (3 * sizeof(uint32_t) + 1) + 1, 0);
+    t->bound = code[SPV_BOUND_WORD];
+    uint32_t *mem =
+        host->alloc(host->ctx, cap * (3 * sizeof(uint32_t) + 1) + (t->bound + 7) / 8 + 1, 0);
     if (mem == NULL)
         return 0;
     t->id = mem;
     t->start = mem + cap;
     t->end = mem + 2 * cap;
     t->keep = (uint8_t *)(mem + 3 * cap);
+    t->dead = t->keep + cap;
     for (uint32_t i = SPV_HEADER_WORDS; i < words; i += code[i] >> 16) {
         uint32_t op = code[i] & 0xffffu;
         if (op == SPV_OP_ENTRY_POINT)
@@ -135,8 +218,11 @@ static int fn_scan(const tf_host_api *host, const uint32_t *code, uint32_t words
         }
     }
     uint32_t f = fn_index(t, t->entry);
-    if (f == UINT32_MAX)
-        return 1; /* nothing is dropped */
+    if (f == UINT32_MAX) {
+        memset(t->keep, 1, t->n); /* nothing is dropped */
+        mark_dead(t, code);
+        return 1;
+    }
     t->keep[f] = 1;
     for (int changed = 1; changed;) {
         changed = 0;
@@ -150,15 +236,16 @@ static int fn_scan(const tf_host_api *host, const uint32_t *code, uint32_t words
             }
         }
     }
+    mark_dead(t, code);
     return 1;
 }
 
 /*
  * `shader` for one program: the calls retargeted, the functions nothing calls
  * any more dropped (every_op, the op functions the program does not use:
- * otherwise the driver reads, inlines and lowers them all the same), and the
- * debug names dropped with them. What is left must not decorate a value of a
- * dropped function, so fused.comp and what it includes use no `precise`.
+ * otherwise the driver reads, inlines and lowers them all the same), with the
+ * decorations of the ids they defined (NoContraction of `precise` values),
+ * and the debug names dropped.
  */
 tf_status tf__vk_program_module(vk_engine *e, uint32_t shader, const uint32_t *spec,
                                 VkShaderModule *out)
@@ -211,7 +298,7 @@ tf_status tf__vk_program_module(vk_engine *e, uint32_t shader, const uint32_t *s
             i = t.end[f]; /* a function nothing calls */
             continue;
         }
-        if (op != SPV_OP_NAME && op != SPV_OP_MEMBER_NAME) {
+        if (op != SPV_OP_NAME && op != SPV_OP_MEMBER_NAME && !decorates_dead(&t, src->code + i)) {
             memcpy(code + used, src->code + i, n * sizeof *code);
             if (op == SPV_OP_FUNCTION_CALL)
                 code[used + 3] = callee(src->code + i, from, to, n_map);

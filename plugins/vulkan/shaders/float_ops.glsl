@@ -8,6 +8,8 @@
  * (u_exp, b_add, ...: the very function that case calls). f32 runs on GLSL built-ins with erf,
  * expm1, log1p, sigmoid, tanh and pow written here for accuracy (and C's
  * special cases); f64 on math64.glsl (GLSL defines no double exp, log, sin).
+ * expm1 and log1p hold `precise` values, whose NoContraction decorations
+ * vk_spirv.c drops with the functions a FUSED program does not call.
  */
 #define F S
 #include "math.glsl"
@@ -44,25 +46,67 @@ float f_erf(float v)
     return sign(v) * (1.0 - erfc);
 }
 
+/*
+ * expm1 and log1p. Every intermediate is `precise` (SPIR-V NoContraction): drivers may
+ * otherwise reassociate (1 + v) - 1 to v and fold log(exp(v)) to v, which cancels the
+ * corrections below (lavapipe did: expm1(-4.7e-10) gave -5.96e-8). precise covers
+ * arithmetic only, not built-ins, so expm1 uses no exp: GLSL's is allowed 3 + 2|x| ulps and
+ * a log(exp(v)) correction of it cannot be protected. v = k ln2 + r (ln2 in two parts,
+ * k ln2_hi exact), expm1(r) by its Taylor series, then 2^k (1 + expm1(r)) - 1 as
+ * 2^k expm1(r) + (2^k - 1), whose terms are exact for |k| <= 24: a rounding or two in all.
+ */
 float f_expm1(float v)
 {
-    float u = exp(v);
-    if (u == 1.0)
+    if (isnan(v) || abs(v) < 5.9604645e-8) /* 2^-24: v + v^2 / 2 rounds to v */
         return v;
-    float um1 = u - 1.0;
-    if (um1 == -1.0 || isinf(u))
-        return um1;
-    return um1 * v / log(u);
+    if (v >= 88.72283935546875) /* the float above ln(FLT_MAX): e^v rounds to +inf */
+        return 1.0 / 0.0;
+    if (v < -18.0) /* e^v < 2^-25: rounds to -1 */
+        return -1.0;
+    precise float k = floor(v * 1.44269504 + 0.5);
+    /* ln2 = 0.693145751953125 (9 low bits clear: k times it is exact) + 1.42860677e-6 */
+    precise float r = (v - k * 0.693145751953125) - k * 1.42860677e-6; /* |r| <= ln2 / 2 */
+    precise float q = 1.0 / 2.0 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 +
+                      r * (1.0 / 720.0 + r * (1.0 / 5040.0 + r * (1.0 / 40320.0))))));
+    precise float p = r + r * r * q; /* expm1(r), to r^8 / 8! */
+    int ki = int(k);
+    if (ki > 24)
+        return ldexp(ldexp(p + 1.0, ki / 2), ki - ki / 2); /* the 1 is below half an ulp */
+    precise float scaled = ldexp(p, ki) + (ldexp(1.0, ki) - 1.0);
+    return scaled;
 }
 
+/*
+ * log1p without log, whose error near 1 GLSL bounds only absolutely (2^-21; lavapipe's
+ * log(1 - 2^-24) is -1.03e-7): u = 1 + v = 2^e m (m in [sqrt(1/2), sqrt(2))), so
+ * log1p(v) = e ln2 + log(m) + c, where c = (v - (u - 1)) / u restores what rounding u lost
+ * (u - 1 is exact) and log(m) = f - s (f - s^2 P(s^2)) with f = m - 1 (exact),
+ * s = f / (2 + f): the atanh series 2s + 2s^3/3 + ... with 2s = f - s f.
+ */
 float f_log1p(float v)
 {
-    float u = 1.0 + v;
-    if (u == 1.0)
+    if (isnan(v) || abs(v) < 5.9604645e-8) /* 2^-24: v - v^2 / 2 rounds to v */
         return v;
-    if (isinf(u) || u <= 0.0)
-        return log(u);
-    return log(u) * v / (u - 1.0);
+    if (v <= -1.0)
+        return v == -1.0 ? -1.0 / 0.0 : 0.0 / 0.0;
+    if (isinf(v))
+        return v;
+    precise float u = 1.0 + v;
+    precise float c = (v - (u - 1.0)) / u;
+    int e;
+    precise float m = frexp(u, e);
+    if (m < 0.70710678) {
+        m *= 2.0;
+        e -= 1;
+    }
+    precise float f = m - 1.0;
+    precise float s = f / (2.0 + f);
+    precise float z = s * s;
+    precise float lm = f - s * (f - z * (2.0 / 3.0 + z * (2.0 / 5.0 + z * (2.0 / 7.0 +
+                       z * (2.0 / 9.0 + z * (2.0 / 11.0))))));
+    precise float k = float(e);
+    precise float r = k * 0.693145751953125 + (lm + (c + k * 1.42860677e-6));
+    return r;
 }
 
 float f_tanh(float v)

@@ -43,9 +43,10 @@
  *            (element offset + i) or a broadcast element;
  *   VEC4     dense with every non-broadcast operand at an element offset
  *            that is a multiple of 4: 4 elements per access.
- * Unused bindings hold input 0 or output 0 and are never touched. Nothing
- * here or in what it includes may be `precise`: vk_spirv.c drops functions
- * without looking for decorations of their values.
+ * Unused bindings hold input 0 or output 0 and are never touched. The
+ * `precise` values of float_ops.glsl carry NoContraction decorations;
+ * vk_spirv.c drops them with the functions it drops, so that the op
+ * functions keep them here as in unary.comp and binary.comp.
  */
 #define NOPS 13
 #include "common.glsl"

@@ -1,8 +1,8 @@
 /*
  * math.glsl - float helpers with the ABI's semantics where GLSL's built-ins
  * differ: NaN-propagating max/min, C fmod (exact, by Sterbenz-exact
- * subtraction of scaled divisors), C pow for negative and zero bases, erf,
- * and cancellation-free expm1/log1p. F is the float type (float or double).
+ * subtraction of scaled divisors). F is the float type (float or double);
+ * float_ops.glsl and math64.glsl hold the transcendental functions.
  */
 F f_max(F a, F b) { return isnan(a) || isnan(b) ? a + b : max(a, b); }
 F f_min(F a, F b) { return isnan(a) || isnan(b) ? a + b : min(a, b); }

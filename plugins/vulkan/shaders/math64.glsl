@@ -61,6 +61,8 @@ double d_log(double x)
 
 double d_expm1(double x)
 {
+    if (x == 0.0LF)
+        return x; /* -0 too, which the series' first sum would make +0 */
     if (abs(x) < 0.35LF) {
         double term = x, sum = x;
         for (int n = 2; n <= 18; n++) {
@@ -72,14 +74,18 @@ double d_expm1(double x)
     return d_exp(x) - 1.0LF;
 }
 
+/* Kahan: u = 1 + x rounds x, and log(u) * x / (u - 1) corrects log(u) by what it lost
+   (d_log is relatively accurate near 1). precise (NoContraction) keeps drivers from
+   reassociating (1 + x) - 1 to x, which cancels the correction: lavapipe did. */
 double d_log1p(double x)
 {
-    double u = 1.0LF + x;
+    precise double u = 1.0LF + x;
     if (u == 1.0LF)
         return x;
     if (isinf(u) || u <= 0.0LF)
         return d_log(u);
-    return d_log(u) * x / (u - 1.0LF);
+    precise double r = d_log(u) * x / (u - 1.0LF);
+    return r;
 }
 
 /* sin (want_cos false) or cos of x. */

@@ -398,6 +398,60 @@ static void test_fused_supports(void **state)
     }
 }
 
+/*
+ * expm1 and log1p on vk_small_args (tiny arguments among them, where drivers that fold
+ * log(exp(x)) or (1 + x) - 1 cancel the shaders' corrections), each alone (so that the
+ * other one's function, and the decorations of its `precise` values, are dropped from the
+ * module) and both as the two outputs of one program, in the vector form (dense) and the
+ * strided one (reversed): each output within a few ulps of the exact value and equal bit
+ * for bit to its step run as a separate UNARY call.
+ */
+static void test_fused_small_args(void **state)
+{
+    (void)state;
+    tf_engine *saved = vk_fresh_begin(NULL, NULL);
+    tf_dtype dts[2];
+    size_t n_dts = float_dtypes(dts);
+    for (size_t t = 0; t < n_dts; t++) {
+        double x[VK_SMALL_ARGS], rx[VK_SMALL_ARGS];
+        size_t n = vk_small_args(dts[t], x);
+        for (size_t i = 0; i < n; i++)
+            rx[i] = x[n - 1 - i];
+        int64_t shape[1] = {(int64_t)n};
+        int axis = 0;
+        tf_tensor *in[2] = {vk_upload_values(dts[t], n, x), NULL};
+        TF_ASSERT_OK(tf_tensor_reverse(in[0], 1, &axis, &in[1]));
+        for (int both = 0; both < 3; both++) { /* expm1, log1p, both */
+            program p = {.n_in = 1, .n_steps = 1, .n_out = 1, .outputs = {0, 1}};
+            p.steps[0] =
+                (tf_fused_step){TF_FUSED_UNARY, both == 1 ? TF_UNARY_LOG1P : TF_UNARY_EXPM1, 0, 0};
+            p.steps[1] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_LOG1P, 0, 0};
+            if (both == 2)
+                p.n_steps = p.n_out = 2;
+            for (int r = 0; r < 2; r++) {
+                tf_tensor *fused[2], *steps[2];
+                run_fused(vk_engine, &p, &in[r], dts[t], 1, shape, fused);
+                tfr_fused_run_outputs(vk_engine, 1, p.n_steps, p.steps, p.n_out, p.outputs, &in[r],
+                                      dts[t], 1, shape, steps);
+                for (uint32_t o = 0; o < p.n_out; o++) {
+                    uint32_t op = p.steps[o].op;
+                    assert_identical("small arguments", &p, o, steps[o], fused[o]);
+                    vk_assert_ulps(tf_prim_op_name(TF_PRIM_UNARY, op), dts[t], fused[o], r ? rx : x,
+                                   n, op == TF_UNARY_EXPM1 ? expm1l : log1pl,
+                                   VK_SMALL_ARGS_ULPS(dts[t]));
+                    tf_tensor_release(fused[o]);
+                    tf_tensor_release(steps[o]);
+                }
+            }
+        }
+        tf_tensor_release(in[0]);
+        tf_tensor_release(in[1]);
+        vk_assert_pipeline_used(dts[t] == TF_F32 ? "fused_f32_v4" : "fused_f64_v4");
+        vk_assert_pipeline_used(dts[t] == TF_F32 ? "fused_f32" : "fused_f64");
+    }
+    vk_fresh_end(saved);
+}
+
 /* ---- forms and the pipeline cache ------------------------------------------------------ */
 
 /* fused.comp's form word (specialisation constant 0, as vk_prims.c's fused_program makes
@@ -911,6 +965,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fused_supports),
         cmocka_unit_test(test_fused_each_op),
+        cmocka_unit_test(test_fused_small_args),
         cmocka_unit_test(test_fused_equals_steps),
         cmocka_unit_test(test_fused_vs_cpu),
         cmocka_unit_test(test_fused_large),

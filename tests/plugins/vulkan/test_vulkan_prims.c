@@ -406,6 +406,44 @@ static void test_unary(void **state)
     assert_int_equal(claimed, 18 + 4 + 1 + (f64_ok() ? 18 : 0) + (i64_ok() ? 4 : 0));
 }
 
+/*
+ * expm1 and log1p to a few ulps on vk_small_args, where their plain forms (exp(x) - 1,
+ * log(1 + x)) cancel, dense (the vector form and its tail) and reversed (the strided
+ * form). The shaders correct the rounding of exp(x) and 1 + x; a driver compiler that
+ * folds log(exp(x)) or (1 + x) - 1 away cancels the correction (lavapipe did: 1e9 ulps at
+ * -4.7e-10).
+ */
+static void test_unary_small_args(void **state)
+{
+    (void)state;
+    static const uint32_t ops[2] = {TF_UNARY_EXPM1, TF_UNARY_LOG1P};
+    static long double (*const ref[2])(long double) = {expm1l, log1pl};
+    for (int t = 0; t < (f64_ok() ? 2 : 1); t++) {
+        tf_dtype dt = t == 0 ? TF_F32 : TF_F64;
+        double x[VK_SMALL_ARGS], rx[VK_SMALL_ARGS];
+        size_t n = vk_small_args(dt, x);
+        for (size_t i = 0; i < n; i++)
+            rx[i] = x[n - 1 - i];
+        tf_tensor *in = vk_upload_values(dt, n, x), *rev = NULL;
+        int axis = 0;
+        TF_ASSERT_OK(tf_tensor_reverse(in, 1, &axis, &rev));
+        for (int o = 0; o < 2; o++) {
+            tf_unary_params p = {sizeof p, ops[o]};
+            for (int r = 0; r < 2; r++) {
+                tf_tensor *out = NULL, *src = r ? rev : in;
+                int64_t shape[1] = {(int64_t)n};
+                TF_ASSERT_OK(tf_tensor_empty(vk_engine, dt, 1, shape, &out));
+                TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_UNARY, &p, 1, &src, 1, &out));
+                vk_assert_ulps(tf_prim_op_name(TF_PRIM_UNARY, ops[o]), dt, out, r ? rx : x, n,
+                               ref[o], VK_SMALL_ARGS_ULPS(dt));
+                tf_tensor_release(out);
+            }
+        }
+        tf_tensor_release(rev);
+        tf_tensor_release(in);
+    }
+}
+
 static void test_binary(void **state)
 {
     (void)state;
@@ -877,23 +915,15 @@ static void test_dependent_chain(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fill_iota),
-        cmocka_unit_test(test_copy),
-        cmocka_unit_test(test_strided_outputs),
-        cmocka_unit_test(test_pad),
-        cmocka_unit_test(test_concatenate),
-        cmocka_unit_test(test_dynamic_slices),
-        cmocka_unit_test(test_gather_scatter),
-        cmocka_unit_test(test_unary),
-        cmocka_unit_test(test_binary),
-        cmocka_unit_test(test_compare_select),
-        cmocka_unit_test(test_convert),
-        cmocka_unit_test(test_reduce),
-        cmocka_unit_test(test_reduce_shared_memory),
-        cmocka_unit_test(test_dot_general),
-        cmocka_unit_test(test_dot_tiles),
-        cmocka_unit_test(test_vec4_elementwise),
-        cmocka_unit_test(test_dependent_chain),
+        cmocka_unit_test(test_fill_iota),        cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_strided_outputs),  cmocka_unit_test(test_pad),
+        cmocka_unit_test(test_concatenate),      cmocka_unit_test(test_dynamic_slices),
+        cmocka_unit_test(test_gather_scatter),   cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_unary_small_args), cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_compare_select),   cmocka_unit_test(test_convert),
+        cmocka_unit_test(test_reduce),           cmocka_unit_test(test_reduce_shared_memory),
+        cmocka_unit_test(test_dot_general),      cmocka_unit_test(test_dot_tiles),
+        cmocka_unit_test(test_vec4_elementwise), cmocka_unit_test(test_dependent_chain),
     };
     return cmocka_run_group_tests_name("vulkan primitives vs cpu", tests, vk_group_setup,
                                        vk_group_teardown);

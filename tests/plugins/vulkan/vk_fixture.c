@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -215,6 +216,72 @@ void vk_compare(const char *what, const tf_tensor *cpu_t, const tf_tensor *vk_t,
         }
     }
     free(want);
+    free(got);
+    vk_assert_validation_clean();
+}
+
+size_t vk_small_args(tf_dtype dtype, double *x)
+{
+    static const double mags[] = {1e-30, 1e-10, 4.7e-10, 3e-8, 6e-8, 1e-7, 1.3e-7, 2.5e-7,
+                                  1e-6,  1e-5,  1e-4,    1e-3, 1e-2, 0.1,  0.3,    0.35,
+                                  0.5,   0.9,   1.0,     2.5,  10.0, 30.0, 80.0};
+    size_t n = 0;
+    x[n++] = 0.0;
+    x[n++] = -0.0;
+    double tiny = dtype == TF_F32 ? FLT_MIN : DBL_MIN;
+    double smallest[] = {tiny, 1.5 * tiny, 1e-300, 1e-17, 3e-16};
+    for (size_t i = 0; i < sizeof smallest / sizeof smallest[0]; i++) {
+        if (dtype == TF_F32 && i >= 2)
+            break; /* not f32 values, or not tiny in f32 */
+        x[n++] = smallest[i];
+        x[n++] = -smallest[i];
+    }
+    for (size_t i = 0; i < sizeof mags / sizeof mags[0]; i++) {
+        double v = dtype == TF_F32 ? (double)(float)mags[i] : mags[i];
+        x[n++] = v;
+        if (v < 1.0) /* log1p needs x > -1 */
+            x[n++] = -v;
+    }
+    return n;
+}
+
+tf_tensor *vk_upload_values(tf_dtype dtype, size_t n, const double *x)
+{
+    tf_scalar *vals = tfr_vals_alloc(n);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = tfr_f(x[i]);
+    int64_t shape[1] = {(int64_t)n};
+    tf_tensor *host = tfr_host(dtype, 1, shape, vals), *t = NULL;
+    free(vals);
+    TF_ASSERT_OK(tf_engine_upload(vk_engine, host, &t));
+    tf_tensor_release(host);
+    return t;
+}
+
+/* The unit in the last place of dtype at magnitude |w| (the subnormals' one below). */
+static double ulp_at(tf_dtype dtype, long double w)
+{
+    int mant = dtype == TF_F32 ? 24 : 53, emin = dtype == TF_F32 ? -126 : -1022;
+    int e = w == 0 ? emin : ilogbl(w);
+    return ldexp(1.0, (e < emin ? emin : e) - (mant - 1));
+}
+
+void vk_assert_ulps(const char *what, tf_dtype dtype, const tf_tensor *t, const double *x, size_t n,
+                    long double (*f)(long double), double max_ulps)
+{
+    assert_int_equal(n, tf_tensor_numel(t));
+    double *got = vk_read(vk_engine, t);
+    for (size_t i = 0; i < n; i++) {
+        long double want = f(x[i]);
+        double err = (double)fabsl((long double)got[i] - want) / ulp_at(dtype, want);
+        double g = got[i];
+        int ok = want == 0 ? g == 0 && !signbit(g) == !signbit(want) : err <= max_ulps;
+        if (!ok) {
+            free(got);
+            fail_msg("%s %s(%.9g): vulkan %.17g, want %.17Lg (%.3g ulp > %g)", tf_dtype_name(dtype),
+                     what, x[i], g, want, err, max_ulps);
+        }
+    }
     free(got);
     vk_assert_validation_clean();
 }

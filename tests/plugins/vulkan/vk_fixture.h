@@ -55,6 +55,28 @@ void vk_compare(const char *what, const tf_tensor *cpu_t, const tf_tensor *vk_t,
                 double atol);
 
 /*
+ * The arguments of the accuracy checks of expm1 and log1p (test_vulkan_prims.c,
+ * test_vulkan_fused.c), each in both functions' domain: signed zeros, the smallest normal
+ * numbers, tiny values (where exp(x) and 1 + x round to 1 or next to it, so that the plain
+ * forms exp(x) - 1 and log(1 + x) cancel), and ordinary ones. Writes at most VK_SMALL_ARGS
+ * of them to x (values of `dtype`) and returns the count. VK_SMALL_ARGS_ULPS: the ulps the
+ * shaders may be off there: f32 1.5 in IEEE arithmetic (Vulkan allows x / y 2.5 ulps), f64
+ * 4 (math64.glsl's expm1 is exp(x) - 1 from |x| = 0.35 on).
+ */
+#define VK_SMALL_ARGS 64
+#define VK_SMALL_ARGS_ULPS(dtype) ((dtype) == TF_F32 ? 4.0 : 8.0)
+size_t vk_small_args(tf_dtype dtype, double *x);
+/* A dense rank-1 Vulkan tensor of dtype holding x[0 .. n) (one reference; caller releases). */
+tf_tensor *vk_upload_values(tf_dtype dtype, size_t n, const double *x);
+/*
+ * Fails unless element i of the Vulkan tensor t is within max_ulps units in the last place
+ * (of dtype, at the reference's magnitude) of f(x[i]), computed in long double; a zero
+ * reference needs a zero of the same sign.
+ */
+void vk_assert_ulps(const char *what, tf_dtype dtype, const tf_tensor *t, const double *x, size_t n,
+                    long double (*f)(long double), double max_ulps);
+
+/*
  * Puts a new Vulkan engine (with the extra option key = value, or none if key is NULL) in
  * place of vk_engine, returning the one it replaces, and captures DEBUG lines: the engine
  * logs each pipeline it creates once ("vulkan: pipeline <module> spec <n>"), which shows
