@@ -71,6 +71,7 @@ struct tf_runtime {
     pthread_mutex_t slots_lock;
     tf_grad_slot *slots; /* live variables' slots */
     struct tf_ext_registry *ext; /* installed extension modules (registry.c) */
+    tf_defer_mode defer;         /* new sessions' mode: TENFERRO_DEFER, else AUTO */
 };
 
 void tf__slot_register(tf_runtime *rt, tf_grad_slot *slot);

@@ -2,6 +2,7 @@
  * runtime.c - runtimes and AD contexts: identity, reference counting, the
  * caches and their limits, and the registry of live grad slots.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "extension_internal.h"
@@ -46,11 +47,36 @@ TF_API void tf_ad_context_release(tf_ad_context *ad)
 
 /* ---- runtime ---- */
 
+/*
+ * TENFERRO_DEFER (off, auto, always): the mode the runtime's sessions begin
+ * in (docs/runtime.md), for bisecting a problem or exercising an engine's
+ * FUSED; unset or empty: TF_DEFER_AUTO. Any other value is an error.
+ */
+static tf_status env_defer_mode(tf_defer_mode *mode)
+{
+    static const char *const names[] = {"off", "auto", "always"};
+    const char *env = getenv("TENFERRO_DEFER");
+    *mode = TF_DEFER_AUTO;
+    if (!env || !*env)
+        return TF_OK;
+    for (int m = 0; m < 3; m++)
+        if (strcmp(env, names[m]) == 0) {
+            *mode = (tf_defer_mode)m;
+            return TF_OK;
+        }
+    return tf__error(TF_ERR_CONFIG, "runtime_create", NULL,
+                     "TENFERRO_DEFER: expected off, auto or always, got '%s'", env);
+}
+
 TF_API tf_status tf_runtime_create_with_ad_context(tf_ad_context *ad, tf_runtime **out)
 {
     if (!ad || !out)
         return tf__error(TF_ERR_VALIDATION, "runtime_create", ad ? "out" : "ad",
                          "runtime_create: NULL argument");
+    tf_defer_mode defer_default;
+    tf_status env = env_defer_mode(&defer_default);
+    if (env)
+        return env;
     tf_runtime *rt = tf__calloc(1, sizeof *rt);
     if (!rt)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "runtime_create", NULL, "out of memory");
@@ -82,6 +108,7 @@ TF_API tf_status tf_runtime_create_with_ad_context(tf_ad_context *ad, tf_runtime
     tf_ad_context_retain(ad);
     rt->ad = ad;
     atomic_init(&rt->epoch, 0);
+    rt->defer = defer_default;
     *out = rt;
     return TF_OK;
 }

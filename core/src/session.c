@@ -16,7 +16,7 @@ TF_API tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session 
     if (!s)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "session_begin", NULL, "out of memory");
     tf_runtime_retain(rt);
-    *s = (tf_session){.rt = rt, .engine = engine, .defer = TF_DEFER_AUTO};
+    *s = (tf_session){.rt = rt, .engine = engine, .defer = rt->defer};
     *out = s;
     return TF_OK;
 }
@@ -42,7 +42,7 @@ TF_API tf_status tf_runtime_with_session(tf_runtime *rt, tf_engine *engine, tf_s
     if (!rt || !engine)
         return tf__error(TF_ERR_VALIDATION, "with_session", rt ? "engine" : "runtime",
                          "with_session: NULL argument");
-    tf_session s = {.rt = rt, .engine = engine, .defer = TF_DEFER_AUTO};
+    tf_session s = {.rt = rt, .engine = engine, .defer = rt->defer};
     tf_status st = fn(&s, user);
     tf_status end = tf__defer_end(&s);
     return st ? st : end;

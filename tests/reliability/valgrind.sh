@@ -12,6 +12,8 @@
 # Excluded, with the reason (see docs/reliability.md):
 #   *vulkan*      (by name or label) GPU tests: the Vulkan loader and drivers are not ours, and
 #                 there is no GPU on the CI machines.
+#   *_defer_always  the runtime suites again under TENFERRO_DEFER=always: the same programs
+#                 already run here, and test_defer covers the deferred paths under valgrind.
 #   scripts       tests whose command is not a program built in BUILD_DIR
 #                 (test_install runs `sh test_install.sh`): valgrind would
 #                 check the shell, not the library.
@@ -24,7 +26,7 @@ if [ $# -ne 1 ] || [ ! -f "$1/CTestTestfile.cmake" ]; then
 fi
 build="$(cd "$1" && pwd -P)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exclude='vulkan'
+exclude='vulkan|_defer_always$'
 if [ -n "${TF_VALGRIND_EXCLUDE:-}" ]; then
     exclude="$exclude|$TF_VALGRIND_EXCLUDE"
 fi

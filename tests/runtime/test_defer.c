@@ -15,6 +15,7 @@
  * owner goes on is the last case here (label concurrency: it runs under
  * ThreadSanitizer).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -488,6 +489,37 @@ static void test_reduce_tail_dropped(void **state)
     pair_end(&p);
 }
 
+/* TENFERRO_DEFER sets the mode new sessions of a runtime begin in. */
+static void test_env_default(void **state)
+{
+    (void)state;
+#ifndef TF_DEFER_VULKAN
+    static const char *const values[] = {"always", "off", "auto", ""};
+    static const uint64_t deferred[] = {2, 0, 0, 0}; /* N elements: below the AUTO size */
+    for (int v = 0; v < 4; v++) {
+        assert_int_equal(setenv("TENFERRO_DEFER", values[v], 1), 0);
+        tf_runtime *rt = NULL;
+        tf_session *s = NULL;
+        TF_ASSERT_OK(tf_runtime_create(&rt));
+        TF_ASSERT_OK(tf_session_begin(rt, g_fused, &s));
+        tf_eager *x = engine_constant(s, TF_F64, N, 40, -1, 1), *a = NULL, *b = NULL;
+        TF_ASSERT_OK(tf_session_exp(s, x, &a));
+        TF_ASSERT_OK(tf_session_mul(s, a, x, &b));
+        assert_int_equal(stats_of(s).ops_deferred, deferred[v]);
+        release_all((tf_eager *[]){x, a, b}, 3);
+        tf_session_end(s);
+        tf_runtime_release(rt);
+    }
+    assert_int_equal(setenv("TENFERRO_DEFER", "sometimes", 1), 0);
+    tf_runtime *rt = (tf_runtime *)&rt;
+    tf_error_clear();
+    assert_int_equal(tf_runtime_create(&rt), TF_ERR_CONFIG);
+    assert_ptr_equal(rt, (tf_runtime *)&rt);
+    assert_non_null(strstr(tf_error_message(), "TENFERRO_DEFER"));
+    assert_int_equal(unsetenv("TENFERRO_DEFER"), 0);
+#endif
+}
+
 /* Batches close at another shape, past TF_FUSED_MAX_OUTPUTS steps and past
    TF_FUSED_MAX_INPUTS inputs; a view of a pending result is read correctly. */
 static void test_batch_limits(void **state)
@@ -788,6 +820,7 @@ int main(void)
         cmocka_unit_test(test_reduce_tail_forms),
         cmocka_unit_test(test_reduce_tail_dropped),
         cmocka_unit_test(test_batch_limits),
+        cmocka_unit_test(test_env_default),
         cmocka_unit_test(test_write_after_deferred_read),
 #ifndef TF_DEFER_VULKAN /* host memory: the CPU engine's */
         cmocka_unit_test(test_wrapped_host_memory_runs_at_once),

@@ -100,8 +100,11 @@ void tf_ad_context_release(tf_ad_context *ad); /* NULL is a no-op */
 /*
  * seed: EagerRuntime::new. A runtime with its own AD context and default
  * cache limits. *out holds the only reference (refcount 1).
+ * Its sessions begin in the deferral mode TENFERRO_DEFER names (off, auto,
+ * always; unset or empty: auto; see tf_defer_mode).
  * Errors: TF_ERR_OUT_OF_MEMORY; TF_ERR_RUNTIME_STATE when the runtime
- * cannot be configured (cause preserved).
+ * cannot be configured (cause preserved); TF_ERR_CONFIG for another
+ * TENFERRO_DEFER value (*out unchanged).
  */
 tf_status tf_runtime_create(tf_runtime **out);
 
