@@ -36,6 +36,20 @@
  * must be written besides those still held. A tail whose output is released
  * before the batch runs is dropped and does not keep its input alive.
  *
+ * Which results are written. A result is held when more than the batch
+ * refers to its tensor, with one exception: when its only other holder is
+ * the eager tensor it was recorded as, and that eager is referred to only by
+ * tape nodes whose rules read its shape alone (tf_op_rule.unread: `+` and
+ * `-` of their inputs, `reduce_sum` of its input; their results and `*`'s),
+ * nothing can read it: it is dropped like a released one and its memory
+ * marked tf__defer_unwritten. So a training step's exp(x) * y, which the
+ * tape holds only as the input of `+`, is not written. The eager is asked
+ * only when the batch runs on its session's thread: there the counts it
+ * reads can only fall while it reads them (an op of another thread reading
+ * the value runs the batch first); another thread running the batch takes
+ * every such result as held. The eager forgets its batch under the engine
+ * lock when it dies (tf__defer_disown).
+ *
  * A batch runs: when one of its results is read; when an op does not fit it
  * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
  * TF_FUSED_MAX_OUTPUTS steps); at tf_engine_synchronize; at session end. If
@@ -62,6 +76,8 @@ struct tf_batch {
     tf_tensor *in[TF_FUSED_MAX_INPUTS]; /* retained; their storages count us as readers */
     tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
     tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
+    struct tf_eager *owner[DEFER_MAX_STEPS]; /* the eager out[k] became, or NULL */
+    pthread_t thread;                     /* the session's (the batch opened there) */
     tf_tensor *tail_in;                   /* retained: the result the tail reduces, or NULL */
     tf_tensor *tail_out;                  /* retained; its storage points at us */
     tf_reduce_params tail;                /* the tail's REDUCE */
@@ -69,6 +85,7 @@ struct tf_batch {
 };
 
 struct tf_batch tf__defer_lost;
+struct tf_batch tf__defer_unwritten;
 
 /* ---- the engine lock ---- */
 
@@ -98,6 +115,19 @@ static bool still_held(const tf_tensor *t)
            atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1;
 }
 
+/* Whether step k's result must be written (see "Which results are written"). */
+static bool step_held(const struct tf_batch *b, uint32_t k)
+{
+    const tf_tensor *t = b->out[k];
+    if (atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1)
+        return true;
+    size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
+    if (refs != 2) /* 1: the batch alone; more: views, another eager, the tail */
+        return refs > 1;
+    return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) ||
+           tf__eager_value_wanted(b->owner[k]);
+}
+
 /* An engine that cannot take the program in one call: its steps one by one,
    into the results that are held and into scratch tensors for the others. */
 static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uint32_t n,
@@ -114,15 +144,14 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     return st;
 }
 
-/* Computes what is still held of b's results into *written of them; called
-   with the lock held. */
-static tf_status compute(struct tf_batch *b, uint32_t *written)
+/* Computes what is still held of b's results (held[k]: step k's is) into
+   *written of them; called with the lock held. */
+static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
 {
-    bool held[DEFER_MAX_STEPS];
     uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
     tf_tensor *out_t[DEFER_MAX_STEPS];
     for (uint32_t k = 0; k < b->n_steps; k++) {
-        held[k] = still_held(b->out[k]);
+        held[k] = step_held(b, k);
         if (held[k]) {
             outs[n_out] = k;
             out_t[n_out++] = b->out[k];
@@ -157,8 +186,9 @@ static tf_status run_batch(struct tf_batch *b)
         b->stats.results_dropped++;
     }
     uint32_t written = 0;
+    bool held[DEFER_MAX_STEPS];
     t_running = true;
-    tf_status st = compute(b, &written), tail_st = TF_OK;
+    tf_status st = compute(b, held, &written), tail_st = TF_OK;
     if (!st && b->tail_in) {
         b->stats.engine_calls++;
         tail_st = tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &b->tail_in, 1,
@@ -170,8 +200,13 @@ static tf_status run_batch(struct tf_batch *b)
         b->stats.results_written += written;
     struct tf_batch *mark = st ? &tf__defer_lost : NULL;
     for (uint32_t k = 0; k < b->n_steps; k++) {
-        atomic_store_explicit(&b->out[k]->storage->pending, mark, memory_order_release);
+        /* not written, yet its eager lives on in the tape: never to be read */
+        bool unwritten = !st && !held[k] &&
+                         atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
+        atomic_store_explicit(&b->out[k]->storage->pending, unwritten ? &tf__defer_unwritten : mark,
+                              memory_order_release);
         tf_tensor_release(b->out[k]);
+        b->owner[k] = NULL;
     }
     if (b->tail_out) {
         atomic_store_explicit(&b->tail_out->storage->pending,
@@ -206,6 +241,14 @@ static tf_status lost_error(const char *op)
                      op);
 }
 
+static tf_status unwritten_error(const char *op)
+{
+    return tf__error(TF_ERR_RUNTIME_STATE, op, NULL,
+                     "%s: internal error: a deferred result was left unwritten because only "
+                     "derivative rules declared not to read it held it, and it was read",
+                     op);
+}
+
 tf_status tf__defer_flush_storage(tf_storage *storage)
 {
     if (t_running)
@@ -215,6 +258,8 @@ tf_status tf__defer_flush_storage(tf_storage *storage)
         return TF_OK;
     if (b == &tf__defer_lost)
         return lost_error("read");
+    if (b == &tf__defer_unwritten)
+        return unwritten_error("read");
     /* b may be run and reused by another thread until we hold its engine's
        lock; the storage (held by our caller) keeps that engine alive */
     tf_engine *e = storage->engine;
@@ -223,6 +268,8 @@ tf_status tf__defer_flush_storage(tf_storage *storage)
     b = atomic_load_explicit(&storage->pending, memory_order_acquire);
     if (b == &tf__defer_lost)
         st = lost_error("read");
+    else if (b == &tf__defer_unwritten)
+        st = unwritten_error("read");
     else if (b)
         st = run_batch(b);
     tf__engine_unlock(e, taken);
@@ -284,7 +331,7 @@ static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
     return TF_FX_NONE;
 }
 
-typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_LOST } plan_result;
+typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_LOST, PLAN_UNWRITTEN } plan_result;
 
 /*
  * The references of the op's operands in b: its results as steps, other
@@ -302,6 +349,8 @@ static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs
         struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
         if (pb == &tf__defer_lost)
             return PLAN_LOST;
+        if (pb == &tf__defer_unwritten)
+            return PLAN_UNWRITTEN;
         if (pb == b) {
             ref[i] = find_step(b, xs[i]);
             if (ref[i] == TF_FX_NONE) /* a view of a result, not the result itself */
@@ -357,6 +406,7 @@ static void open_batch(struct tf_batch *b, const tf_tensor *out)
 {
     tf_engine *e = b->engine;
     b->open = true;
+    b->thread = pthread_self();
     b->dtype = out->dtype;
     b->rank = out->rank;
     memcpy(b->shape, out->shape, out->rank * sizeof out->shape[0]);
@@ -468,7 +518,49 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
     tf__engine_unlock(s->engine, taken);
     if (st)
         return st;
-    return pr == PLAN_OK ? TF_OK : lost_error(tf_prim_name(prim));
+    return pr == PLAN_OK     ? TF_OK
+           : pr == PLAN_LOST ? lost_error(tf_prim_name(prim))
+                             : unwritten_error(tf_prim_name(prim));
+}
+
+/* The step of b whose result is exactly the tensor t, or TF_FX_NONE. */
+static uint32_t step_of_tensor(const struct tf_batch *b, const tf_tensor *t)
+{
+    for (uint32_t k = 0; k < b->n_steps; k++)
+        if (b->out[k] == t)
+            return k;
+    return TF_FX_NONE;
+}
+
+/* Whether pb is a batch rather than NULL or one of the marks. */
+static bool real_batch(const struct tf_batch *pb)
+{
+    return pb && pb != &tf__defer_lost && pb != &tf__defer_unwritten;
+}
+
+/* If t is the result of a step of an open batch whose owner is `from`, makes
+   it `to` (under the engine lock). */
+static void swap_owner(tf_tensor *t, const struct tf_eager *from, struct tf_eager *to)
+{
+    tf_storage *s = t->storage;
+    if (!real_batch(atomic_load_explicit(&s->pending, memory_order_acquire)))
+        return;
+    bool taken = tf__engine_lock_slow(s->engine);
+    struct tf_batch *b = atomic_load_explicit(&s->pending, memory_order_acquire);
+    uint32_t k = real_batch(b) ? step_of_tensor(b, t) : TF_FX_NONE;
+    if (k != TF_FX_NONE && b->owner[k] == from)
+        b->owner[k] = to;
+    tf__engine_unlock(s->engine, taken);
+}
+
+void tf__defer_adopt_slow(tf_tensor *t, struct tf_eager *x)
+{
+    swap_owner(t, NULL, x);
+}
+
+void tf__defer_disown_slow(tf_tensor *t, const struct tf_eager *x)
+{
+    swap_owner(t, x, NULL);
 }
 
 tf_status tf__defer_end(tf_session *s)

@@ -118,6 +118,7 @@ TF_API void tf_eager_release(tf_eager *x)
     if (!x || atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1)
         return;
     tf_eager *dead = x;
+    tf__defer_disown(x->value, x);
     tf_tensor_release(x->value);
     x->value = NULL;
     while (dead) {
@@ -126,7 +127,11 @@ TF_API void tf_eager_release(tf_eager *x)
         if (e->node) {
             for (uint32_t i = 0; i < e->node->n_inputs; i++) {
                 tf_eager *in = e->node->inputs[i];
+                /* uncounted as unread first: refs >= unread_refs always */
+                if (i < 7 && (e->node->unread & TF_UNREAD_IN(i)))
+                    atomic_fetch_sub_explicit(&in->unread_refs, 1, memory_order_relaxed);
                 if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) == 1) {
+                    tf__defer_disown(in->value, in);
                     tf_tensor_release(in->value);
                     in->value = (tf_tensor *)dead;
                     dead = in;
@@ -141,6 +146,15 @@ TF_API void tf_eager_release(tf_eager *x)
         tf_runtime_release(e->rt);
         tf__pool_free(e, sizeof *e);
     }
+}
+
+bool tf__eager_value_wanted(const tf_eager *x)
+{
+    if (x->node && !(x->node->unread & TF_UNREAD_OUT))
+        return true; /* its own rule reads it */
+    /* refs first: between the two loads refs may only fall (see defer.c) */
+    size_t refs = atomic_load_explicit(&x->refs, memory_order_acquire);
+    return refs > atomic_load_explicit(&x->unread_refs, memory_order_acquire);
 }
 
 TF_API tf_tensor *tf_eager_value(const tf_eager *x)

@@ -102,7 +102,8 @@ typedef struct tf_attrs {
 typedef struct tf_node {
     uint32_t op;       /* tf_op_id */
     uint16_t n_inputs;
-    uint16_t has_attrs; /* 0: attrs are all zero (the op was recorded without any) */
+    uint8_t has_attrs;  /* 0: attrs are all zero (the op was recorded without any) */
+    uint8_t unread;     /* the rule's TF_UNREAD_* bits, 0 when recorded for a capture */
     tf_eager **inputs; /* retained; points at `inline_inputs` for up to 3 */
     tf_eager *inline_inputs[3];
     tf_attrs attrs;
@@ -115,7 +116,16 @@ struct tf_eager {
     tf_node *node;      /* the op that produced it, when recorded */
     tf_grad_slot *slot; /* variables only */
     bool tracked;       /* a variable, or depends on one through recorded ops */
+    atomic_size_t unread_refs; /* of refs: recorded nodes whose rules never read the value */
 };
+
+/*
+ * Whether anything may still read x's value: a reference other than the
+ * nodes that only need its shape, or its own node's rule reading it. Asked
+ * by a deferred batch deciding which results to write (defer.c), on the
+ * session's own thread, while x is alive.
+ */
+bool tf__eager_value_wanted(const tf_eager *x);
 
 /* Folds a, member by member (never its padding bytes), into an FNV-1a hash. */
 uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a);
@@ -210,7 +220,19 @@ typedef struct tf_op_rule {
     tf_vjp_fn vjp; /* NULL: no reverse rule (TF_ERR_UNSUPPORTED_AD_RULE) */
     tf_jvp_fn jvp; /* NULL: no forward rule */
     tf_vjp_fx_fn vjp_fx; /* NULL: vjp only */
+    /*
+     * Values none of the three rules reads (only shape and dtype): bit i
+     * (TF_UNREAD_IN(i), i < 7) for input i, TF_UNREAD_OUT for the result.
+     * A deferred batch need not write a result that only such readers
+     * hold. A bit set wrongly makes backward read a value never computed:
+     * a TF_ERR_RUNTIME_STATE error (the suites' TENFERRO_DEFER=always runs
+     * would show it). 0, the default, claims nothing.
+     */
+    uint8_t unread;
 } tf_op_rule;
+
+#define TF_UNREAD_IN(i) ((uint8_t)(1u << (i)))
+#define TF_UNREAD_OUT ((uint8_t)0x80u)
 
 const tf_op_rule *tf__op_rule(uint32_t op);
 

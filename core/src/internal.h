@@ -252,6 +252,25 @@ static inline tf_status tf__ready_write(const tf_tensor *t)
         return tf__defer_before_write(t);
     return TF_OK;
 }
+/* The `pending` mark of memory a batch left unwritten because only derivative
+   rules that never read it held it: reading it is an internal error. */
+extern struct tf_batch tf__defer_unwritten;
+struct tf_eager;
+/* t is the value of the new eager x: if t is a pending batch result, the batch
+   may ask x whether anything can still read it (tf__eager_value_wanted). */
+void tf__defer_adopt_slow(tf_tensor *t, struct tf_eager *x);
+static inline void tf__defer_adopt(tf_tensor *t, struct tf_eager *x)
+{
+    if (atomic_load_explicit(&t->storage->pending, memory_order_acquire))
+        tf__defer_adopt_slow(t, x);
+}
+/* x, t's owner, is going away: its batch forgets it (under the engine lock). */
+void tf__defer_disown_slow(tf_tensor *t, const struct tf_eager *x);
+static inline void tf__defer_disown(tf_tensor *t, const struct tf_eager *x)
+{
+    if (t && atomic_load_explicit(&t->storage->pending, memory_order_acquire))
+        tf__defer_disown_slow(t, x);
+}
 /* Runs every open batch of e (synchronize). */
 tf_status tf__defer_flush_engine(tf_engine *e);
 /*

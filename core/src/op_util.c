@@ -43,7 +43,7 @@ uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
 }
 
 static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
-                         uint32_t n)
+                         uint32_t n, bool capture)
 {
     tf_node *node = tf__pool_alloc(sizeof *node);
     if (!node)
@@ -51,13 +51,17 @@ static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *in
     node->op = op;
     node->n_inputs = (uint16_t)n;
     node->has_attrs = attrs != NULL;
+    /* a capture is replayed with its recorded values: it reads them all */
+    node->unread = capture ? 0 : tf__op_rule(op)->unread;
     node->inputs = node->inline_inputs;
     if (n > 3 && !(node->inputs = tf__calloc(n, sizeof *node->inputs))) {
         tf__pool_free(node, sizeof *node);
         return NULL;
     }
     for (uint32_t i = 0; i < n; i++) {
-        tf_eager_retain(inputs[i]);
+        tf_eager_retain(inputs[i]); /* before counting it unread: refs >= unread_refs always */
+        if (i < 7 && (node->unread & TF_UNREAD_IN(i)))
+            atomic_fetch_add_explicit(&inputs[i]->unread_refs, 1, memory_order_relaxed);
         node->inputs[i] = inputs[i];
     }
     if (attrs)
@@ -79,12 +83,14 @@ tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager
     bool tracked = false;
     for (uint32_t i = 0; rec && i < n_inputs; i++)
         tracked = tracked || inputs[i]->tracked;
-    bool keep_node = rec && (tracked || tf__capturing(s->rt));
+    bool capture = rec && tf__capturing(s->rt);
+    bool keep_node = rec && (tracked || capture);
     tf_eager *x = tf__eager_new(s->rt, value, tracked);
     tf_tensor_release(value); /* x holds it now (or it is gone with the error) */
     if (!x)
         return TF_ERR_OUT_OF_MEMORY;
-    if (keep_node && !(x->node = node_new(op, attrs, inputs, n_inputs))) {
+    tf__defer_adopt(x->value, x); /* a deferred result: its batch asks x who reads it */
+    if (keep_node && !(x->node = node_new(op, attrs, inputs, n_inputs, capture))) {
         tf_eager_release(x);
         return tf__error(TF_ERR_OUT_OF_MEMORY, tf__op_rule(op)->name, NULL,
                          "%s: out of memory recording the op", tf__op_rule(op)->name);

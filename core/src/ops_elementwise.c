@@ -640,7 +640,7 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
 /* ===================================================================== */
 
 #define UNARY_RULE_(name)                                                                          \
-    const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp, unary_vjp_fx};
+    const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp, unary_vjp_fx, 0};
 UNARY_RULE_(neg)
 UNARY_RULE_(abs)
 UNARY_RULE_(sign)
@@ -657,16 +657,20 @@ UNARY_RULE_(erf)
 UNARY_RULE_(sigmoid)
 #undef UNARY_RULE_
 
-#define BINARY_RULE_(name)                                                                         \
-    const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp, binary_vjp_fx};
-BINARY_RULE_(add)
-BINARY_RULE_(sub)
-BINARY_RULE_(mul)
-BINARY_RULE_(div)
-BINARY_RULE_(pow)
-BINARY_RULE_(maximum)
-BINARY_RULE_(minimum)
-BINARY_RULE_(rem)
+/* unread: the values binary_deriv never touches (add and sub read only shapes,
+   the dtype of input 0 and the cotangent; mul reads its inputs, not its result) */
+#define BINARY_RULE_(name, unread_bits)                                                            \
+    const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp, binary_vjp_fx, unread_bits};
+#define ALL_UNREAD_ (TF_UNREAD_IN(0) | TF_UNREAD_IN(1) | TF_UNREAD_OUT)
+BINARY_RULE_(add, ALL_UNREAD_)
+BINARY_RULE_(sub, ALL_UNREAD_)
+BINARY_RULE_(mul, TF_UNREAD_OUT)
+BINARY_RULE_(div, 0)
+BINARY_RULE_(pow, 0)
+BINARY_RULE_(maximum, 0)
+BINARY_RULE_(minimum, 0)
+BINARY_RULE_(rem, 0)
+#undef ALL_UNREAD_
 #undef BINARY_RULE_
 
 const tf_op_rule tf__rule_compare = {.name = "compare", .vjp = compare_vjp, .jvp = compare_jvp};

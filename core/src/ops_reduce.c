@@ -361,7 +361,11 @@ TF_API tf_status tf_session_reduce_sum_squares(tf_session *s, tf_eager *x, const
     return rb_done(&b, rb_reduce_sum(&b, rb_mul(&b, x, x), axes, n_axes), out);
 }
 
-const tf_op_rule tf__rule_reduce_sum = {.name = "reduce_sum", .vjp = sum_vjp, .jvp = sum_jvp};
+/* sum_vjp and sum_jvp read the input's shape only */
+const tf_op_rule tf__rule_reduce_sum = {.name = "reduce_sum",
+                                        .vjp = sum_vjp,
+                                        .jvp = sum_jvp,
+                                        .unread = TF_UNREAD_IN(0) | TF_UNREAD_OUT};
 const tf_op_rule tf__rule_reduce_prod = {.name = "reduce_prod", .vjp = prod_vjp, .jvp = prod_jvp};
 const tf_op_rule tf__rule_reduce_max = {
     .name = "reduce_max", .vjp = extremum_vjp, .jvp = extremum_jvp};

@@ -283,10 +283,10 @@ static void test_gradient(void **state)
  * A reduction of a batch result joins the batch as its tail. The training
  * step's usual shape: loss = sum(exp(x) * y + x), the intermediates released
  * as soon as the loss is issued, then backward. The batch waits until
- * backward reads exp(x); the tape holds every recorded op's inputs, so all
- * three results are written, in one call with the sum after it. Values and
- * gradients are the eager bits. (The same without a tape, where the
- * intermediates are dropped, is test_reduce_tail_evaluation.)
+ * backward reads exp(x). The tape holds exp(x) (exp's rule reads its result,
+ * `*`'s its inputs), exp(x) * y only as an input of `+`, whose rule reads no
+ * value, and the sum's input as the tail's: so exp(x) * y is not written.
+ * Values and gradients are the eager bits.
  */
 static void tail_step(tf_session *s, tf_runtime *rt, tf_eager *xv, tf_eager *y, tf_eager **loss,
                       tf_tensor **grad)
@@ -320,8 +320,8 @@ static void tail_training_step(tf_engine *e)
     } else {
         assert_int_equal(st.ops_deferred, 4);
         assert_int_equal(st.batches_run, 1);     /* when backward read exp(x) */
-        assert_int_equal(st.results_written, 4); /* the three steps (the tape's), the sum */
-        assert_int_equal(st.results_dropped, 0);
+        assert_int_equal(st.results_written, 3); /* exp(x), the sum's input, the sum */
+        assert_int_equal(st.results_dropped, 1); /* exp(x) * y: only + holds it */
         /* one FUSED call and the sum; one output per call: the three steps and the sum */
         assert_int_equal(st.engine_calls, e == g_one ? 4 : 2);
     }
@@ -329,6 +329,48 @@ static void tail_training_step(tf_engine *e)
     tf_eager_release(xv);
     tf_eager_release(xc);
     tf_eager_release(y);
+    pair_end(&p);
+}
+
+/* exp(x) held by the tape only as an input of `+` (which reads no value) is
+   still written: exp's own rule reads its result. loss = sum((exp(x) + y) * c),
+   every intermediate released, the loss read (which runs the batch, before
+   backward holds anything of it), then backward. */
+static void test_result_read_by_its_own_rule(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_eager *xc = engine_constant(p.on, TF_F64, N, 36, -1, 1);
+    tf_eager *y = engine_constant(p.on, TF_F64, N, 37, 0, 1), *xv = NULL;
+    tf_eager *c = engine_constant(p.on, TF_F64, N, 38, 0.5, 1.5);
+    TF_ASSERT_OK(tf_runtime_variable_from(p.rt, tf_eager_value(xc), &xv));
+    tf_session *ss[2] = {p.on, p.off};
+    tf_eager *loss[2];
+    tf_tensor *grad[2];
+    tf_defer_stats st = {0};
+    for (int k = 0; k < 2; k++) {
+        tf_eager *e = NULL, *q = NULL, *r = NULL;
+        TF_ASSERT_OK(tf_session_exp(ss[k], xv, &e));
+        TF_ASSERT_OK(tf_session_add(ss[k], e, y, &q));
+        TF_ASSERT_OK(tf_session_mul(ss[k], q, c, &r));
+        TF_ASSERT_OK(tf_session_reduce_sum(ss[k], r, NULL, 0, &loss[k]));
+        release_all((tf_eager *[]){e, q, r}, 3);
+        size_t nbytes;
+        test_free(bytes_of(loss[k], &nbytes)); /* the read (a download on a device) */
+        TF_ASSERT_OK(tf_runtime_clear_grads(p.rt));
+        TF_ASSERT_OK(tf_eager_backward(loss[k], tf_session_engine(ss[k])));
+        TF_ASSERT_OK(tf_eager_grad(xv, &grad[k]));
+        if (k == 0)
+            st = stats_of(p.on);
+    }
+    assert_int_equal(st.batches_run, 1);     /* the loss's read */
+    assert_int_equal(st.results_written, 4); /* exp(x) (its rule's), + (*'s), * (the tail's), the sum */
+    assert_int_equal(st.results_dropped, 0);
+    expect_same_loss_and_grad(loss[0], loss[1], grad[0], grad[1]);
+    tf_eager_release(xv);
+    tf_eager_release(xc);
+    tf_eager_release(y);
+    tf_eager_release(c);
     pair_end(&p);
 }
 
@@ -817,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_gradient),
         cmocka_unit_test(test_reduce_tail_training_step),
         cmocka_unit_test(test_reduce_tail_evaluation),
+        cmocka_unit_test(test_result_read_by_its_own_rule),
         cmocka_unit_test(test_reduce_tail_forms),
         cmocka_unit_test(test_reduce_tail_dropped),
         cmocka_unit_test(test_batch_limits),
