@@ -523,15 +523,6 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
                              : unwritten_error(tf_prim_name(prim));
 }
 
-/* The step of b whose result is exactly the tensor t, or TF_FX_NONE. */
-static uint32_t step_of_tensor(const struct tf_batch *b, const tf_tensor *t)
-{
-    for (uint32_t k = 0; k < b->n_steps; k++)
-        if (b->out[k] == t)
-            return k;
-    return TF_FX_NONE;
-}
-
 /* Whether pb is a batch rather than NULL or one of the marks. */
 static bool real_batch(const struct tf_batch *pb)
 {
@@ -547,7 +538,7 @@ static void swap_owner(tf_tensor *t, const struct tf_eager *from, struct tf_eage
         return;
     bool taken = tf__engine_lock_slow(s->engine);
     struct tf_batch *b = atomic_load_explicit(&s->pending, memory_order_acquire);
-    uint32_t k = real_batch(b) ? step_of_tensor(b, t) : TF_FX_NONE;
+    uint32_t k = real_batch(b) ? find_step(b, t) : TF_FX_NONE;
     if (k != TF_FX_NONE && b->owner[k] == from)
         b->owner[k] = to;
     tf__engine_unlock(s->engine, taken);
