@@ -3,7 +3,7 @@
  * with the call of each step slot pointed at the function of the step's op.
  *
  * Why: fused.comp holds a function per float op (fuN, fbN; vfuN, vfbN on
- * four elements) and sixteen step slots, each calling a placeholder
+ * four elements) and sixteen step slots, each calling a stand-in
  * (slotK, vslotK) on the registers the specialisation constants name. Had
  * each slot chosen its op by a switch on a specialisation constant, every
  * slot would hold every op until the driver folds the constants, and drivers
@@ -11,7 +11,7 @@
  * steps took 1 s to compile in the scalar form and 18 s in the vector one.
  * With the calls pointed here, the driver only ever sees the ops the
  * program runs (5 to 30 ms). every_op and every_vop, which call each op
- * function once so that glslc keeps them, are pointed at a placeholder too.
+ * function once so that glslc keeps them, are pointed at a stand-in too.
  *
  * The functions are found by their OpName (glslang's "slot3(f1;f1;"): the
  * fused modules are built without stripping names (plugins/vulkan/
@@ -262,7 +262,7 @@ tf_status tf__vk_program_module(vk_engine *e, uint32_t shader, const uint32_t *s
             note_name(&ids, src->code[i + 1], src->code + i + 2, n - 2);
         i += n;
     }
-    /* from[r] -> to[r]: the placeholders of the program's steps, and every_op. */
+    /* from[r] -> to[r]: the stand-ins of the program's steps, and every_op. */
     uint32_t from[2 * TF_FUSED_MAX_STEPS + 2], to[2 * TF_FUSED_MAX_STEPS + 2], n_map = 0;
     int vector = ids.slot[1][0] != 0; /* the VEC4 modules also have the scalar slots (tail) */
     for (int v = 0; v <= vector; v++) {

@@ -18,7 +18,7 @@
  *              0..4 are the inputs and 5 + k is step k's value (the shader
  *              reads a and b; kind and op make the pipelines' keys differ);
  *   OUTS0/1    the register of each output, a byte each.
- * Each step slot K calls a placeholder, slotK (vslotK), which the engine
+ * Each step slot K calls a stand-in, slotK (vslotK), which the engine
  * points at the op's function (fuN, fbN; vk_spirv.c) in a copy of this
  * module made for the program. Once the driver substitutes the constants,
  * every test below is constant and every register index too: what is left
@@ -125,7 +125,7 @@ S b0, b1, b2, b3, b4;     /* broadcast inputs, read once */
 /*
  * The op functions: fuN is unary op N, fbN binary op N (vfuN, vfbN on four
  * elements), all of one signature (a, b), so that the host can point the
- * call of a step slot (slotK, vslotK: placeholders) at the step's op
+ * call of a step slot (slotK, vslotK: stand-ins) at the step's op
  * (vk_spirv.c). every_op calls each one once, so that glslc keeps them; the
  * host points its call at slot0, and then drops it with the op functions the
  * program does not call.
