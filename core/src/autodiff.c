@@ -4,8 +4,9 @@
  *
  * A derivative starts with a walk of the graph from the output: the eager
  * tensors it reaches get indices in topological order, and a structural
- * fingerprint of the graph (ops, attributes, dtypes, shapes, how results
- * feed each other, which tensors are targets) is hashed along the way. The
+ * fingerprint of the graph (ops, attributes, how results feed each other,
+ * which tensors are targets, and the dtypes and shapes of the tensors it
+ * starts from, which fix all others) is hashed along the way. The
  * derivative program for that fingerprint - which steps run, in which
  * order, with which inputs needing cotangents - is prepared once, kept in
  * the runtime's prepared-derivative cache, and replayed for every graph of
@@ -24,12 +25,62 @@
 typedef struct graph {
     tf_eager **at;   /* topological order: inputs before results */
     size_t n, cap;
-    tf_eager **keys; /* open-addressing map eager -> index */
-    size_t *vals;
+    tf_eager **keys; /* open-addressing map eager -> index, for tensors */
+    size_t *vals;    /* whose walk_id another live walk holds */
     size_t mask;
-    size_t used;     /* keys in the map: walked tensors, finished or not */
+    size_t used;     /* keys in the map */
     uint64_t hash;   /* structural fingerprint */
+    uint64_t id;     /* this walk's id, 0 before it begins */
+    uint64_t stale_below; /* walk ids below this one had ended when it began */
+    struct graph *prev, *next; /* the list of live walks */
 } graph;
+
+/*
+ * Walks in progress, oldest first. A walk stores each tensor's index in the
+ * tensor itself (walk_id, walk_index) rather than in a map: the walk touches
+ * the tensor anyway, while a map probe is one more cache miss per edge, and
+ * on graphs of thousands of ops that was most of a backward's walk. Marks
+ * are never cleared (that would be another pass over every tensor): a mark
+ * whose walk ended is stale and may be claimed by the next walk. Walk ids
+ * only grow, and a walk knows, from the list at its start, below which id
+ * every walk had already ended; a mark it cannot prove stale (another walk
+ * on a shared leaf, a nested walk) sends that tensor to its own map.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static graph *live_head, *live_tail;
+static uint64_t live_next_id = 1;
+
+static void walk_begin(graph *g)
+{
+    pthread_mutex_lock(&live_lock);
+    g->id = live_next_id++;
+    g->prev = live_tail;
+    g->next = NULL;
+    if (live_tail)
+        live_tail->next = g;
+    else
+        live_head = g;
+    live_tail = g;
+    g->stale_below = live_head->id;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void walk_end(graph *g)
+{
+    if (!g->id)
+        return;
+    pthread_mutex_lock(&live_lock);
+    if (g->prev)
+        g->prev->next = g->next;
+    else
+        live_head = g->next;
+    if (g->next)
+        g->next->prev = g->prev;
+    else
+        live_tail = g->prev;
+    pthread_mutex_unlock(&live_lock);
+    g->id = 0;
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -83,10 +134,21 @@ static bool map_grow(graph *g)
 /* Index of e once walked, or n+1 (a tensor still on the walk's stack is unseen). */
 static size_t lookup(const graph *g, const tf_eager *e)
 {
+    if (atomic_load_explicit(&((tf_eager *)e)->walk_id, memory_order_relaxed) == g->id)
+        return e->walk_index;
     if (!g->mask)
         return g->n + 1;
     size_t i = slot_of(g, e);
     return g->keys[i] ? g->vals[i] : g->n + 1;
+}
+
+/* Takes e's mark for this walk when no live walk can hold it. */
+static bool claim(const graph *g, tf_eager *e)
+{
+    uint64_t m = atomic_load_explicit(&e->walk_id, memory_order_relaxed);
+    return m < g->stale_below &&
+           atomic_compare_exchange_strong_explicit(&e->walk_id, &m, g->id, memory_order_relaxed,
+                                                   memory_order_relaxed);
 }
 
 static bool map_set(graph *g, tf_eager *e, size_t v)
@@ -115,32 +177,48 @@ static bool append(graph *g, tf_eager *e)
         g->cap = cap;
     }
     g->at[g->n] = e;
+    if (claim(g, e)) {
+        e->walk_index = g->n++;
+        return true;
+    }
     return map_set(g, e, g->n++);
 }
 
 static void graph_free(graph *g)
 {
+    walk_end(g);
     tf__free(g->at);
     tf__free(g->keys);
     tf__free(g->vals);
 }
 
-/* Folds one finished tensor into the fingerprint. */
+static uint64_t mix_meta(uint64_t h, const tf_tensor *v)
+{
+    return hash_words(mix(h, (uint64_t)v->dtype << 8 | v->rank), v->shape, v->rank);
+}
+
+/*
+ * Folds one finished tensor into the fingerprint: a result by its op,
+ * attributes and inputs, a tensor the walk starts from (a leaf, an input it
+ * does not enter) by its dtype and shape, which with the ops fix every
+ * result's. A result's own value is never read: on a long tape that was one
+ * more cache miss per op.
+ */
 static void fingerprint(graph *g, const tf_eager *e)
 {
-    const tf_tensor *v = e->value;
-    uint64_t h = mix(g->hash, (uint64_t)v->dtype << 8 | v->rank);
-    h = hash_words(h, v->shape, v->rank);
-    h = mix(h, (uint64_t)e->tracked << 1 | (e->slot != NULL));
-    if (e->node) {
-        const tf_node *nd = e->node;
-        h = mix(h, (uint64_t)nd->op << 32 | nd->n_inputs);
-        if (nd->has_attrs)
-            h = tf__attrs_hash(h, &nd->attrs);
-        for (uint32_t i = 0; i < nd->n_inputs; i++) {
-            size_t k = lookup(g, nd->inputs[i]);
-            h = mix(h, k < g->n ? (uint64_t)k : UINT64_MAX - 1); /* not walked: untracked */
-        }
+    uint64_t h = mix(g->hash, (uint64_t)e->tracked << 1 | (e->slot != NULL));
+    const tf_node *nd = e->node;
+    if (!nd) {
+        g->hash = mix_meta(h, e->value);
+        return;
+    }
+    h = mix(h, (uint64_t)nd->op << 32 | nd->n_inputs);
+    if (nd->has_attrs)
+        h = tf__attrs_hash(h, nd->attrs);
+    for (uint32_t i = 0; i < nd->n_inputs; i++) {
+        size_t k = lookup(g, nd->inputs[i]);
+        h = k < g->n ? mix(h, (uint64_t)k) /* not walked: untracked */
+                     : mix_meta(mix(h, UINT64_MAX - 1), nd->inputs[i]->value);
     }
     g->hash = h;
 }
@@ -161,6 +239,7 @@ typedef struct frame {
 static tf_status walk(graph *g, tf_eager *root, bool tracked_only)
 {
     size_t cap = 64, top = 0;
+    walk_begin(g);
     frame *stack = tf__alloc(cap * sizeof *stack);
     if (!stack)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "autodiff", NULL, "out of memory");
@@ -344,7 +423,7 @@ static bool run_step_fused(tf_session *s, const graph *g, const tf_node *nd, tf_
     for (uint32_t j = 0; j < nd->n_inputs && !*status; j++) {
         size_t k = lookup(g, nd->inputs[j]);
         if (need[j] && res[j] != TF_FX_NONE && k < g->n)
-            *status = tf__fx_accumulate(s, &fx[j], res[j], nd->inputs[j], &cot[k]);
+            *status = tf__fx_accumulate(s, &fx[j], res[j], cot[st->at], &cot[k]);
     }
     return true;
 }

@@ -139,7 +139,8 @@ TF_API void tf_eager_release(tf_eager *x)
             }
             if (e->node->inputs != e->node->inline_inputs)
                 tf__free(e->node->inputs);
-            tf__pool_free(e->node, sizeof *e->node);
+            if (e->node->has_attrs)
+                tf__pool_free((tf_attrs *)e->node->attrs, sizeof(tf_attrs));
         }
         if (e->slot)
             free_slot(e->rt, e->slot);

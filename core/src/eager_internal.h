@@ -99,24 +99,44 @@ typedef struct tf_attrs {
     tf_dot_dims dot;           /* dot_general only */
 } tf_attrs;
 
+/*
+ * A recorded op. It lives inside its result's tf_eager (one allocation, one
+ * cache line pair), and its attributes, which most ops do not have, live
+ * apart: a backward walk touches only the first 48 bytes.
+ */
 typedef struct tf_node {
-    uint32_t op;       /* tf_op_id */
+    uint16_t op;        /* tf_op_id */
     uint16_t n_inputs;
-    uint8_t has_attrs;  /* 0: attrs are all zero (the op was recorded without any) */
+    uint8_t has_attrs;  /* 0: `attrs` is the shared all-zero set (recorded without any) */
     uint8_t unread;     /* the rule's TF_UNREAD_* bits, 0 when recorded for a capture */
+    /*
+     * What rules would otherwise read off the tensors (a walk back through a
+     * long tape finds them cold): bit i of like_out, input i (i < 8) has the
+     * result's dtype and shape; dtype, the result's.
+     */
+    uint8_t like_out;
+    uint8_t dtype;
     tf_eager **inputs; /* retained; points at `inline_inputs` for up to 3 */
     tf_eager *inline_inputs[3];
-    tf_attrs attrs;
+    const tf_attrs *attrs; /* never NULL; owned (pooled) when has_attrs */
 } tf_node;
 
 struct tf_eager {
     atomic_size_t refs;
     tf_runtime *rt;     /* retained */
     tf_tensor *value;   /* retained */
-    tf_node *node;      /* the op that produced it, when recorded */
+    tf_node *node;      /* the op that produced it, when recorded: &node_store */
     tf_grad_slot *slot; /* variables only */
-    bool tracked;       /* a variable, or depends on one through recorded ops */
     atomic_size_t unread_refs; /* of refs: recorded nodes whose rules never read the value */
+    /*
+     * A derivative's graph walk (autodiff.c) writes the tensor's index here
+     * after claiming `walk_id` for its walk; a tensor another live walk holds
+     * goes to that walk's own map instead.
+     */
+    _Atomic uint64_t walk_id;
+    size_t walk_index;
+    bool tracked;       /* a variable, or depends on one through recorded ops */
+    tf_node node_store;
 };
 
 /*
@@ -211,6 +231,8 @@ struct tf_fx;
  * (TF_FX_NONE: no contribution). Returns false when this node's cotangents are
  * not such programs (an input that needs a reduction, mixed dtypes, a program
  * too long); then vjp runs. Backward calls it only when it records nothing.
+ * Every cotangent it builds has the result's dtype and shape (so the caller
+ * shapes it after `cot`, which is warm, rather than after the input).
  */
 typedef bool (*tf_vjp_fx_fn)(const tf_node *node, tf_eager *out, tf_eager *cot,
                              const bool *need, struct tf_fx *fx, uint32_t *res);

@@ -386,18 +386,18 @@ TF_API tf_status tf_session_call(tf_session *s, const char *name, const tf_call_
 static const tf_ext_oprec *node_rec(const tf_node *nd, tf_ext_call *call, tf_ext_scalar *sc,
                                     tf_eager *out)
 {
-    const tf_ext_oprec *r = (const tf_ext_oprec *)(intptr_t)nd->attrs.i[0];
+    const tf_ext_oprec *r = (const tf_ext_oprec *)(intptr_t)nd->attrs->i[0];
     for (uint32_t k = 0; k < r->n_scalars; k++) {
-        sc[k].i = nd->attrs.v[0][k];
+        sc[k].i = nd->attrs->v[0][k];
         sc[k].f = 0.0;
         if (r->desc->arg_kinds[r->scalar_arg[k]] == TF_EXT_ARG_F64)
-            memcpy(&sc[k].f, &nd->attrs.v[0][k], sizeof(double));
+            memcpy(&sc[k].f, &nd->attrs->v[0][k], sizeof(double));
     }
     memset(call, 0, sizeof *call);
     call->struct_size = sizeof *call;
     call->n_tensors = nd->n_inputs;
     call->n_scalars = r->n_scalars;
-    call->out_index = (uint32_t)nd->attrs.i[1];
+    call->out_index = (uint32_t)nd->attrs->i[1];
     call->tensors = (tf_ext_tensor *const *)nd->inputs;
     call->scalars = sc;
     call->output = (tf_ext_tensor *)out;

@@ -60,9 +60,9 @@ tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n,
 /*
  * Adds the value of `result` into *acc (*acc NULL: *acc becomes it), as
  * tf__accumulate does, with one FUSED call: the program's inputs other than
- * constants all have the shape and dtype of `like`, the tensor whose
- * cotangent *acc is. A result that is an input as it is goes through
- * tf__accumulate.
+ * constants all have the shape and dtype of `like` (the result's
+ * cotangent, which has those of the tensor whose cotangent *acc is). A
+ * result that is an input as it is goes through tf__accumulate.
  */
 tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_eager *like,
                             tf_eager **acc);

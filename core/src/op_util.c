@@ -42,21 +42,45 @@ uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
     return h;
 }
 
-static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
-                         uint32_t n, bool capture)
+/* All-zero attributes, shared by every node recorded without any. */
+static const tf_attrs no_attrs;
+
+static bool same_meta(const tf_tensor *a, const tf_tensor *b)
 {
-    tf_node *node = tf__pool_alloc(sizeof *node);
-    if (!node)
-        return NULL;
-    node->op = op;
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++) /* ranks are small: no memcmp call */
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+/* Fills the node of result `value`; false on OOM (nothing retained then). */
+static bool node_init(tf_node *node, uint32_t op, const tf_attrs *attrs,
+                      tf_eager *const *inputs, uint32_t n, const tf_tensor *value, bool capture)
+{
+    node->op = (uint16_t)op;
     node->n_inputs = (uint16_t)n;
+    node->dtype = (uint8_t)value->dtype;
+    node->like_out = 0;
+    for (uint32_t i = 0; i < n && i < 8; i++)
+        node->like_out |= (uint8_t)(same_meta(inputs[i]->value, value) << i);
     node->has_attrs = attrs != NULL;
     /* a capture is replayed with its recorded values: it reads them all */
     node->unread = capture ? 0 : tf__op_rule(op)->unread;
     node->inputs = node->inline_inputs;
-    if (n > 3 && !(node->inputs = tf__calloc(n, sizeof *node->inputs))) {
-        tf__pool_free(node, sizeof *node);
-        return NULL;
+    node->attrs = &no_attrs;
+    if (n > 3 && !(node->inputs = tf__calloc(n, sizeof *node->inputs)))
+        return false;
+    if (attrs) {
+        tf_attrs *a = tf__pool_alloc(sizeof *a);
+        if (!a) {
+            if (node->inputs != node->inline_inputs)
+                tf__free(node->inputs);
+            return false;
+        }
+        *a = *attrs;
+        node->attrs = a;
     }
     for (uint32_t i = 0; i < n; i++) {
         tf_eager_retain(inputs[i]); /* before counting it unread: refs >= unread_refs always */
@@ -64,11 +88,7 @@ static tf_node *node_new(uint32_t op, const tf_attrs *attrs, tf_eager *const *in
             atomic_fetch_add_explicit(&inputs[i]->unread_refs, 1, memory_order_relaxed);
         node->inputs[i] = inputs[i];
     }
-    if (attrs)
-        node->attrs = *attrs;
-    else
-        memset(&node->attrs, 0, sizeof node->attrs);
-    return node;
+    return true;
 }
 
 tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
@@ -90,11 +110,13 @@ tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager
     if (!x)
         return TF_ERR_OUT_OF_MEMORY;
     tf__defer_adopt(x->value, x); /* a deferred result: its batch asks x who reads it */
-    if (keep_node && !(x->node = node_new(op, attrs, inputs, n_inputs, capture))) {
+    if (keep_node && !node_init(&x->node_store, op, attrs, inputs, n_inputs, x->value, capture)) {
         tf_eager_release(x);
         return tf__error(TF_ERR_OUT_OF_MEMORY, tf__op_rule(op)->name, NULL,
                          "%s: out of memory recording the op", tf__op_rule(op)->name);
     }
+    if (keep_node)
+        x->node = &x->node_store;
     *out = x;
     return TF_OK;
 }

@@ -297,10 +297,10 @@ static void cot_plan_make(const tf_dot_dims *d, int side, uint32_t self_rank,
 static void cot_plan_side(const tf_node *nd, int side, cot_plan *p)
 {
     uint32_t sr = nd->inputs[side]->value->rank, orank = nd->inputs[1 - side]->value->rank;
-    cot_plan_make(&nd->attrs.dot, side, sr, orank, 1, p);
+    cot_plan_make(&nd->attrs->dot, side, sr, orank, 1, p);
     if (!p->identity) {
         cot_plan b;
-        cot_plan_make(&nd->attrs.dot, side, sr, orank, 0, &b);
+        cot_plan_make(&nd->attrs->dot, side, sr, orank, 0, &b);
         if (b.identity)
             *p = b;
     }
@@ -355,7 +355,7 @@ static tf_status dot_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
                          tf_eager **tout)
 {
     rule_builder b = rb_begin(s);
-    const tf_dot_dims *d = &nd->attrs.dot;
+    const tf_dot_dims *d = &nd->attrs->dot;
     tf_eager *l = nd->inputs[0], *r = nd->inputs[1];
     tf_eager *tl = tin[0] ? rb_dot(&b, tin[0], r, d) : NULL;
     tf_eager *tr = tin[1] ? rb_dot(&b, l, tin[1], d) : NULL;

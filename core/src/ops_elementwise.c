@@ -583,27 +583,20 @@ static uint32_t times_fx(tf_fx *fx, tf_eager *cot, uint32_t d)
     return tf__fx_binary(fx, TF_BINARY_MUL, tf__fx_input(fx, cot), d);
 }
 
-/* Whether x has out's dtype and shape (no broadcast to undo). */
-static bool like_out(const tf_eager *x, const tf_eager *out)
+/* Whether input k has the result's dtype and shape (no broadcast to undo). */
+static bool like_out(const tf_node *nd, uint32_t k)
 {
-    const tf_tensor *a = x->value, *b = out->value;
-    if (a->dtype != b->dtype || a->rank != b->rank)
-        return false;
-    for (uint32_t d = 0; d < a->rank; d++) /* ranks are small: no memcmp call */
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
+    return k < 8 && (nd->like_out >> k & 1);
 }
 
 static bool unary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const bool *need,
                          tf_fx *fx, uint32_t *res)
 {
-    tf_eager *x = nd->inputs[0];
-    if (!need[0] || !like_out(x, out) || !tf_dtype_is_float(x->value->dtype))
+    if (!need[0] || !like_out(nd, 0) || !tf_dtype_is_float((tf_dtype)nd->dtype))
         return false;
     tf__fx_init(&fx[0]);
     dx d = {NULL, &fx[0], NULL};
-    dv f = unary_deriv(&d, nd->op, x, out);
+    dv f = unary_deriv(&d, nd->op, nd->inputs[0], out);
     res[0] = f.nil ? TF_FX_NONE : times_fx(&fx[0], cot, f.r);
     return !fx[0].overflow;
 }
@@ -612,22 +605,22 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
                           tf_fx *fx, uint32_t *res)
 {
     uint32_t op = nd->op;
-    if (!tf_dtype_is_float(out->value->dtype))
+    if (!tf_dtype_is_float((tf_dtype)nd->dtype))
         return false;
     /* every formula but add's and sub's reads both inputs: both must be of out's shape */
     bool both = op != TF_OP_add && op != TF_OP_sub;
-    if (both && (!like_out(nd->inputs[0], out) || !like_out(nd->inputs[1], out)))
+    if (both && (!like_out(nd, 0) || !like_out(nd, 1)))
         return false;
-    for (int k = 0; k < 2; k++) {
+    for (uint32_t k = 0; k < 2; k++) {
         res[k] = TF_FX_NONE;
         if (!need[k])
             continue;
-        if (!like_out(nd->inputs[k], out))
+        if (!like_out(nd, k))
             return false;
         tf_fx *f = &fx[k];
         tf__fx_init(f);
         dx d = {NULL, f, NULL};
-        dv df = binary_deriv(&d, op, k, nd->inputs[0], nd->inputs[1], out);
+        dv df = binary_deriv(&d, op, (int)k, nd->inputs[0], nd->inputs[1], out);
         res[k] = times_fx(f, cot, df.nil ? TF_FX_NONE : df.r);
         if (f->overflow)
             return false;

@@ -115,8 +115,8 @@ static tf_eager *rb_gather_like(rule_builder *b, const tf_node *nd, tf_eager *x)
     tf_eager *o = NULL;
     if (!x)
         return NULL;
-    RB_CALL_(b, tf_session_gather(b->s, x, (int)nd->attrs.i[0], nd->inputs[1],
-                                  (tf_gather_mode)nd->attrs.i[1], &o));
+    RB_CALL_(b, tf_session_gather(b->s, x, (int)nd->attrs->i[0], nd->inputs[1],
+                                  (tf_gather_mode)nd->attrs->i[1], &o));
 }
 
 /* updates scattered into base like the gather or scatter node nd. */
@@ -126,8 +126,8 @@ static tf_eager *rb_scatter_like(rule_builder *b, const tf_node *nd, tf_eager *b
     tf_eager *o = NULL;
     if (!base || !updates)
         return NULL;
-    RB_CALL_(b, tf_session_scatter(b->s, base, (int)nd->attrs.i[0], nd->inputs[1], updates,
-                                   (tf_gather_mode)nd->attrs.i[1], combine, &o));
+    RB_CALL_(b, tf_session_scatter(b->s, base, (int)nd->attrs->i[0], nd->inputs[1], updates,
+                                   (tf_gather_mode)nd->attrs->i[1], combine, &o));
 }
 
 static tf_eager *rb_full(rule_builder *b, tf_dtype dtype, size_t rank, const int64_t *shape,
@@ -208,7 +208,7 @@ static tf_status slice_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_e
     const tf_tensor *x = nd->inputs[0]->value, *o = out->value;
     int64_t low[TF_MAX_RANK], high[TF_MAX_RANK], interior[TF_MAX_RANK];
     for (uint32_t d = 0; d < x->rank; d++) {
-        int64_t start = nd->attrs.v[0][d], step = nd->attrs.v[2][d], m = o->shape[d];
+        int64_t start = nd->attrs->v[0][d], step = nd->attrs->v[2][d], m = o->shape[d];
         int64_t end = m ? start + (m - 1) * step + 1 : start; /* one past the last taken */
         low[d] = start;
         interior[d] = step - 1;
@@ -220,7 +220,7 @@ static tf_status slice_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_e
 static tf_status slice_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
                            tf_eager **tout)
 {
-    const tf_attrs *a = &nd->attrs;
+    const tf_attrs *a = nd->attrs;
     return tf_session_slice(s, tin[0], a->v[0], a->v[1], a->v[2], tout);
 }
 
@@ -300,7 +300,7 @@ static tf_status pad_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
                          const bool *need, tf_eager **cin)
 {
     const tf_tensor *x = nd->inputs[0]->value;
-    const tf_attrs *a = &nd->attrs;
+    const tf_attrs *a = nd->attrs;
     int64_t grow_lo[TF_MAX_RANK], grow_hi[TF_MAX_RANK], none[TF_MAX_RANK];
     int64_t start[TF_MAX_RANK], limit[TF_MAX_RANK], stride[TF_MAX_RANK];
     bool cropped = false;
@@ -323,7 +323,7 @@ static tf_status pad_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
 static tf_status pad_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
                          tf_eager **tout)
 {
-    const tf_attrs *a = &nd->attrs;
+    const tf_attrs *a = nd->attrs;
     return tf_session_pad(s, tin[0], a->v[0], a->v[1], a->v[2], 0.0, tout);
 }
 
@@ -447,7 +447,7 @@ static tf_status concat_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
                             const bool *need, tf_eager **cin)
 {
     const tf_tensor *o = out->value;
-    uint32_t axis = (uint32_t)nd->attrs.i[0];
+    uint32_t axis = (uint32_t)nd->attrs->i[0];
     int64_t start[TF_MAX_RANK], limit[TF_MAX_RANK], stride[TF_MAX_RANK];
     for (uint32_t d = 0; d < o->rank; d++) {
         start[d] = 0;
@@ -482,7 +482,7 @@ static tf_status concat_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
         ts[i] = tin[i] ? tin[i] : zeros[i];
     }
     if (!st)
-        st = tf_session_concatenate(s, ts, n, (int)nd->attrs.i[0], tout);
+        st = tf_session_concatenate(s, ts, n, (int)nd->attrs->i[0], tout);
     for (uint32_t i = 0; i < n; i++)
         tf_eager_release(zeros[i]);
     if (ts != small)
@@ -693,7 +693,7 @@ TF_API tf_status tf_session_scatter(tf_session *s, tf_eager *base, int axis, tf_
 static tf_eager *rb_winners(rule_builder *b, const tf_node *nd)
 {
     const tf_tensor *base = nd->inputs[0]->value, *upd = nd->inputs[2]->value;
-    tf_eager *ids = rb_iota(b, upd->rank, upd->shape, (uint32_t)nd->attrs.i[0]);
+    tf_eager *ids = rb_iota(b, upd->rank, upd->shape, (uint32_t)nd->attrs->i[0]);
     tf_eager *unset = rb_full(b, TF_I64, base->rank, base->shape, -1.0);
     tf_eager *landed = rb_scatter_like(b, nd, unset, ids, TF_SCATTER_REPLACE);
     return rb_compare(b, rb_gather_like(b, nd, landed), ids, TF_COMPARE_EQ);
@@ -708,7 +708,7 @@ static tf_eager *rb_winners(rule_builder *b, const tf_node *nd)
 static tf_status scatter_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                              const bool *need, tf_eager **cin)
 {
-    bool replace = nd->attrs.v[0][0] == TF_SCATTER_REPLACE;
+    bool replace = nd->attrs->v[0][0] == TF_SCATTER_REPLACE;
     rule_builder b = rb_begin(s);
     if (need[0]) {
         tf_eager *g = cot;
@@ -729,7 +729,7 @@ static tf_status scatter_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf
 static tf_status scatter_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
                              tf_eager **tout)
 {
-    tf_scatter_combine combine = (tf_scatter_combine)nd->attrs.v[0][0];
+    tf_scatter_combine combine = (tf_scatter_combine)nd->attrs->v[0][0];
     if (!tin[0] && !tin[2])
         return TF_OK;
     rule_builder b = rb_begin(s);
@@ -834,7 +834,7 @@ static tf_status dslice_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
 {
     if (!tin[0])
         return TF_OK;
-    return tf_session_dynamic_slice(s, tin[0], nd->inputs[1], nd->attrs.v[0], tout);
+    return tf_session_dynamic_slice(s, tin[0], nd->inputs[1], nd->attrs->v[0], tout);
 }
 
 /* base gets the cotangent with the block zeroed, update the block itself. */

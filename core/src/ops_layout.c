@@ -89,8 +89,8 @@ static tf_status transpose_vjp(tf_session *s, tf_eager *out, const tf_node *nd, 
                                const bool *need, tf_eager **cin)
 {
     int inv[TF_MAX_RANK];
-    for (uint32_t i = 0; i < nd->attrs.n[0]; i++)
-        inv[nd->attrs.v[0][i]] = (int)i;
+    for (uint32_t i = 0; i < nd->attrs->n[0]; i++)
+        inv[nd->attrs->v[0][i]] = (int)i;
     return tf_session_transpose(s, cot, inv, &cin[0]);
 }
 
@@ -98,8 +98,8 @@ static tf_status transpose_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
                                tf_eager *const *tin, tf_eager **tout)
 {
     int perm[TF_MAX_RANK];
-    for (uint32_t i = 0; i < nd->attrs.n[0]; i++)
-        perm[i] = (int)nd->attrs.v[0][i];
+    for (uint32_t i = 0; i < nd->attrs->n[0]; i++)
+        perm[i] = (int)nd->attrs->v[0][i];
     return tf_session_transpose(s, tin[0], perm, tout);
 }
 
@@ -139,11 +139,11 @@ static void plan_broadcast(const tf_node *nd, void *out)
     broadcast_plan *p = out;
     const tf_tensor *x = nd->inputs[0]->value;
     bool kept[TF_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < nd->attrs.n[1]; i++)
-        if (x->shape[i] != 1 || nd->attrs.v[0][nd->attrs.v[1][i]] == 1)
-            kept[nd->attrs.v[1][i]] = true;
+    for (uint32_t i = 0; i < nd->attrs->n[1]; i++)
+        if (x->shape[i] != 1 || nd->attrs->v[0][nd->attrs->v[1][i]] == 1)
+            kept[nd->attrs->v[1][i]] = true;
     p->n = 0;
-    for (uint32_t d = 0; d < nd->attrs.n[0]; d++)
+    for (uint32_t d = 0; d < nd->attrs->n[0]; d++)
         if (!kept[d])
             p->axes[p->n++] = (int)d;
 }
@@ -166,9 +166,9 @@ static tf_status broadcast_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
                                tf_eager *const *tin, tf_eager **tout)
 {
     int dims[TF_MAX_RANK];
-    for (uint32_t i = 0; i < nd->attrs.n[1]; i++)
-        dims[i] = (int)nd->attrs.v[1][i];
-    return tf_session_broadcast_in_dim(s, tin[0], nd->attrs.n[0], nd->attrs.v[0], dims, tout);
+    for (uint32_t i = 0; i < nd->attrs->n[1]; i++)
+        dims[i] = (int)nd->attrs->v[1][i];
+    return tf_session_broadcast_in_dim(s, tin[0], nd->attrs->n[0], nd->attrs->v[0], dims, tout);
 }
 
 /* ---- reverse ---- */
@@ -192,9 +192,9 @@ TF_API tf_status tf_session_reverse(tf_session *s, tf_eager *x, const int *axes,
 static tf_status reverse_apply(tf_session *s, const tf_node *nd, tf_eager *t, tf_eager **out)
 {
     int axes[TF_MAX_RANK];
-    for (uint32_t i = 0; i < nd->attrs.n[0]; i++)
-        axes[i] = (int)nd->attrs.v[0][i];
-    return tf_session_reverse(s, t, axes, nd->attrs.n[0], out);
+    for (uint32_t i = 0; i < nd->attrs->n[0]; i++)
+        axes[i] = (int)nd->attrs->v[0][i];
+    return tf_session_reverse(s, t, axes, nd->attrs->n[0], out);
 }
 
 static tf_status reverse_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,

@@ -101,14 +101,14 @@ static tf_status sum_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
                          const bool *need, tf_eager **cin)
 {
     rule_builder b = rb_begin(s);
-    return rb_done(&b, tf__rb_unreduce(&b, cot, nd->inputs[0]->value, nd->attrs.mask), &cin[0]);
+    return rb_done(&b, tf__rb_unreduce(&b, cot, nd->inputs[0]->value, nd->attrs->mask), &cin[0]);
 }
 
 static tf_status sum_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
                          tf_eager **tout)
 {
     int axes[TF_MAX_RANK];
-    size_t n = mask_axes(nd->attrs.mask, nd->inputs[0]->value->rank, axes);
+    size_t n = mask_axes(nd->attrs->mask, nd->inputs[0]->value->rank, axes);
     return tf_session_reduce_sum(s, tin[0], axes, n, tout);
 }
 
@@ -242,10 +242,10 @@ static tf_status prod_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_ea
                           const bool *need, tf_eager **cin)
 {
     tf_eager *x = nd->inputs[0], *others = NULL;
-    tf_status st = prod_others(s, x, nd->attrs.mask, &others);
+    tf_status st = prod_others(s, x, nd->attrs->mask, &others);
     rule_builder b = rb_begin(s);
     rb_keep(&b, st, others);
-    tf_eager *spread = tf__rb_unreduce(&b, cot, x->value, nd->attrs.mask);
+    tf_eager *spread = tf__rb_unreduce(&b, cot, x->value, nd->attrs->mask);
     return rb_done(&b, rb_mul(&b, spread, others), &cin[0]);
 }
 
@@ -253,11 +253,11 @@ static tf_status prod_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_ea
                           tf_eager **tout)
 {
     tf_eager *x = nd->inputs[0], *others = NULL;
-    tf_status st = prod_others(s, x, nd->attrs.mask, &others);
+    tf_status st = prod_others(s, x, nd->attrs->mask, &others);
     rule_builder b = rb_begin(s);
     rb_keep(&b, st, others);
     int axes[TF_MAX_RANK];
-    size_t n = mask_axes(nd->attrs.mask, x->value->rank, axes);
+    size_t n = mask_axes(nd->attrs->mask, x->value->rank, axes);
     return rb_done(&b, rb_reduce_sum(&b, rb_mul(&b, tin[0], others), axes, n), tout);
 }
 
@@ -299,8 +299,8 @@ static tf_status extremum_vjp(tf_session *s, tf_eager *out, const tf_node *nd, t
 {
     rule_builder b = rb_begin(s);
     tf_eager *x = nd->inputs[0];
-    tf_eager *w = extremum_weights(&b, x, out, nd->attrs.mask);
-    tf_eager *spread = tf__rb_unreduce(&b, cot, x->value, nd->attrs.mask);
+    tf_eager *w = extremum_weights(&b, x, out, nd->attrs->mask);
+    tf_eager *spread = tf__rb_unreduce(&b, cot, x->value, nd->attrs->mask);
     return rb_done(&b, rb_mul(&b, spread, w), &cin[0]);
 }
 
@@ -311,8 +311,8 @@ static tf_status extremum_jvp(tf_session *s, tf_eager *out, const tf_node *nd, t
     rule_builder b = rb_begin(s);
     tf_eager *x = nd->inputs[0];
     int axes[TF_MAX_RANK];
-    size_t n = mask_axes(nd->attrs.mask, x->value->rank, axes);
-    tf_eager *w = extremum_weights(&b, x, out, nd->attrs.mask);
+    size_t n = mask_axes(nd->attrs->mask, x->value->rank, axes);
+    tf_eager *w = extremum_weights(&b, x, out, nd->attrs->mask);
     return rb_done(&b, rb_reduce_sum(&b, rb_mul(&b, tin[0], w), axes, n), tout);
 }
 

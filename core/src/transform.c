@@ -29,7 +29,7 @@ static uint64_t transform_key(const tf_runtime *rt, const tf_node *nd, uint32_t 
     h = fnv(h, &nd->op, sizeof nd->op);
     h = fnv(h, &variant, sizeof variant);
     if (nd->has_attrs)
-        h = tf__attrs_hash(h, &nd->attrs);
+        h = tf__attrs_hash(h, nd->attrs);
     for (uint32_t i = 0; i < nd->n_inputs; i++) {
         const tf_tensor *v = nd->inputs[i]->value;
         h = fnv(h, &v->dtype, sizeof v->dtype);

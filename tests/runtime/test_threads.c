@@ -18,6 +18,8 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <tenferro/ops.h>
 
@@ -400,12 +402,152 @@ static void test_clear_while_accumulating(void **state)
     tf_runtime_release(rt);
 }
 
+/*
+ * Two derivative walks over one graph at the same time, made to overlap
+ * deterministically: walk A is stopped inside the application's allocator
+ * when its list of walked tensors grows past 64 (it holds the marks of the
+ * first 64 tensors then); walk B runs a whole backward over the same graph
+ * meanwhile, finding A's marks live and taking the rest; A then resumes and
+ * finds B's marks, which it cannot prove stale. Both must use their own maps
+ * for those tensors and get exact gradients.
+ */
+enum { OVERLAP_OPS = 50 }; /* 2 * 50 recorded ops + x: 101 walked tensors */
+
+typedef struct overlap {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int a_paused, b_done, timed_out;
+} overlap;
+
+static overlap g_overlap = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+static _Thread_local int t_pause_armed;
+
+/* Waits (10 s at most) until *flag is set; the lock is held. */
+static void overlap_wait(int *flag)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (!*flag && !g_overlap.timed_out)
+        if (pthread_cond_timedwait(&g_overlap.cond, &g_overlap.lock, &until) != 0)
+            g_overlap.timed_out = 1;
+}
+
+static void *overlap_alloc(void *user, size_t size, size_t align)
+{
+    (void)user;
+    /* the walk's first 1024-byte block is its stack (64 frames), the second
+       its list of walked tensors growing from 64 to 128 entries */
+    if (t_pause_armed && size == 128 * sizeof(void *) && ++t_pause_armed == 3) {
+        t_pause_armed = 0;
+        pthread_mutex_lock(&g_overlap.lock);
+        g_overlap.a_paused = 1;
+        pthread_cond_broadcast(&g_overlap.cond);
+        overlap_wait(&g_overlap.b_done);
+        pthread_mutex_unlock(&g_overlap.lock);
+    }
+    void *p = NULL;
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+static void overlap_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+typedef struct walker {
+    tf_eager *l;
+    tf_engine *engine;
+    tf_status st;
+} walker;
+
+static void *walker_a_main(void *p)
+{
+    walker *w = p;
+    t_pause_armed = 1;
+    w->st = tf_eager_backward(w->l, w->engine);
+    t_pause_armed = 0;
+    return NULL;
+}
+
+static void test_overlapping_walks(void **state)
+{
+    (void)state;
+    tf_allocator_set(&(tf_allocator){overlap_alloc, overlap_free, NULL});
+    tf_runtime *rt;
+    tf_engine *ea, *eb;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    TF_ASSERT_OK(tf_engine_open("cpu", 1, &ea));
+    TF_ASSERT_OK(tf_engine_open("cpu", 1, &eb));
+    tf_session *s;
+    TF_ASSERT_OK(tf_session_begin(rt, ea, &s));
+    tf_eager *x = make(rt, 1, 1, k4, (double[]){1, 2, 3, 4}, 4);
+    tf_eager *c = make(rt, 0, 1, k4, (double[]){1, 1, 1, 1}, 4);
+    assert_non_null(x);
+    assert_non_null(c);
+    tf_eager *y = x, *l = NULL;
+    tf_eager_retain(y);
+    for (int i = 0; i < OVERLAP_OPS; i++) { /* y = y * c + x */
+        tf_eager *t, *u;
+        TF_ASSERT_OK(tf_session_mul(s, y, c, &t));
+        TF_ASSERT_OK(tf_session_add(s, t, x, &u));
+        tf_eager_release(t);
+        tf_eager_release(y);
+        y = u;
+    }
+    TF_ASSERT_OK(tf_session_reduce_sum(s, y, NULL, 0, &l));
+    tf_session_end(s);
+
+    walker a = {l, ea, TF_OK};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, walker_a_main, &a), 0);
+    pthread_mutex_lock(&g_overlap.lock);
+    overlap_wait(&g_overlap.a_paused);
+    int paused = g_overlap.a_paused;
+    pthread_mutex_unlock(&g_overlap.lock);
+    tf_status b_st = tf_eager_backward(l, eb); /* while A's walk is live */
+    pthread_mutex_lock(&g_overlap.lock);
+    g_overlap.b_done = 1;
+    pthread_cond_broadcast(&g_overlap.cond);
+    pthread_mutex_unlock(&g_overlap.lock);
+    pthread_join(th, NULL);
+    assert_true(paused); /* A really stopped inside its walk */
+    assert_false(g_overlap.timed_out);
+    TF_ASSERT_OK(b_st);
+    TF_ASSERT_OK(a.st);
+    /* y = (OVERLAP_OPS + 1) x: that much for each element, once per backward */
+    tf_tensor *g = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &g));
+    double want = 2 * (OVERLAP_OPS + 1);
+    assert_true(equals(g, (double[]){want, want, want, want}, 4));
+    tf_tensor_release(g);
+    /* a third walk after both ended takes every mark over */
+    TF_ASSERT_OK(tf_eager_backward(l, ea));
+    TF_ASSERT_OK(tf_eager_grad(x, &g));
+    want = 3 * (OVERLAP_OPS + 1);
+    assert_true(equals(g, (double[]){want, want, want, want}, 4));
+    tf_tensor_release(g);
+
+    tf_eager_release(l);
+    tf_eager_release(y);
+    tf_eager_release(c);
+    tf_eager_release(x);
+    tf_engine_destroy(ea);
+    tf_engine_destroy(eb);
+    tf_runtime_release(rt);
+    tf_allocator_set(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workers),
         cmocka_unit_test(test_workers_with_cache_chaos),
         cmocka_unit_test(test_clear_while_accumulating),
+        cmocka_unit_test(test_overlapping_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
