@@ -595,6 +595,31 @@ static void test_matmul_values(void **state)
     tf_eager *all[] = {xe, ye, z, l, g};
     for (size_t i = 0; i < 5; i++)
         tf_eager_release(all[i]);
+    /* both variables, l = sum(w * sum_j z[:, j]) with w = [1, 2]: the cotangent of z is
+       w spread along axis 1 (a stride-0 view) and feeds both products, made dense once
+       by the rule. dx[i,k] = w[i] sum_j y[k,j], dy[k,j] = sum_i w[i] x[i,k] */
+    xe = tft_eager(f.rt, TF_F64, 1, 2, sh, x, 4);
+    ye = tft_eager(f.rt, TF_F64, 1, 2, sh, y, 4);
+    static const int64_t sh1[1] = {2};
+    tf_eager *w = tft_eager(f.rt, TF_F64, 0, 1, sh1, (double[]){1, 2}, 2), *r = NULL, *wr = NULL;
+    TF_ASSERT_OK(tf_session_matmul(f.s, xe, ye, &z));
+    TF_ASSERT_OK(tf_session_reduce_sum(f.s, z, (int[]){1}, 1, &r));
+    TF_ASSERT_OK(tf_session_mul(f.s, w, r, &wr));
+    TF_ASSERT_OK(tf_session_reduce_sum(f.s, wr, NULL, 0, &l));
+    TF_ASSERT_OK(tf_eager_backward(l, g_cpu));
+    static const double gx2[4] = {11, 22, 15, 30}, gy[4] = {7, 10, 7, 10};
+    tf_tensor *gt = NULL;
+    TF_ASSERT_OK(tf_eager_grad(xe, &gt));
+    TF_ASSERT_OK(tf_tensor_copy_to_host(gt, TF_F64, got, 4));
+    expect_near(got, gx2, 4, 0);
+    tf_tensor_release(gt);
+    TF_ASSERT_OK(tf_eager_grad(ye, &gt));
+    TF_ASSERT_OK(tf_tensor_copy_to_host(gt, TF_F64, got, 4));
+    expect_near(got, gy, 4, 0);
+    tf_tensor_release(gt);
+    tf_eager *more[] = {xe, ye, z, l, w, r, wr};
+    for (size_t i = 0; i < 7; i++)
+        tf_eager_release(more[i]);
     tft_env_end(&f);
 }
 
