@@ -217,7 +217,8 @@ static void fingerprint(graph *g, const tf_eager *e)
         h = tf__attrs_hash(h, nd->attrs);
     for (uint32_t i = 0; i < nd->n_inputs; i++) {
         size_t k = lookup(g, nd->inputs[i]);
-        h = k < g->n ? mix(h, (uint64_t)k) /* not walked: untracked */
+        /* a walked input by its index, one the walk did not enter (untracked) by its metadata */
+        h = k < g->n ? mix(h, (uint64_t)k)
                      : mix_meta(mix(h, UINT64_MAX - 1), nd->inputs[i]->value);
     }
     g->hash = h;
@@ -544,7 +545,7 @@ static tf_status check_like(const char *op, const char *name, const tf_eager *go
     if (a->dtype != b->dtype)
         return tf__error(TF_ERR_VALIDATION, op, name, "%s: %s is %s, %s is %s", op, name,
                          tf_dtype_name(a->dtype), want_name, tf_dtype_name(b->dtype));
-    if (a->rank != b->rank || memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) != 0)
+    if (!tf__same_shape(a, b))
         return tf__error(TF_ERR_VALIDATION, op, name,
                          "%s: %s has rank %u and a shape different from %s (rank %u)", op, name,
                          a->rank, want_name, b->rank);
@@ -706,7 +707,7 @@ TF_API tf_status tf_eager_backward_with_seed(tf_eager *x, tf_eager *seed, tf_eng
         return tf__error(TF_ERR_DTYPE_MISMATCH, "backward", "seed",
                          "backward: the seed is %s, the output %s", tf_dtype_name(a->dtype),
                          tf_dtype_name(b->dtype));
-    if (a->rank != b->rank || memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) != 0)
+    if (!tf__same_shape(a, b))
         return tf__error(TF_ERR_SHAPE_MISMATCH, "backward", "seed",
                          "backward: the seed's shape (rank %u) differs from the output's (rank "
                          "%u)",

@@ -115,6 +115,27 @@ struct tf_tensor {
     tf_storage *storage;
 };
 
+/* Whether a and b have the same rank and extents (a loop, not memcmp: ranks
+   are small and this runs for every eager op). */
+static inline bool tf__same_shape(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+/* The first axis of extent > 1 along which t repeats elements (stride 0), or -1. */
+static inline int tf__repeat_axis(const tf_tensor *t)
+{
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->strides[d] == 0 && t->shape[d] > 1)
+            return (int)d;
+    return -1;
+}
+
 /*
  * Checks dtype, rank and extents and computes the element count and byte
  * size (overflow-checked). `op` names the caller for messages.

@@ -45,16 +45,6 @@ uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
 /* All-zero attributes, shared by every node recorded without any. */
 static const tf_attrs no_attrs;
 
-static bool same_meta(const tf_tensor *a, const tf_tensor *b)
-{
-    if (a->dtype != b->dtype || a->rank != b->rank)
-        return false;
-    for (uint32_t d = 0; d < a->rank; d++) /* ranks are small: no memcmp call */
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 /* Fills the node of result `value`; false on OOM (nothing retained then). */
 static bool node_init(tf_node *node, uint32_t op, const tf_attrs *attrs,
                       tf_eager *const *inputs, uint32_t n, const tf_tensor *value, bool capture)
@@ -64,7 +54,9 @@ static bool node_init(tf_node *node, uint32_t op, const tf_attrs *attrs,
     node->dtype = (uint8_t)value->dtype;
     node->like_out = 0;
     for (uint32_t i = 0; i < n && i < 8; i++)
-        node->like_out |= (uint8_t)(same_meta(inputs[i]->value, value) << i);
+        node->like_out |= (uint8_t)((inputs[i]->value->dtype == value->dtype &&
+                                     tf__same_shape(inputs[i]->value, value))
+                                    << i);
     node->has_attrs = attrs != NULL;
     /* a capture is replayed with its recorded values: it reads them all */
     node->unread = capture ? 0 : tf__op_rule(op)->unread;
@@ -161,14 +153,9 @@ tf_status tf__exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
 /* Whether every tensor of xs has xs[0]'s shape (the common case of eager code). */
 static bool shapes_equal(tf_tensor *const *xs, size_t n)
 {
-    const tf_tensor *a = xs[0];
-    for (size_t i = 1; i < n; i++) {
-        if (xs[i]->rank != a->rank)
+    for (size_t i = 1; i < n; i++)
+        if (!tf__same_shape(xs[i], xs[0]))
             return false;
-        for (uint32_t d = 0; d < a->rank; d++)
-            if (xs[i]->shape[d] != a->shape[d])
-                return false;
-    }
     return true;
 }
 
@@ -305,11 +292,8 @@ bool tf__can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
     if (st->kind != TF_STORAGE_ENGINE || st->engine != s->engine ||
         !tf__engine_in_place(s->engine))
         return false;
-    if (a->dtype != v->dtype || a->rank != v->rank || !tf_dtype_is_float(a->dtype))
+    if (a->dtype != v->dtype || !tf_dtype_is_float(a->dtype) || !tf__same_shape(a, v))
         return false;
-    for (uint32_t d = 0; d < a->rank; d++)
-        if (a->shape[d] != v->shape[d])
-            return false;
     if (!tf__strides_dense(a->rank, a->shape, a->strides))
         return false;
     /* tf_session_add would record a node (and track the sum) in these cases */

@@ -318,15 +318,6 @@ static void plan_dot_vjp(const tf_node *nd, void *out)
     cot_plan_side(nd, 1, &p->side[1]);
 }
 
-/* Whether a view repeats elements (stride 0 along an axis of extent > 1). */
-static bool has_zero_stride(const tf_tensor *t)
-{
-    for (uint32_t d = 0; d < t->rank; d++)
-        if (t->strides[d] == 0 && t->shape[d] > 1)
-            return true;
-    return false;
-}
-
 static tf_eager *rb_dot(rule_builder *b, tf_eager *l, tf_eager *r, const tf_dot_dims *d)
 {
     tf_eager *o = NULL;
@@ -347,7 +338,7 @@ static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     if (st)
         return st;
     rule_builder b = rb_begin(s);
-    if (need[0] && need[1] && has_zero_stride(cot->value)) {
+    if (need[0] && need[1] && tf__repeat_axis(cot->value) >= 0) {
         /* both products read the cotangent; a broadcast one (the seed of a
            sum, spread over the output) would be packed by a BLAS engine once
            per product: it is made dense once, here */

@@ -467,8 +467,7 @@ static tf_eager *times(rule_builder *b, tf_eager *t, tf_eager *d)
     if (!d)
         return t;
     const tf_tensor *tv = t->value, *dval = d->value;
-    if (!d->tracked && tv->dtype == dval->dtype && tv->rank == dval->rank &&
-        memcmp(tv->shape, dval->shape, tv->rank * sizeof tv->shape[0]) == 0 && broadcast_one(tv))
+    if (!d->tracked && tv->dtype == dval->dtype && tf__same_shape(tv, dval) && broadcast_one(tv))
         return d;
     return rb_mul(b, t, d);
 }
@@ -502,8 +501,7 @@ static tf_status binary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
         sum = sum ? rb_add(&b, sum, term) : term;
     }
     const tf_tensor *sv = sum ? sum->value : NULL, *ov = out->value;
-    bool reshape = sv && (sv->rank != ov->rank ||
-                          memcmp(sv->shape, ov->shape, ov->rank * sizeof ov->shape[0]) != 0);
+    bool reshape = sv && !tf__same_shape(sv, ov);
     return rb_done(&b, reshape ? rb_broadcast_to(&b, sum, out) : sum, tout);
 }
 

@@ -502,7 +502,7 @@ TF_API tf_status tf_session_stack(tf_session *s, tf_eager *const *xs, size_t n, 
     uint32_t r = x0->rank;
     for (size_t i = 1; i < n; i++) {
         const tf_tensor *x = xs[i]->value;
-        if (x->rank != r || memcmp(x->shape, x0->shape, r * sizeof x->shape[0]) != 0)
+        if (!tf__same_shape(x, x0))
             return tf__error(TF_ERR_SHAPE_MISMATCH, op, "xs",
                              "%s: xs[%zu] (rank %u) has a different shape from xs[0] (rank %u)", op,
                              i, x->rank, r);

@@ -59,21 +59,10 @@ static tf_status check_params(const call *c, size_t size)
     return TF_OK;
 }
 
-static bool same_shape(const tf_tensor *a, const tf_tensor *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    /* a loop, not memcmp: ranks are small and this runs for every eager op */
-    for (uint32_t d = 0; d < a->rank; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 static tf_status need_shape(const call *c, const char *arg, const tf_tensor *t,
                             const tf_tensor *ref)
 {
-    if (!same_shape(t, ref))
+    if (!tf__same_shape(t, ref))
         return fail(c, TF_ERR_SHAPE_MISMATCH, arg,
                     "%s has rank %u with a different shape than rank %u expected", arg, t->rank,
                     ref->rank);
@@ -349,11 +338,10 @@ static tf_status check_copy(const call *c)
         st = elementwise_like(c, 0, true);
     if (st)
         return st;
-    const tf_tensor *o = c->out[0];
-    for (uint32_t i = 0; i < o->rank; i++)
-        if (o->shape[i] > 1 && o->strides[i] == 0)
-            return fail(c, TF_ERR_VALIDATION, "outputs[0]",
-                        "the output addresses elements twice (stride 0 on axis %u)", i);
+    int axis = tf__repeat_axis(c->out[0]);
+    if (axis >= 0)
+        return fail(c, TF_ERR_VALIDATION, "outputs[0]",
+                    "the output addresses elements twice (stride 0 on axis %d)", axis);
     return TF_OK;
 }
 
@@ -691,7 +679,7 @@ static bool elementwise_valid(tf_prim prim, const void *params, size_t n_in,
     const tf_tensor *o = out[0];
     for (size_t i = 0; i < n_in; i++) {
         const tf_tensor *t = in[i];
-        if (!t || t->dtype != o->dtype || !same_shape(t, o))
+        if (!t || t->dtype != o->dtype || !tf__same_shape(t, o))
             return false;
     }
     if (prim == TF_PRIM_UNARY) {
