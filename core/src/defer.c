@@ -233,16 +233,21 @@ static tf_status run_batch(struct tf_batch *b)
     return st ? st : tail_st;
 }
 
-static tf_status lost_error(const char *op)
+/* Whether pb marks memory no batch will write (lost, unwritten) rather than naming a batch. */
+static bool is_mark(const struct tf_batch *pb)
 {
-    return tf__error(TF_ERR_BACKEND, op, NULL,
-                     "%s: the value was lost: the engine failed the deferred elementwise "
-                     "ops that compute it (the error was reported to the call that ran them)",
-                     op);
+    return pb == &tf__defer_lost || pb == &tf__defer_unwritten;
 }
 
-static tf_status unwritten_error(const char *op)
+/* The error of `op` reading memory under the mark pb. */
+static tf_status mark_error(const struct tf_batch *pb, const char *op)
 {
+    if (pb == &tf__defer_lost)
+        return tf__error(TF_ERR_BACKEND, op, NULL,
+                         "%s: the value was lost: the engine failed the deferred elementwise "
+                         "ops that compute it (the error was reported to the call that ran "
+                         "them)",
+                         op);
     return tf__error(TF_ERR_RUNTIME_STATE, op, NULL,
                      "%s: internal error: a deferred result was left unwritten because only "
                      "derivative rules declared not to read it held it, and it was read",
@@ -256,20 +261,16 @@ tf_status tf__defer_flush_storage(tf_storage *storage)
     struct tf_batch *b = atomic_load_explicit(&storage->pending, memory_order_acquire);
     if (!b)
         return TF_OK;
-    if (b == &tf__defer_lost)
-        return lost_error("read");
-    if (b == &tf__defer_unwritten)
-        return unwritten_error("read");
+    if (is_mark(b))
+        return mark_error(b, "read");
     /* b may be run and reused by another thread until we hold its engine's
        lock; the storage (held by our caller) keeps that engine alive */
     tf_engine *e = storage->engine;
     bool taken = tf__engine_lock_slow(e);
     tf_status st = TF_OK;
     b = atomic_load_explicit(&storage->pending, memory_order_acquire);
-    if (b == &tf__defer_lost)
-        st = lost_error("read");
-    else if (b == &tf__defer_unwritten)
-        st = unwritten_error("read");
+    if (is_mark(b))
+        st = mark_error(b, "read");
     else if (b)
         st = run_batch(b);
     tf__engine_unlock(e, taken);
@@ -331,15 +332,16 @@ static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
     return TF_FX_NONE;
 }
 
-typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_LOST, PLAN_UNWRITTEN } plan_result;
+typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_MARKED } plan_result;
 
 /*
  * The references of the op's operands in b: its results as steps, other
  * memory as inputs (new ones appended to in[*n_in ..], a copy of b's).
  * PLAN_FULL: the op does not fit b as it is, which must run first.
+ * PLAN_MARKED: an operand is lost or unwritten memory (*mark says which).
  */
 static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs, uint32_t *ref,
-                        tf_tensor **in, uint32_t *n_in)
+                        tf_tensor **in, uint32_t *n_in, const struct tf_batch **mark)
 {
     *n_in = b->n_in;
     memcpy(in, b->in, sizeof b->in);
@@ -347,10 +349,10 @@ static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs
         return PLAN_FULL;
     for (size_t i = 0; i < n; i++) {
         struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
-        if (pb == &tf__defer_lost)
-            return PLAN_LOST;
-        if (pb == &tf__defer_unwritten)
-            return PLAN_UNWRITTEN;
+        if (is_mark(pb)) {
+            *mark = pb;
+            return PLAN_MARKED;
+        }
         if (pb == b) {
             ref[i] = find_step(b, xs[i]);
             if (ref[i] == TF_FX_NONE) /* a view of a result, not the result itself */
@@ -510,23 +512,22 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
         st = run_batch(b);
     uint32_t ref[2], n_in;
     tf_tensor *ins[TF_FUSED_MAX_INPUTS];
-    plan_result pr = st ? PLAN_FULL : plan(b, n, in, ref, ins, &n_in);
+    const struct tf_batch *mark = NULL;
+    plan_result pr = st ? PLAN_FULL : plan(b, n, in, ref, ins, &n_in, &mark);
     if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
-        pr = plan(b, n, in, ref, ins, &n_in); /* an empty batch takes any op */
+        pr = plan(b, n, in, ref, ins, &n_in, &mark); /* an empty batch takes any op */
     if (!st && pr == PLAN_OK)
         append(b, prim, params, ref, ins, n_in, out);
     tf__engine_unlock(s->engine, taken);
     if (st)
         return st;
-    return pr == PLAN_OK     ? TF_OK
-           : pr == PLAN_LOST ? lost_error(tf_prim_name(prim))
-                             : unwritten_error(tf_prim_name(prim));
+    return pr == PLAN_OK ? TF_OK : mark_error(mark, tf_prim_name(prim));
 }
 
 /* Whether pb is a batch rather than NULL or one of the marks. */
 static bool real_batch(const struct tf_batch *pb)
 {
-    return pb && pb != &tf__defer_lost && pb != &tf__defer_unwritten;
+    return pb && !is_mark(pb);
 }
 
 /* If t is the result of a step of an open batch whose owner is `from`, makes
