@@ -40,27 +40,45 @@ void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out)
     }
 }
 
+/* ---- fill and copy rows --------------------------------------------------- */
+
+#define FILL_ROW(NAME, SIZE)                                                                      \
+    static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
+    {                                                                                             \
+        char *restrict o = p[0];                                                                  \
+        unsigned char v[SIZE];                                                                    \
+        memcpy(v, ctx, (SIZE));                                                                   \
+        (void)err;                                                                                \
+        if (s[0] == 1) {                                                                          \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                memcpy(o + i * (SIZE), v, (SIZE));                                                \
+            }                                                                                     \
+        } else {                                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                memcpy(o + i * s[0] * (SIZE), v, (SIZE));                                         \
+            }                                                                                     \
+        }                                                                                         \
+        return 0;                                                                                 \
+    }
+
+FILL_ROW(fill_row1, 1)
+FILL_ROW(fill_row4, 4)
+FILL_ROW(fill_row8, 8)
+
 /* ---- copy ---------------------------------------------------------------- */
 
-#define COPY_ROW(NAME, SIZE)                                                                      \
+#define COPY_ROW(NAME, FILL, SIZE)                                                                \
     static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
     {                                                                                             \
         char *restrict o = p[0];                                                                  \
         const char *restrict x = p[1];                                                            \
         (void)ctx;                                                                                \
+        if (s[1] == 0) { /* a broadcast materialised: a fill with x's element */                 \
+            return FILL(x, n, p, s, err);                                                         \
+        }                                                                                         \
         (void)err;                                                                                \
         if (s[0] == 1 && s[1] == 1) {                                                             \
             memcpy(o, x, (size_t)n * (SIZE));                                                     \
-        } else if (s[0] == 1 && s[1] == 0) { /* a broadcast materialised: a fill */               \
-            char v[SIZE];                                                                         \
-            memcpy(v, x, (SIZE));                                                                 \
-            for (int64_t i = 0; i < n; i++) {                                                     \
-                memcpy(o + i * (SIZE), v, (SIZE));                                                \
-            }                                                                                     \
-        } else if (s[1] == 0) {                                                                   \
-            for (int64_t i = 0; i < n; i++) {                                                     \
-                memcpy(o + i * s[0] * (SIZE), x, (SIZE));                                         \
-            }                                                                                     \
         } else {                                                                                  \
             for (int64_t i = 0; i < n; i++) {                                                     \
                 memcpy(o + i * s[0] * (SIZE), x + i * s[1] * (SIZE), (SIZE));                     \
@@ -69,9 +87,9 @@ void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out)
         return 0;                                                                                 \
     }
 
-COPY_ROW(copy_row1, 1)
-COPY_ROW(copy_row4, 4)
-COPY_ROW(copy_row8, 8)
+COPY_ROW(copy_row1, fill_row1, 1)
+COPY_ROW(copy_row4, fill_row4, 4)
+COPY_ROW(copy_row8, fill_row8, 8)
 
 static cpu_row_fn copy_row_for(size_t esize)
 {
@@ -182,28 +200,6 @@ int tf__cpu_copy_view(const cpu_engine *e, const cpu_view *dst, const cpu_view *
 
 /* ---- fill ---------------------------------------------------------------- */
 
-#define FILL_ROW(NAME, SIZE)                                                                      \
-    static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
-    {                                                                                             \
-        char *restrict o = p[0];                                                                  \
-        unsigned char v[SIZE];                                                                    \
-        memcpy(v, ctx, (SIZE));                                                                   \
-        (void)err;                                                                                \
-        if (s[0] == 1) {                                                                          \
-            for (int64_t i = 0; i < n; i++) {                                                     \
-                memcpy(o + i * (SIZE), v, (SIZE));                                                \
-            }                                                                                     \
-        } else {                                                                                  \
-            for (int64_t i = 0; i < n; i++) {                                                     \
-                memcpy(o + i * s[0] * (SIZE), v, (SIZE));                                         \
-            }                                                                                     \
-        }                                                                                         \
-        return 0;                                                                                 \
-    }
-
-FILL_ROW(fill_row1, 1)
-FILL_ROW(fill_row4, 4)
-FILL_ROW(fill_row8, 8)
 
 int tf__cpu_fill_view(const cpu_engine *e, const cpu_view *dst, const void *value, cpu_err *err)
 {
