@@ -772,6 +772,28 @@ tf_engine *tfr_engine_open(const char *name, int threads)
     return e;
 }
 
+int tfr_engines_open(const char *name, const int *threads, tf_engine **const *engines, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (tf_engine_open(name, threads[i], engines[i]) != TF_OK) {
+            print_error("opening the %s engine (threads %d): %s (cause: %s)\n", name, threads[i],
+                        tf_error_message(), tf_error_cause());
+            tfr_engines_destroy(engines, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tfr_engines_destroy(tf_engine **const *engines, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tf_engine_destroy(*engines[i]);
+        *engines[i] = NULL;
+    }
+    return 0;
+}
+
 void tfr_exec_ok_(const char *file, int line, const char *what, tf_engine *engine, tf_prim prim,
                   const void *params, size_t n_in, tf_tensor *const *in, size_t n_out,
                   tf_tensor *const *out)

@@ -234,6 +234,14 @@ tf_status tfr_engine_create(const char *name, int threads, const char *key, cons
 /* tf_engine_open(name, threads), failing the test on error. */
 tf_engine *tfr_engine_open(const char *name, int threads);
 
+/*
+ * Group setup: *engines[i] = tf_engine_open(name, threads[i]) for i < n.
+ * Returns 0, or -1 after printing why (and destroying those already open).
+ */
+int tfr_engines_open(const char *name, const int *threads, tf_engine **const *engines, size_t n);
+/* Group teardown: destroys *engines[i] for i < n. Returns 0. */
+int tfr_engines_destroy(tf_engine **const *engines, size_t n);
+
 /* Runs tf_engine_execute and fails the test with the error detail unless OK. */
 void tfr_exec_ok_(const char *file, int line, const char *what, tf_engine *engine, tf_prim prim,
                   const void *params, size_t n_in, tf_tensor *const *in, size_t n_out,

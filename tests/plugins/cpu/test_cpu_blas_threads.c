@@ -20,27 +20,18 @@
 #include "tf_ref.h"
 
 static tf_engine *serial, *threaded, *threaded2;
+static tf_engine **const engines[] = {&serial, &threaded, &threaded2};
 
 static int open_engines(void **state)
 {
     (void)state;
-    if (tf_engine_open("cpu", 1, &serial) != TF_OK ||
-        tf_engine_open("cpu", 2, &threaded) != TF_OK ||
-        tf_engine_open("cpu", 3, &threaded2) != TF_OK) {
-        print_error("opening the cpu engine: %s (cause: %s)\n", tf_error_message(),
-                    tf_error_cause());
-        return -1;
-    }
-    return 0;
+    return tfr_engines_open("cpu", (const int[]){1, 2, 3}, engines, 3);
 }
 
 static int close_engines(void **state)
 {
     (void)state;
-    tf_engine_destroy(serial);
-    tf_engine_destroy(threaded);
-    tf_engine_destroy(threaded2);
-    return 0;
+    return tfr_engines_destroy(engines, 3);
 }
 
 /* One batched product C[m,n,b] = A[m,k,b] * B[k,n,b] with inputs, reference and bound. */

@@ -10,25 +10,18 @@
 #include "tf_ref.h"
 
 static tf_engine *serial, *threaded;
+static tf_engine **const engines[] = {&serial, &threaded};
 
 static int open_engines(void **state)
 {
     (void)state;
-    if (tf_engine_open("cpu", 1, &serial) != TF_OK ||
-        tf_engine_open("cpu", 4, &threaded) != TF_OK) {
-        print_error("opening the cpu engine: %s (cause: %s)\n", tf_error_message(),
-                    tf_error_cause());
-        return -1;
-    }
-    return 0;
+    return tfr_engines_open("cpu", (const int[]){1, 4}, engines, 2);
 }
 
 static int close_engines(void **state)
 {
     (void)state;
-    tf_engine_destroy(serial);
-    tf_engine_destroy(threaded);
-    return 0;
+    return tfr_engines_destroy(engines, 2);
 }
 
 #define SIDE 512 /* SIDE * SIDE = 2^18 elements */
