@@ -642,6 +642,46 @@ static void test_write_after_deferred_read(void **state)
 }
 
 #ifndef TF_DEFER_VULKAN
+/*
+ * A pending cotangent is never read before its batch runs, not even by the
+ * reverse rules' look at host memory for a seed of ones (`*`'s rule skips
+ * its product for one): here the cotangent's memory, recycled from tensors
+ * of ones, reads 1 until the batch writes 0.5 * 5 into it.
+ */
+static void test_pending_cotangent_not_peeked(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_session *s = p.on;
+    int64_t shape[1] = {1};
+    tf_eager *xc = NULL, *x = NULL, *w = NULL, *y = NULL, *a = NULL, *b = NULL, *cot = NULL;
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 2.0, &xc));
+    TF_ASSERT_OK(tf_runtime_variable_from(p.rt, tf_eager_value(xc), &x));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 3.0, &w));
+    TF_ASSERT_OK(tf_session_mul(s, x, w, &y));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 0.5, &a));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 5.0, &b));
+    tf_eager *ones[8];
+    for (int i = 0; i < 8; i++)
+        TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &ones[i]));
+    for (int i = 0; i < 8; i++)
+        tf_eager_release(ones[i]); /* their blocks go back to the engine's cache */
+    uint64_t deferred = stats_of(s).ops_deferred;
+    TF_ASSERT_OK(tf_session_mul(s, a, b, &cot));
+    assert_int_equal(stats_of(s).ops_deferred, deferred + 1); /* pending */
+    tf_eager *g = NULL;
+    TF_ASSERT_OK(tf_runtime_vjp(p.rt, g_fused, y, x, cot, &g));
+    size_t nbytes;
+    double *d = bytes_of(g, &nbytes);
+    assert_int_equal(nbytes, sizeof *d);
+    assert_true(d[0] == 2.5 * 3.0);
+    test_free(d);
+    tf_eager *all[] = {xc, x, w, y, a, b, cot, g};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tf_eager_release(all[i]);
+    pair_end(&p);
+}
+
 /* The application's own host memory never joins a batch (it may change it). */
 static void test_wrapped_host_memory_runs_at_once(void **state)
 {
@@ -867,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_write_after_deferred_read),
 #ifndef TF_DEFER_VULKAN /* host memory: the CPU engine's */
         cmocka_unit_test(test_wrapped_host_memory_runs_at_once),
+        cmocka_unit_test(test_pending_cotangent_not_peeked),
 #endif
         cmocka_unit_test(test_auto_mode),
         cmocka_unit_test(test_session_end_and_synchronize),
