@@ -524,6 +524,22 @@ static tf_status make_dense(tf_session *s, tf_eager **x)
     return TF_OK;
 }
 
+/*
+ * A derivative's session defers elementwise work as the application's do
+ * (the rules' ops, their fused programs, the cotangent sums), so that a
+ * chain of them is one engine call and the intermediates nothing holds are
+ * never written. Its batch runs here, before anything is published: an
+ * engine failure is the derivative's, with nothing changed. Ops after this
+ * (slot sums) run at once.
+ */
+static void end_batch(tf_session *s, tf_status *st)
+{
+    tf_status end = tf__defer_end(s);
+    if (!*st)
+        *st = end;
+    s->defer = TF_DEFER_OFF;
+}
+
 /* ---- argument checks ---- */
 
 static tf_status check_same_rt(const char *op, tf_runtime *rt, tf_eager *x, const char *name)
@@ -630,7 +646,7 @@ static tf_status accumulate_all(tf_session *s, const graph *g, tf_eager **cot)
 
 static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
 {
-    tf_session s = {.rt = x->rt, .engine = engine};
+    tf_session s = {.rt = x->rt, .engine = engine, .defer = x->rt->defer};
     graph g = {0};
     tf_status st = x->tracked ? walk(&g, x, true) : TF_OK;
     if (st || !x->tracked) {
@@ -657,6 +673,7 @@ static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
     for (size_t i = 0; i < g.n && !st; i++)
         if (cot[i] && g.at[i]->slot)
             st = make_dense(&s, &cot[i]);
+    end_batch(&s, &st);
     if (!st)
         st = accumulate_all(&s, &g, cot);
     release_all(cot, g.n);
@@ -736,7 +753,7 @@ static tf_status inactive(const char *op, bool optional, tf_eager **out)
 static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
                           tf_eager *wrt, tf_eager *cotangent, bool optional, tf_eager **out)
 {
-    tf_session s = {.rt = rt, .engine = engine};
+    tf_session s = {.rt = rt, .engine = engine, .defer = rt->defer};
     graph g = {0};
     tf_status st = walk(&g, output, false);
     size_t wi = st ? 0 : lookup(&g, wrt);
@@ -759,6 +776,7 @@ static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
         st = tf__zeros_like(&s, wrt, &cot[wi]); /* reached only through zero derivatives */
     if (!st)
         st = make_dense(&s, &cot[wi]);
+    end_batch(&s, &st);
     if (!st) {
         *out = cot[wi];
         cot[wi] = NULL;
@@ -858,7 +876,7 @@ static tf_status jvp_step(tf_session *s, const graph *g, size_t i, tf_eager **ta
 static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
                           tf_eager *wrt, tf_eager *tangent, bool optional, tf_eager **out)
 {
-    tf_session s = {.rt = rt, .engine = engine};
+    tf_session s = {.rt = rt, .engine = engine, .defer = rt->defer};
     graph g = {0};
     tf_status st = walk(&g, output, false);
     size_t wi = st ? 0 : lookup(&g, wrt);
@@ -883,6 +901,7 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
         st = tf__zeros_like(&s, output, &tan[g.n - 1]);
     if (!st)
         st = make_dense(&s, &tan[g.n - 1]);
+    end_batch(&s, &st);
     if (!st) {
         *out = tan[g.n - 1];
         tan[g.n - 1] = NULL;

@@ -372,19 +372,23 @@ static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs
     return PLAN_OK;
 }
 
+bool tf__defer_chains(const tf_session *s, const tf_tensor *out)
+{
+    if (s->defer == TF_DEFER_OFF || out->numel == 0 || !tf_dtype_is_float(out->dtype))
+        return false;
+    uint32_t caps = s->engine->caps;
+    return s->defer == TF_DEFER_ALWAYS ||
+           ((caps & TF_ENGINE_CAP_DEFER_CHAINS) &&
+            (!(caps & TF_ENGINE_CAP_HOST_MEMORY) ||
+             out->numel * tf_dtype_size(out->dtype) >= TF_DEFER_HOST_MIN_BYTES));
+}
+
 /* Whether the op may join a batch at all (before any lock is taken). */
 static bool deferrable(const tf_session *s, tf_prim prim, const void *params, size_t n,
                        tf_tensor *const *in, const tf_tensor *out)
 {
     /* (session ops never run inside a batch's run: no t_running check) */
-    if (s->defer == TF_DEFER_OFF || (prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) ||
-        out->numel == 0 || !tf_dtype_is_float(out->dtype))
-        return false;
-    uint32_t caps = s->engine->caps;
-    if (s->defer == TF_DEFER_AUTO &&
-        (!(caps & TF_ENGINE_CAP_DEFER_CHAINS) ||
-         ((caps & TF_ENGINE_CAP_HOST_MEMORY) &&
-          out->numel * tf_dtype_size(out->dtype) < TF_DEFER_HOST_MIN_BYTES)))
+    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || !tf__defer_chains(s, out))
         return false;
     for (size_t i = 0; i < n; i++) {
         const tf_storage *st = in[i]->storage;
@@ -522,6 +526,12 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
     if (st)
         return st;
     return pr == PLAN_OK ? TF_OK : mark_error(mark, tf_prim_name(prim));
+}
+
+bool tf__defer_in_batch(const tf_session *s, const tf_tensor *t)
+{
+    const struct tf_batch *b = s->batch;
+    return b && b->open && atomic_load_explicit(&t->storage->pending, memory_order_acquire) == b;
 }
 
 /* Whether pb is a batch rather than NULL or one of the marks. */

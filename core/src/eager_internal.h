@@ -175,8 +175,21 @@ struct tf_session {
  */
 tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
                          tf_tensor *const *in, tf_tensor *out);
+/*
+ * Whether the session defers elementwise results like `out` (its float dtype
+ * and size): its defer mode, and under TF_DEFER_AUTO the engine's
+ * TF_ENGINE_CAP_DEFER_CHAINS (on a host-memory engine, for results of
+ * TF_DEFER_HOST_MIN_BYTES or more). Reverse rules' programs follow it too.
+ */
+bool tf__defer_chains(const tf_session *s, const tf_tensor *out);
 /* Runs the session's open batch and frees it (session end). */
 tf_status tf__defer_end(tf_session *s);
+/*
+ * Whether t's contents are a step of the session's open batch, not yet run:
+ * then an op that reads it at once (an in-place sum) would run the batch
+ * first, where one more deferred step would not. The session's thread only.
+ */
+bool tf__defer_in_batch(const tf_session *s, const tf_tensor *t);
 
 /* ---- ops and their rules (op_table.c) ---- */
 

@@ -69,15 +69,26 @@ void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fu
     }
 }
 
-tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
-                          tf_tensor *out)
+/* One resolved step on e now (s NULL), or as s's elementwise op, which joins
+   s's batch when it can. */
+static tf_status run_step(tf_engine *e, tf_session *s, const tf_fused_step *step,
+                          tf_tensor *const *regs, tf_tensor *out)
 {
     tf_unary_params up = {sizeof up, step->op};
     tf_binary_params bp = {sizeof bp, step->op};
     tf_tensor *args[2] = {regs[step->a], regs[step->b]};
-    return step->kind == TF_FUSED_UNARY
-               ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, args, 1, &out)
-               : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, args, 1, &out);
+    bool unary = step->kind == TF_FUSED_UNARY;
+    tf_prim prim = unary ? TF_PRIM_UNARY : TF_PRIM_BINARY;
+    const void *params = unary ? (const void *)&up : (const void *)&bp;
+    size_t n = unary ? 1 : 2;
+    return s ? tf__defer_exec(s, prim, params, n, args, out)
+             : tf_engine_execute(e, prim, params, n, args, 1, &out);
+}
+
+tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
+                          tf_tensor *out)
+{
+    return run_step(e, NULL, step, regs, out);
 }
 
 /* Steps 0 .. result resolved (the program ends at its result: a step reads
@@ -116,8 +127,10 @@ static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *l
     return TF_OK;
 }
 
-tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
-                           tf_tensor *const *in, const tf_tensor *like, tf_tensor **dst)
+/* tf__fx_run_steps, each step run by the engine now (s NULL) or deferred on s. */
+static tf_status run_steps(tf_engine *e, tf_session *s, const tf_fused_step *steps, uint32_t n,
+                           uint32_t n_in, tf_tensor *const *in, const tf_tensor *like,
+                           tf_tensor **dst)
 {
     tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
     tf_status st = TF_OK;
@@ -127,22 +140,31 @@ tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n,
         if (!dst[k])
             st = tf_tensor_empty(e, like->dtype, like->rank, like->shape, &dst[k]);
         if (!st)
-            st = tf__fx_run_step(e, &steps[k], r, dst[k]);
+            st = run_step(e, s, &steps[k], r, dst[k]);
         r[n_in + k] = dst[k];
     }
     return st;
 }
 
+tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
+                           tf_tensor *const *in, const tf_tensor *like, tf_tensor **dst)
+{
+    return run_steps(e, NULL, steps, n, n_in, in, like, dst);
+}
+
 /*
- * An engine without FUSED for this program: its steps one primitive call at a
- * time into new tensors (still without the session ops' eager wrappers and
- * checks), the last one summed into *acc by tf__accumulate.
+ * The program's steps as the session's elementwise ops, each into a new
+ * tensor (still without the session ops' eager wrappers and checks), the last
+ * one summed into *acc by tf__accumulate. For an engine without FUSED for the
+ * program they run one primitive call each; where the session defers chains
+ * they join its batch, as the ops that made the cotangent did, and the
+ * intermediates nothing holds when it runs are never written.
  */
-static tf_status run_unfused(tf_session *s, const tf_fused_params *p, uint32_t n_in,
-                             tf_tensor *const *in, const tf_eager *like, tf_eager **acc)
+static tf_status run_as_ops(tf_session *s, const tf_fused_params *p, uint32_t n_in,
+                            tf_tensor *const *in, const tf_eager *like, tf_eager **acc)
 {
     tf_tensor *r[TF_FUSED_MAX_STEPS] = {NULL};
-    tf_status st = tf__fx_run_steps(s->engine, p->steps, p->n_steps, n_in, in, like->value, r);
+    tf_status st = run_steps(s->engine, s, p->steps, p->n_steps, n_in, in, like->value, r);
     if (!st) {
         tf_eager *v = tf__eager_new(s->rt, r[p->n_steps - 1], false);
         st = v ? tf__accumulate(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
@@ -167,7 +189,8 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     bool with_acc = *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS &&
                     result + 1 < TF_FUSED_MAX_STEPS;
     uint32_t n_in = fx->n_in + (with_acc ? 1 : 0);
-    bool fused = (with_acc || !*acc) && tf__engine_fuses(s->engine, like->value->dtype, n_in, 1);
+    bool fused = (with_acc || !*acc) && !tf__defer_chains(s, like->value) &&
+                 tf__engine_fuses(s->engine, like->value->dtype, n_in, 1);
     if (!fused) {
         with_acc = false;
         n_in = fx->n_in;
@@ -180,7 +203,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     tf_tensor *out = NULL;
     tf_status st = gather_inputs(s, fx, like, in, keep);
     if (!st && !fused) {
-        st = run_unfused(s, &p, n_in, in, like, acc);
+        st = run_as_ops(s, &p, n_in, in, like, acc);
     } else if (!st && with_acc) {
         uint32_t a = fx->n_in; /* acc's register */
         bool private_sum = tf__can_add_in_place(s, *acc, like); /* before any retain */

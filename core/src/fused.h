@@ -10,7 +10,10 @@
  * one TF_PRIM_FUSED call, written in place over the running sum when that is
  * private. Backward does so only when nothing is recorded (no create_graph:
  * the program has no rule of its own) and the engine runs FUSED for the
- * dtype; otherwise the rule's ordinary vjp runs.
+ * dtype; otherwise the rule's ordinary vjp runs. Where the derivative's
+ * session defers chains (defer.c; the engine asks for it), the program's
+ * steps and the sum join its batch instead, with the steps of the rules
+ * before and after it, so a chain of rules is one FUSED call.
  *
  * Building: tf__fx_input / tf__fx_const / tf__fx_unary / tf__fx_binary return
  * a reference (an input or a step); a program that outgrows the ABI's limits

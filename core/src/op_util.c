@@ -308,7 +308,13 @@ tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
         return TF_OK;
     }
     tf_binary_params p = {sizeof p, TF_BINARY_ADD};
-    if (tf__can_add_in_place(s, *acc, b)) {
+    /*
+     * A term the session's open batch still computes (a rule's deferred
+     * result) joins that batch as one more step: summed in place, it would
+     * make the batch run now, and be written only to be read back at once.
+     */
+    bool pending = tf__defer_in_batch(s, b->value) || tf__defer_in_batch(s, (*acc)->value);
+    if (!pending && tf__can_add_in_place(s, *acc, b)) {
         tf_tensor *in[2] = {(*acc)->value, b->value};
         return tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
     }
@@ -317,7 +323,7 @@ tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
      * may be a view no one can write (backward's first cotangent is often a
      * broadcast of the seed), while b is the fresh, private result of a rule.
      */
-    if (tf__can_add_in_place(s, b, *acc)) {
+    if (!pending && tf__can_add_in_place(s, b, *acc)) {
         tf_tensor *in[2] = {b->value, (*acc)->value};
         tf_status st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
         if (st)

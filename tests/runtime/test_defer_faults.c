@@ -21,7 +21,9 @@
  * as its tail (executes 3: FUSED, 4: REDUCE): either call failing loses the
  * sum, and the FUSED one the adds' results too.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tenferro/engine.h>
@@ -129,14 +131,19 @@ static void assert_lost(tf_session *s, tf_eager *v, tf_eager *other, const char 
     assert_int_equal(stats_of(s).ops_deferred, deferred);
 }
 
-/* v holds `value` in each of its N elements. */
-static void assert_value(tf_eager *v, double value)
+/* t holds `value` in each of its N elements. */
+static void assert_tensor_value(const tf_tensor *t, double value)
 {
     double got[N], want[N];
     for (int i = 0; i < N; i++)
         want[i] = value;
-    TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(v), TF_F64, got, N));
+    TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, got, N));
     assert_memory_equal(got, want, sizeof got);
+}
+
+static void assert_value(tf_eager *v, double value)
+{
+    assert_tensor_value(tf_eager_value(v), value);
 }
 
 /* ---- the engine answers FUSED, so the adds wait; the values are right ---- */
@@ -419,6 +426,104 @@ static void test_defer_off_fails_at_the_op(void **state)
     }
 }
 
+/* ---- derivatives defer their elementwise work too ---- */
+
+/* A runtime whose sessions, derivatives' included, begin in `mode` (TENFERRO_DEFER). */
+static tf_runtime *runtime_in(const char *mode)
+{
+    const char *was = getenv("TENFERRO_DEFER");
+    char *saved = was ? strdup(was) : NULL;
+    assert_int_equal(setenv("TENFERRO_DEFER", mode, 1), 0);
+    tf_runtime *rt = NULL;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    assert_int_equal(saved ? setenv("TENFERRO_DEFER", saved, 1) : unsetenv("TENFERRO_DEFER"), 0);
+    free(saved);
+    return rt;
+}
+
+enum {
+    CHAIN = 4,
+    SETUP_CALLS = 2 + CHAIN
+}; /* two FILLs, the forward adds */
+typedef enum derivative {
+    BACKWARD,
+    VJP,
+    JVP
+} derivative;
+
+/*
+ * y = x + x + ... + x (CHAIN adds, run at once) on a faulty engine that fails
+ * every execute after the (SETUP_CALLS + k)th, then one derivative of y with
+ * a seed of ones: backward (into x's slot), vjp or jvp (all 1 + CHAIN). Its
+ * every step is an add: the sum of the CHAIN + 1 terms of x's cotangent, or
+ * the tangents' chain. Returns the derivative's status; on success checks
+ * the value, on failure that nothing changed (no grad, *out untouched).
+ */
+static tf_status derivative_with_calls(tf_runtime *rt, derivative d, long k)
+{
+    tf_engine *e = faulty(SETUP_CALLS + k);
+    tf_session *s = NULL;
+    TF_ASSERT_OK(tf_session_begin(rt, e, &s));
+    TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_OFF)); /* the forward pass runs as issued */
+    int64_t shape[1] = {N};
+    tf_eager *xc = NULL, *x = NULL, *seed = NULL, *y = NULL;
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &xc));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &seed));
+    TF_ASSERT_OK(tf_runtime_variable_from(rt, tf_eager_value(xc), &x));
+    y = x;
+    tf_eager_retain(y);
+    for (int i = 0; i < CHAIN; i++) {
+        tf_eager *next = NULL;
+        TF_ASSERT_OK(tf_session_add(s, y, x, &next));
+        tf_eager_release(y);
+        y = next;
+    }
+    tf_eager *out = SENTINEL;
+    tf_error_clear();
+    tf_status st = d == BACKWARD ? tf_eager_backward_with_seed(y, seed, e)
+                   : d == VJP    ? tf_runtime_vjp(rt, e, y, x, seed, &out)
+                                 : tf_runtime_jvp(rt, e, y, x, seed, &out);
+    tf_tensor *g = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &g));
+    if (st == TF_OK) {
+        if (d == BACKWARD)
+            assert_non_null(g);
+        assert_tensor_value(d == BACKWARD ? g : tf_eager_value(out), 1.0 + CHAIN);
+        if (d != BACKWARD)
+            tf_eager_release(out);
+    } else {
+        assert_injected(st, "the derivative");
+        assert_ptr_equal(out, SENTINEL);
+    }
+    if (st != TF_OK || d != BACKWARD)
+        assert_null(g); /* a failed backward publishes nothing */
+    tf_tensor_release(g);
+    tf_eager_release(xc);
+    tf_eager_release(x);
+    tf_eager_release(seed);
+    tf_eager_release(y);
+    tf_session_end(s);
+    tf_engine_destroy(e);
+    return st;
+}
+
+static void test_derivatives_defer_their_sums(void **state)
+{
+    (void)state;
+    tf_runtime *always = runtime_in("always"), *off = runtime_in("off");
+    for (derivative d = BACKWARD; d <= JVP; d++) {
+        /* deferred: every add waits in the derivative's batch, one FUSED call
+           at its end; an engine failing that call fails the derivative */
+        TF_ASSERT_OK(derivative_with_calls(always, d, 1));
+        TF_ASSERT_STATUS(derivative_with_calls(always, d, 0), TF_ERR_BACKEND);
+        /* not deferred: one call per add */
+        TF_ASSERT_OK(derivative_with_calls(off, d, CHAIN));
+        TF_ASSERT_STATUS(derivative_with_calls(off, d, CHAIN - 1), TF_ERR_BACKEND);
+    }
+    tf_runtime_release(always);
+    tf_runtime_release(off);
+}
+
 static int group_setup(void **state)
 {
     TF_ASSERT_OK(tf_runtime_create(&g_rt));
@@ -440,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_failure_where_the_batch_runs),
         cmocka_unit_test(test_dropped_batch_makes_no_engine_call),
         cmocka_unit_test(test_defer_off_fails_at_the_op),
+        cmocka_unit_test(test_derivatives_defer_their_sums),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
