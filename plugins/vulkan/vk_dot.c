@@ -12,8 +12,10 @@
  * output is dense [lhs free, rhs free, batch], which is C[M, N, batch].
  * Outputs with one column (N = 1) or one row (M = 1) take the
  * matrix-vector shader gemv.comp instead of the tiled GEMM, whose tiles
- * would be almost all padding there. Otherwise gemm_tile() picks one of the
- * tile shapes gemm.comp is built in (see there and README.md).
+ * would be almost all padding there. Otherwise gemm_choose() picks one of
+ * the tile shapes gemm.comp is built in, or, for large f32/f64 products
+ * whose A is contiguous along M and B along K, the 128 x 128 tile of
+ * gemm_big.comp (see there and README.md).
  */
 #include <string.h>
 
@@ -158,10 +160,11 @@ static tf_status record_gemv(vk_engine *e, uint32_t dtype, const tf_operand *out
     return tf__vk_record_dispatch(e, &d);
 }
 
-/* The tile shapes of gemm.comp (rows x columns of C per workgroup) and their families. */
+/* The tile shapes of gemm.comp and gemm_big.comp (rows x columns of C per workgroup) and their
+   families. */
 typedef struct gemm_tile {
     int64_t bm, bn;
-    uint32_t f32; /* the family's f32 variant (f64, i32, i64 follow) */
+    uint32_t f32; /* the family's f32 variant (f64, i32, i64 follow; gemm_big: f64 only) */
 } gemm_tile;
 
 /*
@@ -172,10 +175,18 @@ typedef struct gemm_tile {
  * 64 x 64 tile (16 products per invocation per loaded pair of values; at
  * most a third padding along a side). Otherwise the 32 x 32 tile, which
  * wastes less at the edges and makes four times the workgroups of 64 x 64
- * on mid-sized outputs. Not tuned on a real GPU yet (docs/performance.md).
+ * on mid-sized outputs. Both sides >= 512, f32 or f64, and `contiguous` (A's
+ * rows adjacent, stride_m == 1, and B's depths adjacent, stride_k == 1, as
+ * in column-major dense operands): the 128 x 128 tile of gemm_big.comp (64
+ * products per invocation per pair of loaded 8-value groups, coalesced
+ * loads, the next K-slice loaded while the current one is computed); from
+ * 512 on it still makes at least 16 workgroups per batch. Not tuned on a
+ * real GPU yet (docs/performance.md).
  */
-static gemm_tile gemm_choose(int64_t m, int64_t n)
+static gemm_tile gemm_choose(int64_t m, int64_t n, uint32_t dtype, int contiguous)
 {
+    if (m >= 512 && n >= 512 && contiguous && (dtype == TF_F32 || dtype == TF_F64))
+        return (gemm_tile){128, 128, VK_SHADER_GEMM_BIG_F32};
     if (n <= 16 && m > 16)
         return (gemm_tile){64, 16, VK_SHADER_GEMM_T_F32};
     if (m <= 16 && n > 16)
@@ -206,7 +217,10 @@ tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x)
         span_l += (lhs->shape[a] - 1) * (lhs->strides[a] < 0 ? -lhs->strides[a] : lhs->strides[a]);
     for (uint32_t a = 0; a < rhs->rank; a++)
         span_r += (rhs->shape[a] - 1) * (rhs->strides[a] < 0 ? -rhs->strides[a] : rhs->strides[a]);
-    gemm_tile tile = gemm_choose(m, n);
+    /* As the GEMM will read them: a group that does not merge is materialised dense (below);
+       B's stride along K does not matter when K <= 1. */
+    int contiguous = (!l_direct || l.stride[0] == 1) && (!r_direct || r.stride[0] == 1 || k <= 1);
+    gemm_tile tile = gemm_choose(m, n, lhs->dtype, contiguous);
     if (m * n * nb >= INT32_MAX || m * k * nb >= INT32_MAX || k * n * nb >= INT32_MAX ||
         !small(lhs->offset + span_l) || !small(rhs->offset + span_r) ||
         !small(out->offset + m * n * nb) || (m + tile.bm - 1) / tile.bm > 65535 ||

@@ -2,10 +2,11 @@
  * test_vulkan_prims.c - every primitive the Vulkan engine claims, on random
  * shapes (rank 0 to 4, zero extents) and input layouts (dense, transposed,
  * reversed, broadcast, stepped), against the CPU reference engine, with the
- * Khronos validation layer on and any message of it a failure. test_dot_tiles
- * and test_vec4_elementwise choose shapes and offsets that reach every GEMM
- * tile shape and both the vector and the element path of the dense
- * elementwise kernels, and check in the engine's log that each ran.
+ * Khronos validation layer on and any message of it a failure. test_dot_tiles,
+ * test_dot_big and test_vec4_elementwise choose shapes, layouts and offsets
+ * that reach every GEMM tile shape and both the vector and the element path
+ * of the dense elementwise kernels, and check in the engine's log that each
+ * ran.
  *
  * Tolerances: f32 arithmetic is compared at 1e-6 relative, f64 at 1e-15;
  * f64 transcendental ops (the engine's own series, math64.glsl) at 1e-13. Transcendental
@@ -669,15 +670,14 @@ static void test_reduce_shared_memory(void **state)
 /* ---- DOT_GENERAL --------------------------------------------------------------------------- */
 
 /*
- * One DOT_GENERAL of lhs [m, k, b] and rhs [k, n, b] (axes permuted at random, each operand in
- * a random layout; without `batched` the batch axis is absent and b is 1) on both engines.
+ * One DOT_GENERAL of lhs [m, k, b] and rhs [k, n, b] on both engines: axis i of lhs holds its
+ * logical axis lp[i] (of m, k, b), axis i of rhs rp[i] (of k, n, b), and the operands are in
+ * the layouts lr[0], lr[1] (NULL: random ones); without `batched` the batch axis is absent
+ * and b is 1.
  */
-static void run_dot(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, int64_t b,
-                    int batched)
+static void run_dot_laid(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, int64_t b,
+                         int batched, const int *lp, const int *rp, const vk_layout *lr)
 {
-    int lp[3], rp[3];
-    tfr_rng_perm(rng, batched ? 3 : 2, lp);
-    tfr_rng_perm(rng, batched ? 3 : 2, rp);
     int64_t lsh_logical[3] = {m, k, b}, rsh_logical[3] = {k, n, b};
     size_t rank = batched ? 3 : 2;
     int64_t lsh[3], rsh[3];
@@ -686,7 +686,6 @@ static void run_dot(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, 
     p.struct_size = sizeof p;
     p.n_contracting = 1;
     p.n_batch = batched ? 1 : 0;
-    /* axis i of lhs holds logical axis lp[i] */
     for (size_t i = 0; i < rank; i++) {
         lsh[i] = lsh_logical[lp[i]];
         rsh[i] = rsh_logical[rp[i]];
@@ -702,8 +701,8 @@ static void run_dot(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, 
     int64_t osh[3] = {m, n, b};
     vk_pair in[2], out;
     vk_gen g = is_int(dt) ? (vk_gen){-1000, 1000} : sym; /* ints: sums wrap */
-    vk_pair_make(&in[0], rng, dt, rank, lsh, random_layout(rng), g);
-    vk_pair_make(&in[1], rng, dt, rank, rsh, random_layout(rng), g);
+    vk_pair_make(&in[0], rng, dt, rank, lsh, lr ? lr[0] : random_layout(rng), g);
+    vk_pair_make(&in[1], rng, dt, rank, rsh, lr ? lr[1] : random_layout(rng), g);
     vk_pair_output(&out, dt, rank, osh);
     char what[96];
     snprintf(what, sizeof what, "DOT_GENERAL %s m=%lld n=%lld k=%lld b=%lld", tf_dtype_name(dt),
@@ -714,6 +713,16 @@ static void run_dot(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, 
     vk_pair_free(&in[0]);
     vk_pair_free(&in[1]);
     vk_pair_free(&out);
+}
+
+/* run_dot_laid with the axes permuted at random and the operands in random layouts. */
+static void run_dot(tfr_rng *rng, tf_dtype dt, int64_t m, int64_t n, int64_t k, int64_t b,
+                    int batched)
+{
+    int lp[3], rp[3];
+    tfr_rng_perm(rng, batched ? 3 : 2, lp);
+    tfr_rng_perm(rng, batched ? 3 : 2, rp);
+    run_dot_laid(rng, dt, m, n, k, b, batched, lp, rp, NULL);
 }
 
 /* Random sizes that cross tile edges, matrix-vector shapes and long dot products. */
@@ -780,6 +789,59 @@ static void test_dot_tiles(void **state)
         }
     }
     vk_fresh_end(saved);
+}
+
+/*
+ * The 128 x 128 tile of gemm_big.comp (gemm_choose: M, N >= 512, f32 or f64, A contiguous along
+ * M and B along K), on dense operands: square, edges in every dimension, K = 0 and 1, batched with
+ * lhs's batch axis between its free and contracting axes; then layouts it must leave to the
+ * generic kernel (lhs stored [k, m], rhs stored [n, k]); each group on an engine of its own so the
+ * log shows which kernels ran.
+ */
+static void test_dot_big(void **state)
+{
+    (void)state;
+    typedef struct {
+        int64_t m, n, k, b;
+        int lp[3], rp[3];
+    } big_case;
+    static const big_case fast[] = {
+        {512, 512, 64, 1, {0, 1, 2}, {0, 1, 2}},
+        {520, 600, 37, 1, {0, 1, 2}, {0, 1, 2}},
+        {512, 640, 0, 1, {0, 1, 2}, {0, 1, 2}},
+        {600, 512, 1, 1, {0, 1, 2}, {0, 1, 2}}, /* B's k stride is 0 here: unused */
+        {513, 530, 20, 2, {0, 2, 1}, {0, 1, 2}},
+    };
+    static const big_case generic[] = {
+        {520, 515, 24, 1, {1, 0, 2}, {0, 1, 2}}, /* A along K: stride_m = k */
+        {515, 520, 24, 1, {0, 1, 2}, {1, 0, 2}}, /* B along N: stride_k = n */
+    };
+    static const vk_layout dense[2] = {VK_DENSE, VK_DENSE};
+    static const tf_dtype dts[] = {TF_F32, TF_F64};
+    static const char *const names[] = {"f32", "f64"};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 53);
+    for (int g = 0; g < 2; g++) {
+        const big_case *cases = g == 0 ? fast : generic;
+        size_t n_cases = g == 0 ? sizeof fast / sizeof fast[0] : sizeof generic / sizeof generic[0];
+        tf_engine *saved = vk_fresh_begin(NULL, NULL);
+        for (size_t t = 0; t < 2; t++) {
+            tf_dtype d[3] = {dts[t], dts[t], dts[t]};
+            if (!tf_engine_supports(vk_engine, TF_PRIM_DOT_GENERAL, 0, d, 3))
+                continue;
+            for (size_t c = 0; c < n_cases; c++)
+                run_dot_laid(&rng, dts[t], cases[c].m, cases[c].n, cases[c].k, cases[c].b,
+                             cases[c].b > 1, cases[c].lp, cases[c].rp, dense);
+            char name[32];
+            snprintf(name, sizeof name, "%s_%s", g == 0 ? "gemm_big" : "gemm", names[t]);
+            vk_assert_pipeline_used(name);
+        }
+        if (g == 1 && tf_test_log_count(TF_LOG_DEBUG, "vulkan: pipeline gemm_big") != 0) {
+            tf_test_log_dump();
+            fail_msg("a layout outside gemm_big's fast path took it");
+        }
+        vk_fresh_end(saved);
+    }
 }
 
 /* A dense 1-D operand starting at element `off` of a larger uploaded root. */
@@ -923,7 +985,8 @@ int main(void)
         cmocka_unit_test(test_compare_select),   cmocka_unit_test(test_convert),
         cmocka_unit_test(test_reduce),           cmocka_unit_test(test_reduce_shared_memory),
         cmocka_unit_test(test_dot_general),      cmocka_unit_test(test_dot_tiles),
-        cmocka_unit_test(test_vec4_elementwise), cmocka_unit_test(test_dependent_chain),
+        cmocka_unit_test(test_dot_big),          cmocka_unit_test(test_vec4_elementwise),
+        cmocka_unit_test(test_dependent_chain),
     };
     return cmocka_run_group_tests_name("vulkan primitives vs cpu", tests, vk_group_setup,
                                        vk_group_teardown);
