@@ -221,7 +221,10 @@ tf_engine *tf_session_engine(const tf_session *session);   /* borrowed */
  * are the same bits as with deferral
  * off. An engine failure then surfaces at the read that ran the batch, and
  * its results read later fail with TF_ERR_BACKEND. Only engines that run
- * TF_PRIM_FUSED defer anything.
+ * TF_PRIM_FUSED defer anything. Derivatives (backward, vjp, jvp) defer
+ * their own elementwise work in the runtime's mode (TENFERRO_DEFER) and run
+ * it before they return: an engine failure there fails the derivative, with
+ * nothing published.
  */
 typedef enum tf_defer_mode {
     TF_DEFER_OFF = 0,    /* every op runs when issued */
