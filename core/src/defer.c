@@ -451,10 +451,8 @@ static void append(struct tf_batch *b, tf_prim prim, const void *params, const u
 static bool tail_fits(const tf_session *s, const void *params, size_t n, tf_tensor *const *in,
                       tf_tensor *out)
 {
-    const struct tf_batch *b = s->batch;
-    if (s->defer == TF_DEFER_OFF || !b || n != 1 || out->numel == 0 ||
-        out->dtype != in[0]->dtype ||
-        atomic_load_explicit(&in[0]->storage->pending, memory_order_acquire) != b)
+    if (s->defer == TF_DEFER_OFF || n != 1 || out->numel == 0 || out->dtype != in[0]->dtype ||
+        !tf__defer_in_batch(s, in[0]))
         return false;
     /* every check the op would meet if it ran now, so that it cannot fail later for them */
     if (tf__prim_check(TF_PRIM_REDUCE, params, 1, in, 1, &out) != TF_OK)

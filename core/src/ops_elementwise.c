@@ -442,7 +442,7 @@ static bool broadcast_one(const tf_tensor *t)
 {
     const tf_storage *st = t->storage;
     if (!st->host || t->numel == 0 || !tf_dtype_is_float(t->dtype) ||
-        atomic_load_explicit(&((tf_storage *)st)->pending, memory_order_acquire))
+        atomic_load_explicit(&t->storage->pending, memory_order_acquire))
         return false;
     for (uint32_t k = 0; k < t->rank; k++)
         if (t->shape[k] != 1 && t->strides[k] != 0)
