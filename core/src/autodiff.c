@@ -460,8 +460,10 @@ static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eage
     status = rule->vjp(s, e, nd, cot[st->at], need, cin);
     for (uint32_t j = 0; j < nd->n_inputs; j++) {
         size_t k = lookup(g, nd->inputs[j]);
-        if (cin[j] && need[j] && k < g->n && status == TF_OK)
-            status = tf__accumulate(s, &cot[k], cin[j]);
+        if (cin[j] && need[j] && k < g->n && status == TF_OK) {
+            status = tf__accumulate_take(s, &cot[k], cin[j]); /* the rule's reference */
+            cin[j] = NULL;
+        }
         tf_eager_release(cin[j]);
     }
 done:

@@ -326,13 +326,18 @@ tf_status tf__zeros_like(tf_session *s, const tf_eager *like, tf_eager **out);
 tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
                            tf_eager **out);
 /*
- * Adds b into *acc (*acc may be NULL: takes a reference to b). When neither
- * is seen by anyone else (see op_util.c) the sum is written over one of
- * them: over *acc, or over b when the caller holds b's only reference, in
- * which case *acc becomes b (retained) and the caller must not use b's
- * value afterwards except through *acc.
+ * Adds b into *acc (*acc may be NULL: it takes a reference to b). b is
+ * borrowed and never written; the sum is written over *acc's own memory when
+ * no one else can see it (tf__can_add_in_place), else it is a new tensor.
  */
 tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b);
+/*
+ * The same, taking over the caller's reference to b (released on every
+ * path): then the sum may also be written over b's memory when that
+ * reference was the only one, *acc becoming b. A caller that will read b
+ * again must use tf__accumulate: its pointer is not a reference.
+ */
+tf_status tf__accumulate_take(tf_session *s, tf_eager **acc, tf_eager *b);
 /*
  * Whether `acc + b` may be written over acc's own memory: acc, its value and
  * that memory are held by the caller alone, acc is an untracked, unrecorded

@@ -167,8 +167,7 @@ static tf_status run_as_ops(tf_session *s, const tf_fused_params *p, uint32_t n_
     tf_status st = run_steps(s->engine, s, p->steps, p->n_steps, n_in, in, like->value, r);
     if (!st) {
         tf_eager *v = tf__eager_new(s->rt, r[p->n_steps - 1], false);
-        st = v ? tf__accumulate(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
-        tf_eager_release(v);
+        st = v ? tf__accumulate_take(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
     }
     for (uint32_t k = 0; k < p->n_steps; k++)
         tf_tensor_release(r[k]);
@@ -183,7 +182,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
         if (!x)
             return tf__error(TF_ERR_RUNTIME_STATE, "autodiff", NULL,
                              "a fused reverse rule gave a bare constant");
-        return tf__accumulate(s, acc, x);
+        return tf__accumulate(s, acc, x); /* borrowed: the rule may pass x on twice */
     }
     /* acc is summed in by the program itself when there is room for it */
     bool with_acc = *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS &&

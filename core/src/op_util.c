@@ -300,14 +300,22 @@ bool tf__can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
     return !(tf__recording(s->rt) && (b->tracked || tf__capturing(s->rt)));
 }
 
-tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
+/*
+ * The one place a cotangent sum writes in place. `take`: the caller hands
+ * over its reference to b, so b's memory may be written when that reference
+ * is the only one left; otherwise b is borrowed and only *acc's memory may
+ * be (see "Writing in place" in docs/runtime.md).
+ */
+static tf_status accumulate(tf_session *s, tf_eager **acc, tf_eager *b, bool take)
 {
     if (!*acc) {
-        tf_eager_retain(b);
+        if (!take)
+            tf_eager_retain(b);
         *acc = b;
         return TF_OK;
     }
     tf_binary_params p = {sizeof p, TF_BINARY_ADD};
+    tf_status st;
     /*
      * A term the session's open batch still computes (a rule's deferred
      * result) joins that batch as one more step: summed in place, it would
@@ -316,28 +324,42 @@ tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
     bool pending = tf__defer_in_batch(s, b->value) || tf__defer_in_batch(s, (*acc)->value);
     if (!pending && tf__can_add_in_place(s, *acc, b)) {
         tf_tensor *in[2] = {(*acc)->value, b->value};
-        return tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
-    }
-    /*
-     * The other way round (float addition commutes exactly): the running sum
-     * may be a view no one can write (backward's first cotangent is often a
-     * broadcast of the seed), while b is the fresh, private result of a rule.
-     */
-    if (!pending && tf__can_add_in_place(s, b, *acc)) {
+        st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
+    } else if (take && !pending && tf__can_add_in_place(s, b, *acc)) {
+        /*
+         * The other way round (float addition commutes exactly): the running
+         * sum may be a view no one can write (backward's first cotangent is
+         * often a broadcast of the seed), while b is the fresh, private
+         * result of a rule. Only a reference handed over makes b's count of
+         * one mean "no one else": a borrowed b is counted by its owner, who
+         * may still read it (a rule passing one cotangent to two inputs).
+         */
         tf_tensor *in[2] = {b->value, (*acc)->value};
-        tf_status st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
-        if (st)
-            return st;
-        tf_eager_retain(b);
-        tf_eager_release(*acc);
-        *acc = b;
-        return TF_OK;
+        st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);
+        if (!st) {
+            tf_eager_release(*acc);
+            *acc = b;
+            return TF_OK;
+        }
+    } else {
+        tf_eager *sum;
+        st = tf_session_add(s, *acc, b, &sum);
+        if (!st) {
+            tf_eager_release(*acc);
+            *acc = sum;
+        }
     }
-    tf_eager *sum;
-    tf_status st = tf_session_add(s, *acc, b, &sum);
-    if (st)
-        return st;
-    tf_eager_release(*acc);
-    *acc = sum;
-    return TF_OK;
+    if (take)
+        tf_eager_release(b);
+    return st;
+}
+
+tf_status tf__accumulate(tf_session *s, tf_eager **acc, tf_eager *b)
+{
+    return accumulate(s, acc, b, false);
+}
+
+tf_status tf__accumulate_take(tf_session *s, tf_eager **acc, tf_eager *b)
+{
+    return accumulate(s, acc, b, true);
 }

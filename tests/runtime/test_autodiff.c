@@ -735,6 +735,92 @@ static void test_cotangent_sums_stay_private(void **state)
     tft_env_end(&f);
 }
 
+/*
+ * One cotangent handed to two inputs (an add's rule passes its cotangent on
+ * to both): summing it into the first input's running cotangent must not
+ * write over it while the second still reads it. The pattern is a cancelling
+ * path, t1 = f(x); t2 = t1 + x; y = t1 - t2 = -x, on sizes below and above
+ * the size from which the CPU engine's sessions defer (TF_DEFER_HOST_MIN_BYTES),
+ * with f = exp, x * x and -x, and y written as t1 + (-t2) too. backward into
+ * the slot, grad and vjp with a seed of ones must all give d sum(y)/dx = -1.
+ */
+typedef enum shared_f { SHARED_EXP, SHARED_SQUARE, SHARED_NEG } shared_f;
+
+static tf_eager *shared_program(tf_session *s, tf_eager *x, shared_f f, int plus_neg)
+{
+    tf_eager *t1 = NULL, *t2, *y = NULL, *loss;
+    if (f == SHARED_EXP)
+        TF_ASSERT_OK(tf_session_exp(s, x, &t1));
+    else if (f == SHARED_SQUARE)
+        t1 = op2(tf_session_mul, s, x, x);
+    else
+        TF_ASSERT_OK(tf_session_neg(s, x, &t1));
+    t2 = op2(tf_session_add, s, t1, x);
+    if (plus_neg) {
+        tf_eager *n2 = NULL;
+        TF_ASSERT_OK(tf_session_neg(s, t2, &n2));
+        y = op2(tf_session_add, s, t1, n2);
+        tf_eager_release(n2);
+    } else {
+        y = op2(tf_session_sub, s, t1, t2);
+    }
+    loss = sum_all(s, y);
+    tf_eager_release(y);
+    tf_eager_release(t2);
+    tf_eager_release(t1);
+    return loss;
+}
+
+static void expect_all(const tf_tensor *t, double want, size_t n, const char *what)
+{
+    double *got = malloc(n * sizeof *got);
+    assert_non_null(got);
+    read_tensor(t, got, n);
+    for (size_t i = 0; i < n; i++)
+        if (fabs(got[i] - want) > 1e-12) {
+            double g = got[i];
+            free(got);
+            fail_msg("%s: element %zu is %.17g, want %g", what, i, g, want);
+        }
+    free(got);
+}
+
+static void test_shared_cotangent(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {3, 40000}; /* 40000 f64: 320 KB, deferred under AUTO */
+    for (size_t si = 0; si < 2; si++)
+        for (int f = SHARED_EXP; f <= SHARED_NEG; f++)
+            for (int plus_neg = 0; plus_neg < 2; plus_neg++) {
+                size_t n = sizes[si];
+                tft_env e = tft_env_begin();
+                double *v = malloc(n * sizeof *v);
+                assert_non_null(v);
+                for (size_t i = 0; i < n; i++)
+                    v[i] = 0.3 - 0.5 * (double)(i % 3) / 2.0;
+                const int64_t shape[] = {(int64_t)n};
+                tf_eager *x = tft_f64(e.rt, 1, 1, shape, v, n);
+                free(v);
+                tf_eager *loss = shared_program(e.s, x, (shared_f)f, plus_neg);
+                tf_eager *g = grad(e.rt, loss, x), *one = NULL, *vj = NULL;
+                TF_ASSERT_OK(tf_session_full(e.s, TF_F64, 0, NULL, 1.0, &one));
+                TF_ASSERT_OK(tf_runtime_vjp(e.rt, g_cpu, loss, x, one, &vj));
+                TF_ASSERT_OK(tf_eager_backward(loss, g_cpu));
+                tf_tensor *slot = NULL;
+                TF_ASSERT_OK(tf_eager_grad(x, &slot));
+                expect_all(tf_eager_value(g), -1.0, n, "grad");
+                expect_all(tf_eager_value(vj), -1.0, n, "vjp");
+                expect_all(slot, -1.0, n, "backward's slot");
+                tf_tensor_release(slot);
+                tf_eager_release(vj);
+                tf_eager_release(one);
+                tf_eager_release(g);
+                tf_eager_release(loss);
+                tf_eager_release(x);
+                tft_env_end(&e);
+            }
+}
+
 /* Asserts t holds exactly want[0 .. n) (any n, unlike expect_tensor). */
 static void expect_exact(const tf_tensor *t, const double *want, size_t n)
 {
@@ -963,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_backward_with_seed),
         cmocka_unit_test(test_cotangent_sums_stay_private),
         cmocka_unit_test(test_cotangent_sums_of_views),
+        cmocka_unit_test(test_shared_cotangent),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_long_chain),
         cmocka_unit_test(test_derivatives_are_dense),
