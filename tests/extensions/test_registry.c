@@ -5,6 +5,8 @@
  * transaction failing halfway, caches keyed by the epoch, signature
  * mismatches, a missing kernel for the engine, a missing AD rule.
  */
+#include <stdlib.h>
+
 #include "ext_test_util.h"
 
 /* ---- loading ---- */
@@ -246,6 +248,58 @@ static void test_call_and_gradient(void **state)
     tf_eager_release(x);
     tf_session_end(s);
     tf_runtime_release(rt);
+}
+
+/*
+ * An extension rule that hands one cotangent to both of its inputs (sum2's):
+ * summing it into the first input's cotangent must not write over it while
+ * the second still reads it. t1 = exp(x); t2 = sum2(t1, x); loss =
+ * sum(t1 - t2) = sum(-x): backward into the slot, grad and vjp give -1, on a
+ * small vector and on one the CPU engine's sessions defer.
+ */
+static void test_rule_shares_cotangent(void **state)
+{
+    (void)state;
+    const int64_t sizes[] = {3, 40000};
+    for (int si = 0; si < 2; si++) {
+        int64_t n = sizes[si];
+        tf_runtime *rt = runtime_with_fixture();
+        tf_session *s;
+        TF_ASSERT_OK(tf_session_begin(rt, g_cpu, &s));
+        double *v = malloc((size_t)n * sizeof *v);
+        assert_non_null(v);
+        for (int64_t i = 0; i < n; i++)
+            v[i] = 0.25 * (double)(i % 5) - 0.5;
+        tf_eager *x = ext_tensor(rt, 1, &n, v, 1), *t1, *t2, *y, *l, *g, *one, *vj;
+        TF_ASSERT_OK(tf_session_exp(s, x, &t1));
+        tf_call_arg args[] = {TF_ARG_TENSOR(t1), TF_ARG_TENSOR(x)};
+        TF_ASSERT_OK(tf_session_call(s, "tenferro.fixture.sum2", args, 2, &t2, 1));
+        TF_ASSERT_OK(tf_session_sub(s, t1, t2, &y));
+        TF_ASSERT_OK(tf_session_reduce_sum(s, y, NULL, 0, &l));
+        TF_ASSERT_OK(tf_runtime_grad(rt, g_cpu, l, x, &g));
+        TF_ASSERT_OK(tf_session_full(s, TF_F64, 0, NULL, 1.0, &one));
+        TF_ASSERT_OK(tf_runtime_vjp(rt, g_cpu, l, x, one, &vj));
+        TF_ASSERT_OK(tf_eager_backward(l, g_cpu));
+        tf_tensor *slot = NULL;
+        TF_ASSERT_OK(tf_eager_grad(x, &slot));
+        const tf_eager *got[] = {g, vj};
+        for (int k = 0; k < 3; k++) {
+            TF_ASSERT_OK(tf_tensor_copy_to_host(k < 2 ? tf_eager_value(got[k]) : slot, TF_F64, v,
+                                                (size_t)n));
+            for (int64_t i = 0; i < n; i++)
+                if (v[i] != -1.0)
+                    fail_msg("%s, n = %lld: element %lld is %g, not -1",
+                             k == 0 ? "grad" : k == 1 ? "vjp" : "backward's slot", (long long)n,
+                             (long long)i, v[i]);
+        }
+        free(v);
+        tf_tensor_release(slot);
+        tf_eager *all[] = {vj, one, g, l, y, t2, t1, x};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            tf_eager_release(all[i]);
+        tf_session_end(s);
+        tf_runtime_release(rt);
+    }
 }
 
 static void test_call_signature_mismatch(void **state)
@@ -641,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_call_signature_mismatch),
         cmocka_unit_test(test_no_kernel_for_engine),
         cmocka_unit_test(test_no_ad_rule),
+        cmocka_unit_test(test_rule_shares_cotangent),
         cmocka_unit_test(test_caches_keyed_by_epoch),
         cmocka_unit_test(test_error_kinds_checked_at_install),
         cmocka_unit_test(test_typed_errors_reach_the_app),
