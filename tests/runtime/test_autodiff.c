@@ -821,6 +821,68 @@ static void test_shared_cotangent(void **state)
             }
 }
 
+/*
+ * A running cotangent that two inputs share (add's rule gave both the same
+ * one) must not be written over by a fused rule summing into one of them:
+ * u = exp(x); t = x + w; loss = sum(u * k2 + t * k). The rules of the sum and
+ * of t * k leave t with k itself (times the seed of ones), t's rule gives
+ * that to x and w, and exp's rule then adds into x's, which must become a
+ * new tensor: d/dw = k, d/dx = k + k2 * exp(x), and k is unchanged.
+ */
+static void test_shared_running_cotangent(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {4, 40000};
+    for (size_t si = 0; si < 2; si++) {
+        size_t n = sizes[si];
+        tft_env e = tft_env_begin();
+        double *xv = malloc(n * sizeof *xv), *kv = malloc(n * sizeof *kv);
+        double *k2v = malloc(n * sizeof *k2v), *got = malloc(n * sizeof *got);
+        assert_true(xv && kv && k2v && got);
+        for (size_t i = 0; i < n; i++) {
+            xv[i] = 0.1 * (double)(i % 7) - 0.3;
+            kv[i] = 1.0 + 0.5 * (double)(i % 3);
+            k2v[i] = 2.0 - 0.25 * (double)(i % 5);
+        }
+        const int64_t shape[] = {(int64_t)n};
+        tf_eager *x = tft_f64(e.rt, 1, 1, shape, xv, n), *w = tft_f64(e.rt, 1, 1, shape, xv, n);
+        tf_eager *k = tft_f64(e.rt, 0, 1, shape, kv, n), *u = NULL;
+        tf_eager *k2 = tft_f64(e.rt, 0, 1, shape, k2v, n);
+        TF_ASSERT_OK(tf_session_exp(e.s, x, &u));
+        tf_eager *t = op2(tf_session_add, e.s, x, w), *uk = op2(tf_session_mul, e.s, u, k2);
+        tf_eager *tk = op2(tf_session_mul, e.s, t, k), *v = op2(tf_session_add, e.s, uk, tk);
+        tf_eager *loss = sum_all(e.s, v);
+        TF_ASSERT_OK(tf_eager_backward(loss, g_cpu));
+        read_tensor(tf_eager_value(k), got, n);
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != kv[i])
+                fail_msg("n = %zu: the constant k changed at %zu", n, i);
+        tf_tensor *gx = NULL, *gw = NULL;
+        TF_ASSERT_OK(tf_eager_grad(x, &gx));
+        TF_ASSERT_OK(tf_eager_grad(w, &gw));
+        read_tensor(gw, got, n);
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != kv[i])
+                fail_msg("n = %zu: d/dw[%zu] = %.17g, want %.17g", n, i, got[i], kv[i]);
+        read_tensor(gx, got, n);
+        for (size_t i = 0; i < n; i++) {
+            double want = kv[i] + k2v[i] * exp(xv[i]);
+            if (fabs(got[i] - want) > 1e-14 * fabs(want))
+                fail_msg("n = %zu: d/dx[%zu] = %.17g, want %.17g", n, i, got[i], want);
+        }
+        tf_tensor_release(gw);
+        tf_tensor_release(gx);
+        tf_eager *all[] = {loss, v, tk, uk, t, u, k2, k, w, x};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            tf_eager_release(all[i]);
+        free(got);
+        free(k2v);
+        free(kv);
+        free(xv);
+        tft_env_end(&e);
+    }
+}
+
 /* Asserts t holds exactly want[0 .. n) (any n, unlike expect_tensor). */
 static void expect_exact(const tf_tensor *t, const double *want, size_t n)
 {
@@ -1050,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_cotangent_sums_stay_private),
         cmocka_unit_test(test_cotangent_sums_of_views),
         cmocka_unit_test(test_shared_cotangent),
+        cmocka_unit_test(test_shared_running_cotangent),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_long_chain),
         cmocka_unit_test(test_derivatives_are_dense),
