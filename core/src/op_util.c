@@ -278,6 +278,14 @@ tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_
  * and that value's memory are referenced by the caller alone (so no one can
  * see the change, and b - holding references of its own - cannot overlap
  * it). Backward's private cotangent sums are the case this serves.
+ *
+ * This is the core's one test of the in-place rule (docs/runtime.md,
+ * "Writing in place"): only the holder of the only counted reference to an
+ * eager tensor, its tensor and its storage may write it, and only one who
+ * owns that reference (a caller passing a borrowed acc must not ask). A
+ * deferred batch holds references to what it reads and writes, so its
+ * memory fails the counts too; tf__ready_write runs the batches that read
+ * memory before any write into it.
  */
 bool tf__can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
 {
