@@ -413,6 +413,65 @@ static tf_status rule_failed(tf_status st, const tf_ext_oprec *r, const char *mo
     return tf__error_from_plugin(st, r->name, "%s: the %s rule failed", r->name, mode);
 }
 
+/* "f64[2,3]": a result's dtype and shape, for the messages below. */
+static void describe(const tf_tensor *t, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "%s[", tf_dtype_name(t->dtype));
+    for (uint32_t k = 0; k < t->rank && n < cap; k++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", k ? "," : "", (long long)t->shape[k]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+}
+
+/*
+ * One result of a module's rule against what the rule must produce: a
+ * cotangent has its input's dtype and shape, a tangent its output's, and
+ * both belong to the session's runtime. A result that does not fit would
+ * otherwise land in a grad slot or flow into the next rule as it is.
+ * `what` names the result, `of` what it belongs to (for the message), `arg`
+ * the argument the error names.
+ */
+static tf_status check_result(tf_session *s, const tf_ext_oprec *r, const char *mode,
+                              const char *what, const char *of, const char *arg,
+                              const tf_eager *got, const tf_tensor *want)
+{
+    const tf_tensor *v = got->value;
+    bool same_shape =
+        v->rank == want->rank && memcmp(v->shape, want->shape, v->rank * sizeof v->shape[0]) == 0;
+    tf_status st = got->rt != s->rt           ? TF_ERR_CONTEXT_MISMATCH
+                   : v->dtype != want->dtype ? TF_ERR_DTYPE_MISMATCH
+                   : !same_shape              ? TF_ERR_SHAPE_MISMATCH
+                                              : TF_OK;
+    if (!st)
+        return TF_OK;
+    char gs[160], ws[160];
+    describe(v, gs, sizeof gs);
+    describe(want, ws, sizeof ws);
+    return tf__error(st, r->name, arg,
+                     "extension module '%s', op '%s': the %s rule returned a %s %s%s for %s, "
+                     "which is %s",
+                     r->module->desc->id, r->name, mode, what, gs,
+                     st == TF_ERR_CONTEXT_MISMATCH ? " of another runtime" : "", of, ws);
+}
+
+/* The cotangents a reverse rule set, each against its input (check_result). */
+static tf_status check_cotangents(tf_session *s, const tf_ext_oprec *r, const tf_node *nd,
+                                  const bool *need, tf_eager *const *cot_in)
+{
+    for (uint32_t i = 0; i < nd->n_inputs; i++) {
+        if (!need[i] || !cot_in[i])
+            continue;
+        const char *arg = r->desc->arg_names[r->tensor_arg[i]];
+        char of[96];
+        snprintf(of, sizeof of, "input '%s'", arg);
+        tf_status st =
+            check_result(s, r, "reverse", "cotangent", of, arg, cot_in[i], nd->inputs[i]->value);
+        if (st)
+            return st;
+    }
+    return TF_OK;
+}
+
 static tf_status ext_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                          const bool *need, tf_eager **cot_in)
 {
@@ -430,7 +489,9 @@ static tf_status ext_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     tf__plugin_report_clear();
     tf_status st =
         r->desc->vjp(&ctx.pub, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
-    return st ? rule_failed(st, r, "reverse") : TF_OK;
+    if (st)
+        return rule_failed(st, r, "reverse");
+    return check_cotangents(s, r, nd, need, cot_in); /* on failure the caller releases them */
 }
 
 static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tan_in,
@@ -447,7 +508,16 @@ static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     tf__plugin_report_clear();
     tf_status st =
         r->desc->jvp(&ctx.pub, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
-    return st ? rule_failed(st, r, "forward") : TF_OK;
+    if (st)
+        return rule_failed(st, r, "forward");
+    char of[32];
+    snprintf(of, sizeof of, "output %u", call.out_index);
+    if (*tan_out &&
+        (st = check_result(s, r, "forward", "tangent", of, "tangent", *tan_out, out->value))) {
+        tf_eager_release(*tan_out);
+        *tan_out = NULL;
+    }
+    return st;
 }
 
 const tf_op_rule tf__rule_extension = {.name = "extension", .vjp = ext_vjp, .jvp = ext_jvp};

@@ -250,6 +250,171 @@ static void test_module_hook_fails_late(void **state)
     tf_runtime_release(rt);
 }
 
+/* ---- a module whose AD rules return results of the wrong dtype or shape ---- */
+
+/*
+ * liar(x) -> a copy of x, with reverse and forward rules that return
+ * g_lie.result (when set) instead of the honest cotangent or tangent: a
+ * rank-0 sum, a tensor of another dtype, or one of another runtime. The host
+ * must refuse each one naming the module, the op and the input (issue 19,
+ * item 7), and leave grad slots as they were.
+ */
+static struct {
+    int mode;             /* 0: honest; 1: a rank-0 sum; 2: g_lie.other */
+    tf_eager *other;      /* the tensor mode 2 hands back */
+} g_lie;
+
+static tf_status liar_cpu(const tf_ext_kernel_ctx *k, const tf_operand *x, const tf_operand *y)
+{
+    int64_t n = x->rank ? x->shape[0] : 1;
+    for (int64_t i = 0; i < n; i++)
+        ((double *)y->data)[y->offset + i] =
+            ((const double *)x->data)[x->offset + i * (x->rank ? x->strides[0] : 0)];
+    return TF_OK;
+}
+
+static tf_status liar_infer(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                            const tf_ext_scalar *sc, uint32_t ns, tf_ext_meta *out)
+{
+    if (t[0].dtype != TF_F64 || t[0].rank > 1)
+        return c->report_argument(c, TF_ERR_DTYPE_MISMATCH, 0, "liar: x must be f64, rank <= 1");
+    out[0] = t[0];
+    return TF_OK;
+}
+
+static tf_status lie(const tf_ext_rule_ctx *c, tf_ext_tensor *honest, tf_ext_tensor **res)
+{
+    if (g_lie.mode == 1)
+        return c->ops->reduce_sum(c->session, honest, NULL, 0, res);
+    tf_ext_tensor *t = g_lie.mode == 2 ? (tf_ext_tensor *)g_lie.other : honest;
+    c->ops->retain(t);
+    *res = t;
+    return TF_OK;
+}
+
+static tf_status liar_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
+                          const int *need, tf_ext_tensor **cin)
+{
+    return need[0] ? lie(c, cot, &cin[0]) : TF_OK;
+}
+
+static tf_status liar_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
+                          tf_ext_tensor *const *tan, tf_ext_tensor **tout)
+{
+    return tan[0] ? lie(c, tan[0], tout) : TF_OK;
+}
+
+static tf_status liar_install(const tf_host_api *host, const tf_ext_registrar *reg)
+{
+    static const uint32_t kinds[] = {TF_EXT_ARG_TENSOR};
+    static const char *const names[] = {"x"};
+    static const tf_ext_kernel kernels[] = {{"cpu", TF_EXT_KERNEL_FN(liar_cpu)}};
+    static const tf_ext_op op = {.struct_size = sizeof(tf_ext_op),
+                                 .n_args = 1,
+                                 .n_outputs = 1,
+                                 .n_kernels = 1,
+                                 .name = "liar",
+                                 .arg_kinds = kinds,
+                                 .arg_names = names,
+                                 .infer = liar_infer,
+                                 .kernels = kernels,
+                                 .vjp = liar_vjp,
+                                 .jvp = liar_jvp};
+    (void)host;
+    return reg->add_op(reg->candidate, &op);
+}
+
+static const tf_extension_module_desc k_liar = {.struct_size = sizeof(tf_extension_module_desc),
+                                                .abi_major = TF_EXTENSION_ABI_MAJOR,
+                                                .abi_minor = TF_EXTENSION_ABI_MINOR,
+                                                .id = "test.liar",
+                                                .version = "1.0.0",
+                                                .description = "lying AD rules",
+                                                .install = liar_install};
+
+/* The slot of x holds `g` still, with the values {1, 1, 1}. */
+static void expect_slot(tf_eager *x, const tf_tensor *g)
+{
+    tf_tensor *now = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &now));
+    assert_ptr_equal(now, g);
+    double v[3];
+    TF_ASSERT_OK(tf_tensor_copy_to_host(now, TF_F64, v, 3));
+    assert_true(v[0] == 1 && v[1] == 1 && v[2] == 1);
+    tf_tensor_release(now);
+}
+
+/* Every way in: backward, grad, vjp and jvp, each refused with `status`. */
+static void expect_refused(tf_runtime *rt, tf_engine *cpu, tf_eager *x, tf_eager *y, tf_eager *l,
+                           tf_status status, const char *rule, const tf_tensor *g)
+{
+    tf_eager *sentinel = (tf_eager *)&g_lie, *out = sentinel;
+    TF_ASSERT_STATUS(tf_eager_backward(l, cpu), status);
+    expect_text("backward", tf_error_message(), "extension module 'test.liar', op 'test.liar.liar'");
+    expect_text("backward", tf_error_message(), "input 'x'");
+    assert_string_equal(tf_error_argument(), "x");
+    expect_slot(x, g);
+    TF_ASSERT_STATUS(tf_runtime_grad(rt, cpu, l, x, &out), status);
+    assert_ptr_equal(out, sentinel);
+    TF_ASSERT_STATUS(tf_runtime_vjp(rt, cpu, y, x, y, &out), status);
+    assert_ptr_equal(out, sentinel);
+    TF_ASSERT_STATUS(tf_runtime_jvp(rt, cpu, y, x, x, &out), status);
+    assert_ptr_equal(out, sentinel);
+    expect_text("jvp", tf_error_message(), "the forward rule returned a tangent");
+    expect_text("jvp", tf_error_message(), rule);
+    expect_slot(x, g);
+}
+
+static void test_module_rule_results_checked(void **state)
+{
+    tf_engine *cpu = NULL;
+    tf_runtime *rt = NULL, *rt2 = NULL;
+    tf_extension_module *m = NULL;
+    tf_epoch e;
+    TF_ASSERT_OK(tf_engine_open("cpu", 1, &cpu));
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    TF_ASSERT_OK(tf_runtime_create(&rt2));
+    TF_ASSERT_OK(tf_extension_from_descriptor(&k_liar, &m));
+    TF_ASSERT_OK(tf_runtime_install_extension_module(rt, m, &e));
+    tf_session *s = NULL;
+    TF_ASSERT_OK(tf_session_begin(rt, cpu, &s));
+    tf_eager *x = make_var(rt, (const double[]){1, 2, 3}, 3), *y = NULL, *l = NULL;
+    tf_call_arg arg = TF_ARG_TENSOR(x);
+    TF_ASSERT_OK(tf_session_call(s, "test.liar.liar", &arg, 1, &y, 1));
+    TF_ASSERT_OK(tf_session_reduce_sum(s, y, NULL, 0, &l));
+    g_lie.mode = 0; /* honest: the slot gets {1, 1, 1} */
+    TF_ASSERT_OK(tf_eager_backward(l, cpu));
+    tf_tensor *g = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &g));
+    g_lie.mode = 1;
+    expect_refused(rt, cpu, x, y, l, TF_ERR_SHAPE_MISMATCH, "f64[] for output 0, which is f64[3]",
+                   g);
+    const int64_t n3 = 3;
+    tf_tensor *t = NULL;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_F32, 1, &n3, (const float[]){1, 1, 1}, 3, &t));
+    TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &g_lie.other));
+    g_lie.mode = 2;
+    expect_refused(rt, cpu, x, y, l, TF_ERR_DTYPE_MISMATCH, "f32[3] for output 0", g);
+    tf_eager_release(g_lie.other);
+    TF_ASSERT_OK(tf_runtime_constant_from(rt2, tf_eager_value(x), &g_lie.other));
+    expect_refused(rt, cpu, x, y, l, TF_ERR_CONTEXT_MISMATCH, "of another runtime", g);
+    tf_eager_release(g_lie.other);
+    tf_tensor_release(t);
+    /* honest again: everything works on the same graph */
+    g_lie.mode = 0;
+    tf_eager *d = NULL;
+    TF_ASSERT_OK(tf_runtime_grad(rt, cpu, l, x, &d));
+    tf_eager_release(d);
+    tf_tensor_release(g);
+    tf_eager_release(l);
+    tf_eager_release(y);
+    tf_eager_release(x);
+    tf_session_end(s);
+    tf_runtime_release(rt2);
+    tf_runtime_release(rt);
+    tf_engine_destroy(cpu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_engine_old_minor_no_fused_outputs),
         cmocka_unit_test(test_module_load_refusals),
         cmocka_unit_test(test_module_hook_fails_late),
+        cmocka_unit_test(test_module_rule_results_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

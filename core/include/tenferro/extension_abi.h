@@ -113,6 +113,11 @@
  * output `out_index`; rules needing other outputs recompute them through
  * ops->call. An op without a vjp (jvp) rule can be called but not
  * differentiated in reverse (forward) mode: TF_ERR_UNSUPPORTED_AD_RULE.
+ * The host checks every result a rule returns: a cotangent must have its
+ * input's dtype and shape, a tangent its output's, both of the session's
+ * runtime; anything else fails the derivative with TF_ERR_DTYPE_MISMATCH,
+ * TF_ERR_SHAPE_MISMATCH or TF_ERR_CONTEXT_MISMATCH naming the module, the op
+ * and the input (grad slots stay as they were).
  *
  * ------------------------------------------------------------------------
  * Typed errors (ABI 1.1)
