@@ -158,6 +158,11 @@ void tf__plugin_report(tf_status status, const char *message)
     copy_str(t_slot.plugin_message, sizeof t_slot.plugin_message, message);
 }
 
+const char *tf__plugin_report_text(void)
+{
+    return t_slot.plugin_status ? t_slot.plugin_message : "";
+}
+
 void tf__plugin_report_argument(tf_status status, const char *argument, const char *message)
 {
     tf__plugin_report(status, message);

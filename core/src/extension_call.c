@@ -28,10 +28,7 @@ typedef struct kernel_ctx {
     const tf_ext_oprec *rec;
 } kernel_ctx;
 
-typedef struct rule_ctx {
-    tf_ext_rule_ctx pub;
-    const tf_ext_oprec *rec;
-} rule_ctx;
+typedef tf_ext_host_rule_ctx rule_ctx; /* extension_internal.h: compose() gets one too */
 
 static tf_status report_kind(const tf_ext_kernel_ctx *ctx, const char *kind, int64_t index,
                              const char *detail)
@@ -60,7 +57,7 @@ static tf_status report_argument(const tf_ext_rule_ctx *ctx, tf_status status, u
     return status;
 }
 
-static void rule_ctx_init(rule_ctx *c, tf_session *s, const tf_ext_oprec *r)
+void tf__ext_rule_ctx_init(rule_ctx *c, tf_session *s, const tf_ext_oprec *r)
 {
     memset(c, 0, sizeof *c);
     c->pub.struct_size = sizeof c->pub;
@@ -69,6 +66,8 @@ static void rule_ctx_init(rule_ctx *c, tf_session *s, const tf_ext_oprec *r)
     c->pub.session = (tf_ext_session *)s;
     c->pub.op_name = r->name;
     c->pub.report_argument = report_argument;
+    c->pub.cache_get = tf__ext_cache_get; /* ABI 1.2 */
+    c->pub.cache_put = tf__ext_cache_put;
     c->rec = r;
 }
 
@@ -131,6 +130,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* A module's own entries in the same cache are never smaller (extension_compose.c). */
+_Static_assert(sizeof(inferred) <= TF_EXT_CACHE_MIN_VALUE, "module cache entries too small");
+
 static void copy_inferred(const void *value, void *user)
 {
     memcpy(user, value, sizeof(inferred));
@@ -183,7 +185,7 @@ static tf_status infer(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, co
     for (uint32_t j = 0; j < r->desc->n_outputs; j++)
         inf->out[j].struct_size = sizeof inf->out[j];
     rule_ctx ctx;
-    rule_ctx_init(&ctx, s, r);
+    tf__ext_rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
     tf_status st =
         r->desc->infer(&ctx.pub, inf->in, r->n_tensors, inf->scalars, r->n_scalars, inf->out);
@@ -370,6 +372,8 @@ TF_API tf_status tf_session_call(tf_session *s, const char *name, const tf_call_
     const tf_ext_oprec *r = lookup(s, name, &cache);
     if (!r)
         return TF_ERR_VALIDATION;
+    if (r->composite) /* ABI 1.2: no kernel, its parts are recorded */
+        return tf__ext_call_composite(s, r, args, n_args, outputs, n_outputs);
     call_args ca;
     tf_status st = check_args(s, r, args, n_args, &ca);
     if (st)
@@ -485,7 +489,7 @@ static tf_status ext_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     for (uint32_t i = 0; i < nd->n_inputs; i++)
         needs[i] = need[i];
     rule_ctx ctx;
-    rule_ctx_init(&ctx, s, r);
+    tf__ext_rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
     tf_status st =
         r->desc->vjp(&ctx.pub, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
@@ -504,7 +508,7 @@ static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
         return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, r->name, NULL,
                          "jvp: the extension op '%s' has no forward rule", r->name);
     rule_ctx ctx;
-    rule_ctx_init(&ctx, s, r);
+    tf__ext_rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
     tf_status st =
         r->desc->jvp(&ctx.pub, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
@@ -670,6 +674,9 @@ static tf_status o_call(tf_ext_session *es, const char *name, tf_ext_tensor *con
     if (!r)
         return name ? TF_ERR_VALIDATION
                     : tf__error(TF_ERR_VALIDATION, "call", "name", "call: name is NULL");
+    if (r->n_strings || r->has_list)
+        return tf__error(TF_ERR_VALIDATION, r->name, "args",
+                         "%s: has string or tensor-list arguments; call it with call_args", r->name);
     if (n_tensors != r->n_tensors || n_scalars != r->n_scalars || n_outputs != r->desc->n_outputs)
         return tf__error(TF_ERR_VALIDATION, r->name, "args",
                          "%s: expects %u tensors, %u scalars and %u outputs, got %u, %u, %u",
@@ -686,6 +693,8 @@ static tf_status o_call(tf_ext_session *es, const char *name, tf_ext_tensor *con
     }
     for (uint32_t i = 0; i < n_scalars; i++)
         ca.scalars[i] = scalars[i];
+    if (r->composite)
+        return tf__ext_compose_fixed(s, r, ca.tensors, ca.scalars, EO_(outputs));
     return execute(s, r, cache, &ca, EO_(outputs));
 }
 
@@ -715,4 +724,5 @@ const tf_ext_ops tf__ext_ops = {
     .scalar = o_scalar,
     .full = o_full,
     .call = o_call,
+    TF_EXT_OPS_1_2_ENTRIES,
 };

@@ -72,8 +72,9 @@ tf_status tf__extension_check(const char *op, const char *file, const tf_extensi
     /* A descriptor of a minor this host knows is no larger than that minor's
        struct (1.0 ends at `install`): a larger struct_size is a lie that would
        have the host read error_kinds past the module's object. */
-    size_t minor_size =
-        d->abi_minor == 0 ? TF_EXTENSION_MODULE_MIN_SIZE : sizeof(tf_extension_module_desc);
+    size_t minor_size = d->abi_minor == 0   ? TF_EXTENSION_MODULE_MIN_SIZE
+                        : d->abi_minor == 1 ? TF_EXTENSION_MODULE_SIZE_1_1
+                                            : sizeof(tf_extension_module_desc);
     if (d->abi_minor <= TF_EXTENSION_ABI_MINOR && d->struct_size > minor_size)
         return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, op, NULL,
                          "extension module '%s': descriptor struct_size is %u bytes, expected at "
@@ -237,6 +238,15 @@ TF_API const char *tf_extension_description(const tf_extension_module *m)
     return m->desc->description ? m->desc->description : "";
 }
 
+TF_API const void *tf_extension_interface(const tf_extension_module *m, const char *name)
+{
+    if (!m || !name || tf_extension_abi_minor(m) < 2 ||
+        !TF_ABI_HAS_FIELD(m->desc, tf_extension_module_desc, get_interface) ||
+        !m->desc->get_interface)
+        return NULL;
+    return m->desc->get_interface(name);
+}
+
 /* ---- scanning ---- */
 
 TF_API void tf_extension_scan_free(tf_extension_candidate *c, size_t count)
@@ -339,9 +349,34 @@ const tf_ext_error_kind *tf__extension_find_kind(const tf_extension_module *m, c
 
 /* ---- op records ---- */
 
+bool tf__extension_op_composite(const tf_extension_module *m, const tf_ext_op *op)
+{
+    /* The field only from a module that states 1.2: an older one's struct
+       ends before it, whatever its struct_size claims. */
+    return tf_extension_abi_minor(m) >= 2 && TF_ABI_HAS_FIELD(op, tf_ext_op, compose) &&
+           op->compose != NULL;
+}
+
+/* What is wrong with op's argument kinds, NULL if nothing: strings and a
+   (last) tensor list for composite ops only. */
+static const char *check_kinds(const tf_ext_op *op, bool composite)
+{
+    for (uint32_t i = 0; i < op->n_args; i++) {
+        uint32_t k = op->arg_kinds[i];
+        if (k > TF_EXT_ARG_TENSORS || !op->arg_names[i])
+            return "known argument kinds and non-NULL argument names";
+        if (k >= TF_EXT_ARG_STRING && !composite)
+            return "string and tensor-list arguments only in composite ops (compose set)";
+        if (k == TF_EXT_ARG_TENSORS && i + 1 != op->n_args)
+            return "a tensor-list argument only as the last argument";
+    }
+    return NULL;
+}
+
 static tf_status check_op(const tf_extension_module *m, const tf_ext_op *op)
 {
     const char *id = m->desc->id, *what = NULL;
+    bool composite = false;
     if (op->struct_size < offsetof(tf_ext_op, jvp) + sizeof op->jvp)
         what = "struct_size smaller than ABI 1.0's";
     else if (!tf__extension_valid_name(op->name, false))
@@ -350,14 +385,13 @@ static tf_status check_op(const tf_extension_module *m, const tf_ext_op *op)
         what = "at most 8 arguments, with kinds and names";
     else if (op->n_outputs < 1 || op->n_outputs > TF_EXT_MAX_OUTPUTS)
         what = "1 to 4 outputs";
-    else if (!op->infer)
+    else if (!(composite = tf__extension_op_composite(m, op)) && !op->infer)
         what = "an infer function";
-    for (uint32_t i = 0; !what && i < op->n_args; i++)
-        if (op->arg_kinds[i] > TF_EXT_ARG_I64 || !op->arg_names[i])
-            what = "known argument kinds and non-NULL argument names";
-    bool cpu = false;
+    if (!what)
+        what = check_kinds(op, composite);
+    bool cpu = composite; /* a composite needs no kernel */
     for (uint32_t i = 0; !what && i < op->n_kernels; i++) {
-        if (!op->kernels[i].engine || !op->kernels[i].fn)
+        if (!op->kernels || !op->kernels[i].engine || !op->kernels[i].fn)
             what = "kernels with an engine name and a function";
         else
             cpu = cpu || strcmp(op->kernels[i].engine, "cpu") == 0;
@@ -385,18 +419,27 @@ static tf_status rec_init(tf_ext_oprec *r, tf_extension_module *m, const tf_ext_
         return tf__error(TF_ERR_VALIDATION, "install_extension_module", "op",
                          "module '%s': the full name of op '%s' exceeds %d bytes", m->desc->id,
                          op->name, TF_EXT_MAX_NAME);
+    r->composite = tf__extension_op_composite(m, op);
     uint32_t n = 0;
     r->types[n++] = &ffi_type_pointer; /* the kernel context */
     for (uint32_t i = 0; i < op->n_args; i++) {
         uint32_t k = op->arg_kinds[i];
         if (k == TF_EXT_ARG_TENSOR)
             r->tensor_arg[r->n_tensors++] = (uint8_t)i;
+        else if (k == TF_EXT_ARG_STRING)
+            r->string_arg[r->n_strings++] = (uint8_t)i;
+        else if (k == TF_EXT_ARG_TENSORS)
+            r->has_list = true;
         else
             r->scalar_arg[r->n_scalars++] = (uint8_t)i;
+        if (r->composite)
+            continue; /* compose() is called directly, not through libffi */
         r->types[n++] = k == TF_EXT_ARG_TENSOR ? &ffi_type_pointer
                         : k == TF_EXT_ARG_F64  ? &ffi_type_double
                                                : &ffi_type_sint64;
     }
+    if (r->composite)
+        return TF_OK;
     for (uint32_t i = 0; i < op->n_outputs; i++)
         r->types[n++] = &ffi_type_pointer;
     if (ffi_prep_cif(&r->cif, FFI_DEFAULT_ABI, n, &ffi_type_sint, r->types) != FFI_OK)

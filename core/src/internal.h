@@ -61,6 +61,8 @@ void tf__error_cause(const char *fmt, ...) TF_PRINTF(1, 2);
 void tf__plugin_report_clear(void);
 /* Stores what a plugin reported on this thread (host_api.report_error). */
 void tf__plugin_report(tf_status status, const char *message);
+/* What a plugin reported since the last clear ("" if nothing; the thread's slot). */
+const char *tf__plugin_report_text(void);
 /* As tf__plugin_report, naming the offending argument (extension infer()). */
 void tf__plugin_report_argument(tf_status status, const char *argument, const char *message);
 /* Stores a typed extension error (TF_ERR_EXTENSION) of a declared kind; index -1 if none. */

@@ -4,6 +4,9 @@
  * JSON, with the extension ABI), and the malformed fixtures as refused
  * candidates with their errors.
  */
+#include <stdio.h>
+
+#include <tenferro/extension_abi.h>
 
 #include "json_check.h"
 #include "tf_test.h"
@@ -24,8 +27,12 @@ static void test_info_lists_linalg(void **state)
     const char *lin = strstr(out, "\"kind\": \"extension\", \"status\": \"loaded\", \"name\": "
                                   "\"tenferro.linalg\"");
     assert_non_null(lin);
-    assert_non_null(strstr(lin, "\"abi\": {\"major\": 1, \"minor\": 1}"));
-    assert_non_null(strstr(out, "\"extension_abi\": {\"major\": 1, \"minor\": 1}"));
+    char abi[64];
+    snprintf(abi, sizeof abi, "\"abi\": {\"major\": 1, \"minor\": %d}", TF_EXTENSION_ABI_MINOR);
+    assert_non_null(strstr(lin, abi));
+    snprintf(abi, sizeof abi, "\"extension_abi\": {\"major\": 1, \"minor\": %d}",
+             TF_EXTENSION_ABI_MINOR);
+    assert_non_null(strstr(out, abi));
     free(out);
     assert_int_equal(run("env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " info", &out), 0);
     assert_non_null(strstr(out, "extension 'tenferro.linalg'"));

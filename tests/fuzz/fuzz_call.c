@@ -188,6 +188,7 @@ static void one_call(fz_reader *r)
     char name_buf[160];
     const char *name = pick_name(r, name_buf, sizeof name_buf);
     tf_call_arg args[12];
+    memset(args, 0, sizeof args); /* kinds 3 and 4 (string, list) read str and tensors */
     size_t n_args = fz_u8(r) < 250 ? fz_below(r, 5) : fz_below(r, 13);
     for (size_t i = 0; i < n_args; i++) {
         uint8_t k = fz_u8(r);

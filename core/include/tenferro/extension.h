@@ -78,17 +78,29 @@ void tf_extension_scan_free(tf_extension_candidate *candidates, size_t count);
 
 /* ---- calling ops by name ---- */
 
-/* One argument of tf_session_call; kind is a tf_ext_arg_kind. */
+/*
+ * One argument of tf_session_call; kind is a tf_ext_arg_kind. Everything
+ * is borrowed for the call. Library 0.1 added `str` and `tensors` (for the
+ * string and tensor-list arguments of composite ops, extension ABI 1.2):
+ * code built against the older, shorter struct must be rebuilt; code that
+ * fills it with the TF_ARG_* macros or positional initialisers compiles
+ * unchanged.
+ */
 typedef struct tf_call_arg {
     uint32_t kind;
     tf_eager *tensor; /* TF_EXT_ARG_TENSOR */
     double f;         /* TF_EXT_ARG_F64 */
-    int64_t i;        /* TF_EXT_ARG_I64 */
+    int64_t i;        /* TF_EXT_ARG_I64; TF_EXT_ARG_TENSORS: how many */
+    const char *str;  /* TF_EXT_ARG_STRING */
+    tf_eager *const *tensors; /* TF_EXT_ARG_TENSORS: `i` tensors */
 } tf_call_arg;
 
-#define TF_ARG_TENSOR(x) ((tf_call_arg){TF_EXT_ARG_TENSOR, (x), 0.0, 0})
-#define TF_ARG_F64(v) ((tf_call_arg){TF_EXT_ARG_F64, NULL, (v), 0})
-#define TF_ARG_I64(v) ((tf_call_arg){TF_EXT_ARG_I64, NULL, 0.0, (v)})
+#define TF_ARG_TENSOR(x) ((tf_call_arg){TF_EXT_ARG_TENSOR, (x), 0.0, 0, NULL, NULL})
+#define TF_ARG_F64(v) ((tf_call_arg){TF_EXT_ARG_F64, NULL, (v), 0, NULL, NULL})
+#define TF_ARG_I64(v) ((tf_call_arg){TF_EXT_ARG_I64, NULL, 0.0, (v), NULL, NULL})
+#define TF_ARG_STRING(s) ((tf_call_arg){TF_EXT_ARG_STRING, NULL, 0.0, 0, (s), NULL})
+#define TF_ARG_TENSORS(xs, n) \
+    ((tf_call_arg){TF_EXT_ARG_TENSORS, NULL, 0.0, (int64_t)(n), NULL, (xs)})
 
 /*
  * Calls the installed op `name` (its full name, "tenferro.linalg.solve")
@@ -103,6 +115,15 @@ typedef struct tf_call_arg {
  * declared error kind of the module (e.g. a singular matrix; see
  * tf_error_extension_kind). Inference errors name the argument in
  * tf_error_argument() when the module says which (ABI 1.1 modules).
+ *
+ * Composite ops (extension ABI 1.2, e.g. tenferro.einsum.einsum) run on
+ * every engine: the op issues built-in ops, which are what is recorded.
+ * Their string arguments (TF_ARG_STRING: non-NULL, at most
+ * TF_EXT_MAX_STRING bytes) and tensor lists (TF_ARG_TENSORS: 0 to
+ * TF_EXT_MAX_LIST tensors, none NULL) are checked like the others
+ * (TF_ERR_VALIDATION naming the argument; a list's message gives the
+ * element); their own refusals name the argument in tf_error_argument()
+ * and say why in the message.
  */
 tf_status tf_session_call(tf_session *s, const char *name, const tf_call_arg *args, size_t n_args,
                           tf_eager **outputs, size_t n_outputs);
@@ -141,6 +162,16 @@ tf_status tf_runtime_extension_cache_stats(tf_runtime *rt, const char *module_id
                                            tf_cache_stats *out);
 tf_status tf_runtime_extension_cache_limits(tf_runtime *rt, tf_cache_limits *out);
 tf_status tf_runtime_set_extension_cache_limits(tf_runtime *rt, const tf_cache_limits *limits);
+
+/*
+ * The module's own table of typed functions for interface `name` (extension
+ * ABI 1.2, see extension_abi.h "Interfaces"), e.g.
+ * tf_extension_interface(einsum, "tenferro.einsum.planner.v1"); the
+ * module's public header describes it. NULL when the module offers no such
+ * interface (or states an ABI minor below 2), or for NULL arguments. The
+ * table lives as long as the process. Any thread.
+ */
+const void *tf_extension_interface(const tf_extension_module *module, const char *name);
 
 /* Non-zero if an op of that full name is installed in rt now. */
 int tf_runtime_has_op(tf_runtime *rt, const char *name);

@@ -154,6 +154,53 @@
  * TF_ERR_BACKEND; a 1.0 host ignores the descriptor's kinds.
  *
  * ------------------------------------------------------------------------
+ * ABI 1.2: every built-in op, composite ops, module caches, interfaces
+ * ------------------------------------------------------------------------
+ * Every built-in session op is in the ops table: the 1.0 entries, then
+ * (1.2) unary/binary/compare by their engine-ABI op codes (tf_unary_op,
+ * tf_binary_op, tf_compare_op: exp, sqrt, tanh, sigmoid, sign, pow,
+ * maximum, ...), select, clamp, convert, cast, every reduction
+ * (tf_ext_reduce_op), dot_general with batch axes, broadcast_in_dim,
+ * reverse, the indexing ops, the composites (softmax ... rms_norm) and
+ * constants of any dtype. A code that is not a session op (e.g.
+ * TF_UNARY_FLOOR) is TF_ERR_VALIDATION (argument "op"). New elementwise
+ * ops arrive as new codes, so the table need not grow for them. Check
+ * TF_ABI_HAS_FIELD(ctx->ops, tf_ext_ops, unary) (or the entry you use)
+ * before using a 1.2 entry: a 1.1 host's table ends at `call`.
+ *
+ * A composite op (tf_ext_op.compose set) has no kernels: the host calls
+ * compose() with a rule context, and compose issues ops through the table
+ * like a rule does. Only those ops are recorded, so the composite runs on
+ * every engine and is differentiable to any order through its parts; it
+ * has no vjp/jvp and no infer of its own (the host ignores them). Its
+ * signature may use two argument kinds kernels cannot take:
+ * TF_EXT_ARG_STRING (a NUL-terminated string, borrowed for the call) and,
+ * as the last argument only, TF_EXT_ARG_TENSORS (any number of tensors,
+ * possibly none). compose() gets the tensors of TF_EXT_ARG_TENSORS after
+ * the op's other tensor arguments in tf_ext_call.tensors (n_tensors counts
+ * them all) and the strings in tf_ext_call.strings. It writes n_outputs new
+ * references (tensors of the session's runtime) and returns TF_OK, or
+ * returns a status: an ops-table failure unchanged, or its own report
+ * (ctx->report_argument naming the argument, host->report_error). On
+ * failure the host releases any output it did set. An op declaring a
+ * string or list argument without compose is refused at install
+ * (TF_ERR_VALIDATION, argument "op").
+ *
+ * Module caches: ctx->cache_get / cache_put keep values of the module's
+ * choosing (e.g. a contraction plan) in the runtime's extension cache of
+ * the module (extension.h), under a key of bytes the module builds; the
+ * host adds the registry epoch to the key. They count in
+ * tf_runtime_cache_stats and go with tf_runtime_clear_caches.
+ *
+ * Interfaces: a module may answer get_interface(name) in its descriptor
+ * with a table of typed functions of its own (a versioned name such as
+ * "tenferro.einsum.planner.v1"), which applications get through
+ * tf_extension_interface() (extension.h) and call directly, without a
+ * session; the module's public header describes the table. Interfaces are
+ * for work that needs no tensors (planning, queries): anything that
+ * computes goes through ops, so that it is recorded.
+ *
+ * ------------------------------------------------------------------------
  * Memory and threads
  * ------------------------------------------------------------------------
  * Memory is freed on the side that allocated it: the module uses host->alloc
@@ -175,7 +222,9 @@ extern "C" {
 #endif
 
 #define TF_EXTENSION_ABI_MAJOR 1
-#define TF_EXTENSION_ABI_MINOR 1 /* 1.1: typed errors, infer() naming the argument */
+/* 1.1: typed errors, infer() naming the argument; 1.2: every built-in op in the ops table,
+   composite ops with string and tensor-list arguments, module caches, interfaces */
+#define TF_EXTENSION_ABI_MINOR 2
 
 #define TF_EXTENSION_ENTRY_SYMBOL "tf_extension_module_v1"
 
@@ -198,8 +247,15 @@ extern "C" {
 typedef enum tf_ext_arg_kind {
     TF_EXT_ARG_TENSOR = 0, /* an eager tensor; the kernel gets a const tf_operand * */
     TF_EXT_ARG_F64 = 1,    /* a double scalar */
-    TF_EXT_ARG_I64 = 2     /* an int64_t scalar (flags, counts, booleans as 0/1) */
+    TF_EXT_ARG_I64 = 2,    /* an int64_t scalar (flags, counts, booleans as 0/1) */
+    /* ABI 1.2, composite ops only (see "ABI 1.2"): */
+    TF_EXT_ARG_STRING = 3, /* a NUL-terminated string, at most TF_EXT_MAX_STRING bytes */
+    TF_EXT_ARG_TENSORS = 4 /* the last argument only: any number of tensors (0 included) */
 } tf_ext_arg_kind;
+
+/* Longest TF_EXT_ARG_STRING, in bytes without the NUL; most tensors of one TF_EXT_ARG_TENSORS. */
+#define TF_EXT_MAX_STRING 65535
+#define TF_EXT_MAX_LIST 65536
 
 /* A scalar argument's value: `f` for F64, `i` for I64. */
 typedef struct tf_ext_scalar {
@@ -219,6 +275,32 @@ typedef struct tf_ext_meta {
 /* Opaque handles: an eager tensor of the host, and the session rules run in. */
 typedef struct tf_ext_tensor tf_ext_tensor;
 typedef struct tf_ext_session tf_ext_session;
+
+/* Reductions of tf_ext_ops.reduce (ABI 1.2); the first four are tf_reduce_op's. */
+typedef enum tf_ext_reduce_op {
+    TF_EXT_REDUCE_SUM = 0,
+    TF_EXT_REDUCE_PROD = 1, /* zero-safe gradient */
+    TF_EXT_REDUCE_MAX = 2,  /* gradient split evenly among ties */
+    TF_EXT_REDUCE_MIN = 3,
+    TF_EXT_REDUCE_MEAN = 4,
+    TF_EXT_REDUCE_SUM_SQUARES = 5,
+    TF_EXT_REDUCE_LOGSUMEXP = 6
+} tf_ext_reduce_op;
+
+/*
+ * One argument of tf_ext_ops.call_args (ABI 1.2), laid out like
+ * extension.h's tf_call_arg: `kind` a tf_ext_arg_kind; `tensor` for
+ * TENSOR, `f` for F64, `i` for I64 and for the count of TENSORS, `str` for
+ * STRING, `tensors` for TENSORS. Everything borrowed for the call.
+ */
+typedef struct tf_ext_arg {
+    uint32_t kind;
+    tf_ext_tensor *tensor;
+    double f;
+    int64_t i;
+    const char *str;
+    tf_ext_tensor *const *tensors;
+} tf_ext_arg;
 
 /* ===================================================================== */
 /* The ops table: session ops for AD rules                                */
@@ -278,6 +360,85 @@ typedef struct tf_ext_ops {
     tf_status (*call)(tf_ext_session *s, const char *name, tf_ext_tensor *const *tensors,
                       uint32_t n_tensors, const tf_ext_scalar *scalars, uint32_t n_scalars,
                       tf_ext_tensor **outputs, uint32_t n_outputs);
+
+    /* ---- ABI 1.2: every other built-in op (see "ABI 1.2"); check with TF_ABI_HAS_FIELD ---- */
+    /* Unary elementwise by tf_unary_op code: NEG .. SIGMOID (the ops of ops.h's TF_UNARY_OPS). */
+    tf_status (*unary)(tf_ext_session *s, uint32_t op, tf_ext_tensor *x, tf_ext_tensor **out);
+    /* Binary elementwise by tf_binary_op code: ADD .. REM (MAX, MIN are maximum, minimum). */
+    tf_status (*binary)(tf_ext_session *s, uint32_t op, tf_ext_tensor *x, tf_ext_tensor *y,
+                        tf_ext_tensor **out);
+    /* A bool tensor of x <op> y, op a tf_compare_op; no derivative. */
+    tf_status (*compare)(tf_ext_session *s, uint32_t op, tf_ext_tensor *x, tf_ext_tensor *y,
+                         tf_ext_tensor **out);
+    tf_status (*select)(tf_ext_session *s, tf_ext_tensor *pred, tf_ext_tensor *on_true,
+                        tf_ext_tensor *on_false, tf_ext_tensor **out);
+    tf_status (*clamp)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *lo, tf_ext_tensor *hi,
+                       tf_ext_tensor **out);
+    /* Value-preserving (convert) and lossy (cast) dtype changes; dtype a tf_dtype. */
+    tf_status (*convert)(tf_ext_session *s, tf_ext_tensor *x, uint32_t dtype, tf_ext_tensor **out);
+    tf_status (*cast)(tf_ext_session *s, tf_ext_tensor *x, uint32_t dtype, tf_ext_tensor **out);
+    /* Every reduction, by tf_ext_reduce_op code, over `axes` (NULL: all), removing them. */
+    tf_status (*reduce)(tf_ext_session *s, uint32_t op, tf_ext_tensor *x, const int *axes,
+                        size_t n_axes, tf_ext_tensor **out);
+    /*
+     * DOT_GENERAL with contracting and batch axes (engine_abi.h's params:
+     * struct_size is not read); output axes [lhs free, rhs free, batch in
+     * lhs_batch order].
+     */
+    tf_status (*dot_general)(tf_ext_session *s, tf_ext_tensor *lhs, tf_ext_tensor *rhs,
+                             const tf_dot_general_params *dims, tf_ext_tensor **out);
+    /* Input axis i becomes output axis dims[i] (strictly increasing). */
+    tf_status (*broadcast_in_dim)(tf_ext_session *s, tf_ext_tensor *x, uint32_t rank,
+                                  const int64_t *shape, const int *dims, tf_ext_tensor **out);
+    tf_status (*reverse)(tf_ext_session *s, tf_ext_tensor *x, const int *axes, size_t n_axes,
+                         tf_ext_tensor **out);
+    /* x[start:limit:stride] per axis, a view. */
+    tf_status (*slice)(tf_ext_session *s, tf_ext_tensor *x, const int64_t *start,
+                       const int64_t *limit, const int64_t *stride, tf_ext_tensor **out);
+    tf_status (*dynamic_slice)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor *starts,
+                               const int64_t *sizes, tf_ext_tensor **out);
+    /* index_select (TF_GATHER_INDEX_SELECT) or take_along_axis (TF_GATHER_ALONG_AXIS). */
+    tf_status (*gather)(tf_ext_session *s, tf_ext_tensor *x, int axis, tf_ext_tensor *index,
+                        uint32_t mode, tf_ext_tensor **out);
+    /* mode a tf_gather_mode, combine a tf_scatter_combine. */
+    tf_status (*scatter)(tf_ext_session *s, tf_ext_tensor *base, int axis, tf_ext_tensor *index,
+                         tf_ext_tensor *updates, uint32_t mode, uint32_t combine,
+                         tf_ext_tensor **out);
+    tf_status (*pad)(tf_ext_session *s, tf_ext_tensor *x, const int64_t *low, const int64_t *high,
+                     const int64_t *interior, double value, tf_ext_tensor **out);
+    tf_status (*concatenate)(tf_ext_session *s, tf_ext_tensor *const *xs, size_t n, int axis,
+                             tf_ext_tensor **out);
+    tf_status (*stack)(tf_ext_session *s, tf_ext_tensor *const *xs, size_t n, int axis,
+                       tf_ext_tensor **out);
+    tf_status (*softmax)(tf_ext_session *s, tf_ext_tensor *x, int axis, tf_ext_tensor **out);
+    tf_status (*log_softmax)(tf_ext_session *s, tf_ext_tensor *x, int axis, tf_ext_tensor **out);
+    tf_status (*silu)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    tf_status (*gelu)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    tf_status (*softplus)(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tensor **out);
+    /* weight and bias may be NULL. */
+    tf_status (*layer_norm)(tf_ext_session *s, tf_ext_tensor *x, size_t n_axes,
+                            tf_ext_tensor *weight, tf_ext_tensor *bias, double eps,
+                            tf_ext_tensor **out);
+    tf_status (*rms_norm)(tf_ext_session *s, tf_ext_tensor *x, size_t n_axes,
+                          tf_ext_tensor *weight, double eps, tf_ext_tensor **out);
+    /* A constant of any tf_dtype filled with value (scalar and full take like's dtype). */
+    tf_status (*constant)(tf_ext_session *s, uint32_t dtype, uint32_t rank, const int64_t *shape,
+                          double value, tf_ext_tensor **out);
+    /*
+     * A constant from host data (column-major, `count` elements of dtype,
+     * copied; count must equal the shape's element count), uploaded to the
+     * session's engine: index vectors for gather, masks, tables.
+     */
+    tf_status (*constant_from_host)(tf_ext_session *s, uint32_t dtype, uint32_t rank,
+                                    const int64_t *shape, const void *data, size_t count,
+                                    tf_ext_tensor **out);
+    /*
+     * `call` with arguments of every kind, in signature order (tf_ext_arg):
+     * reaches composite ops with string and tensor-list arguments, e.g.
+     * "tenferro.einsum.einsum". Errors as tf_session_call's.
+     */
+    tf_status (*call_args)(tf_ext_session *s, const char *name, const tf_ext_arg *args,
+                           uint32_t n_args, tf_ext_tensor **outputs, uint32_t n_outputs);
 } tf_ext_ops;
 
 /* ===================================================================== */
@@ -330,7 +491,12 @@ typedef struct tf_ext_call {
     uint32_t out_index; /* which output `output` is */
     tf_ext_tensor *const *tensors;
     const tf_ext_scalar *scalars;
-    tf_ext_tensor *output;
+    tf_ext_tensor *output; /* NULL for compose() */
+
+    /* ---- ABI 1.2 (compose() only; TF_ABI_HAS_FIELD(call, tf_ext_call, strings)) ---- */
+    uint32_t n_strings; /* TF_EXT_ARG_STRING arguments, in signature order */
+    uint32_t reserved0;
+    const char *const *strings;
 } tf_ext_call;
 
 /* What a rule or infer() gets: the tables and the session to issue ops in. */
@@ -354,6 +520,26 @@ struct tf_ext_rule_ctx {
      */
     tf_status (*report_argument)(const tf_ext_rule_ctx *ctx, tf_status status, uint32_t arg,
                                  const char *message);
+
+    /* ---- ABI 1.2: use only if TF_ABI_HAS_FIELD(ctx, tf_ext_rule_ctx, cache_put) ---- */
+    /*
+     * The module's extension cache in the session's runtime (see "ABI
+     * 1.2"). cache_get looks up the value stored under the `key_size`
+     * bytes at `key` (with the current registry epoch): on a hit it calls
+     * use(value, value_size, user) once, under the cache's lock (copy what
+     * you need; call no host function from `use`), and returns 1; on a
+     * miss it returns 0. Each call counts as a hit or a miss in the stats.
+     * cache_put stores a copy of `value` under a copy of the key (an entry
+     * already stored under the key, another thread's, is kept); it returns
+     * TF_OK, also when the cache's limits drop the entry at once, or
+     * TF_ERR_OUT_OF_MEMORY / TF_ERR_VALIDATION (NULL key or value, an empty
+     * key, sizes over 1 GiB), recorded.
+     * Values are bytes: store no pointer to anything that could die.
+     */
+    int (*cache_get)(const tf_ext_rule_ctx *ctx, const void *key, size_t key_size,
+                     void (*use)(const void *value, size_t value_size, void *user), void *user);
+    tf_status (*cache_put)(const tf_ext_rule_ctx *ctx, const void *key, size_t key_size,
+                           const void *value, size_t value_size);
 };
 
 typedef tf_status (*tf_ext_infer_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_meta *tensors,
@@ -364,6 +550,9 @@ typedef tf_status (*tf_ext_vjp_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_call
                                    tf_ext_tensor **cot_in);
 typedef tf_status (*tf_ext_jvp_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_call *call,
                                    tf_ext_tensor *const *tangents, tf_ext_tensor **tangent_out);
+/* A composite op's body (ABI 1.2, see "ABI 1.2"): writes n_outputs new references. */
+typedef tf_status (*tf_ext_compose_fn)(const tf_ext_rule_ctx *ctx, const tf_ext_call *call,
+                                       tf_ext_tensor **outputs);
 
 /* One op. Static storage; the host keeps the pointer. */
 typedef struct tf_ext_op {
@@ -379,6 +568,14 @@ typedef struct tf_ext_op {
     tf_ext_vjp_fn vjp;            /* optional */
     tf_ext_jvp_fn jvp;            /* optional */
     const char *doc;              /* optional one-line description */
+
+    /* ---- ABI 1.2 ---- */
+    /*
+     * Non-NULL makes the op a composite (see "ABI 1.2"): no kernels
+     * (n_kernels 0 is fine), infer, vjp and jvp are not used, and the
+     * signature may hold TF_EXT_ARG_STRING and (last) TF_EXT_ARG_TENSORS.
+     */
+    tf_ext_compose_fn compose;
 } tf_ext_op;
 
 /* ===================================================================== */
@@ -428,7 +625,19 @@ typedef struct tf_extension_module_desc {
     const tf_ext_error_kind *error_kinds;
     uint32_t n_error_kinds; /* <= TF_EXT_MAX_ERROR_KINDS */
     uint32_t reserved1;     /* 0 */
+
+    /* ---- ABI 1.2 (a 1.1 descriptor ends above) ---- */
+    /*
+     * Optional: the module's own table of typed functions for interface
+     * `name` (e.g. "tenferro.einsum.planner.v1"), static storage, or NULL
+     * when the module does not offer it. Any thread; no side effects.
+     */
+    const void *(*get_interface)(const char *name);
 } tf_extension_module_desc;
+
+/* The size of a 1.1 descriptor (it ends at reserved1). */
+#define TF_EXTENSION_MODULE_SIZE_1_1 \
+    (offsetof(tf_extension_module_desc, reserved1) + sizeof(uint32_t))
 
 #define TF_EXTENSION_MODULE_MIN_SIZE \
     (offsetof(tf_extension_module_desc, install) + sizeof(((tf_extension_module_desc *)0)->install))

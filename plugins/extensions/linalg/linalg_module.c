@@ -269,7 +269,7 @@ KERNELS_(norm_grad);
 #define OP_(nm, kinds, names, nout, inf, vjp, jvp, doc)                                       \
     {                                                                                         \
         sizeof(tf_ext_op), sizeof(kinds) / sizeof(kinds[0]), nout, 1, #nm, kinds, names, inf, \
-            k_##nm, vjp, jvp, doc                                                             \
+            k_##nm, vjp, jvp, doc, NULL /* ABI 1.2: not a composite */                        \
     }
 
 static const tf_ext_op k_ops[] = {
@@ -331,6 +331,7 @@ static const tf_extension_module_desc k_desc = {
     k_kinds,
     sizeof k_kinds / sizeof k_kinds[0],
     0,
+    NULL, /* ABI 1.2: no interfaces */
 };
 
 TF_EXTENSION_EXPORT const tf_extension_module_desc *
