@@ -2,6 +2,8 @@
 #
 #   <prefix>/include/tenferro/*.h               the public headers
 #   <libdir>/libtenferro.so.<major>             the library (SONAME libtenferro.so.<major>)
+#   <libdir>/libtenferro-train.so.<major>       optimizers, checkpoints, data parallel
+#                                               (tenferro::train; docs/training.md)
 #   <libdir>/tenferro/plugins/                  the bundled engines and extension modules
 #   <bindir>/tenferro                           the command (finds the library through
 #                                               RUNPATH $ORIGIN/../<libdir>)
@@ -9,6 +11,7 @@
 #                                               (apps), tenferro::abi (plugin authors), the
 #                                               plugin helper functions, tenferro_PLUGIN_DIR
 #   <libdir>/pkgconfig/tenferro.pc              apps
+#   <libdir>/pkgconfig/tenferro-train.pc        apps that train (links tenferro too)
 #   <libdir>/pkgconfig/tenferro-plugin.pc       plugin authors (headers only, plugindir)
 #
 # Nothing installed holds an absolute path: the library finds its plugins
@@ -19,9 +22,11 @@ include(CMakePackageConfigHelpers)
 set(TF_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tenferro)
 
 set_target_properties(tenferro_abi PROPERTIES EXPORT_NAME abi)
-install(TARGETS tenferro tenferro_abi EXPORT tenferroTargets
+set_target_properties(tenferro_train PROPERTIES EXPORT_NAME train)
+install(TARGETS tenferro tenferro_abi tenferro_train EXPORT tenferroTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/tenferro
+  ${PROJECT_SOURCE_DIR}/train/include/tenferro
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
 # Every bundled plugin: the targets that land in the build tree's plugin folder.
@@ -85,5 +90,12 @@ file(WRITE ${CMAKE_BINARY_DIR}/tenferro-plugin.pc "${tf_pc_head}"
   "Description: headers for tenferro engine plugins and extension modules (link nothing)\n"
   "Version: ${PROJECT_VERSION}\n"
   "Cflags: -I\${includedir}\n")
+file(WRITE ${CMAKE_BINARY_DIR}/tenferro-train.pc "${tf_pc_head}"
+  "Name: tenferro-train\n"
+  "Description: optimizers, safetensors checkpoints and data-parallel training for tenferro\n"
+  "Version: ${PROJECT_VERSION}\n"
+  "Requires: tenferro = ${PROJECT_VERSION}\n"
+  "Libs: -L\${libdir} -ltenferro-train\n"
+  "Cflags: -I\${includedir}\n")
 install(FILES ${CMAKE_BINARY_DIR}/tenferro.pc ${CMAKE_BINARY_DIR}/tenferro-plugin.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  ${CMAKE_BINARY_DIR}/tenferro-train.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
