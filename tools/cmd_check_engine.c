@@ -471,6 +471,8 @@ static void print_header(const ck_ctx *ctx, const ck_args *a)
     if (tf_plugin_device_info(p, (uint32_t)a->device, &info) == TF_OK)
         printf("device %d: %s%s%s\n", a->device, info.name, info.driver[0] ? " / " : "",
                info.driver);
+    else
+        printf("device %d: unavailable: %s\n", a->device, tf_error_message());
     printf("reference: '%s' from %s\n", tf_plugin_name(ctx->ref_plugin),
            tf_plugin_file(ctx->ref_plugin));
     fflush(stdout);

@@ -31,6 +31,18 @@ static const char *device_type_name(uint32_t type)
     }
 }
 
+/*
+ * The most devices listed per plugin: a plugin may claim any count (one
+ * fixture claims 10^8), and each listed device is a call into it and a line
+ * of output. The rest are counted, not listed.
+ */
+#define INFO_MAX_DEVICES 64u
+
+static uint32_t listed_devices(uint32_t n)
+{
+    return n < INFO_MAX_DEVICES ? n : INFO_MAX_DEVICES;
+}
+
 /* ---- configuration and skipped search-path entries ---- */
 
 /* What the configuration selects: gathered once, printed as text or JSON. */
@@ -149,7 +161,7 @@ static void text_devices(const tf_plugin *p)
     uint32_t n = tf_plugin_device_count(p);
     if (n == 0)
         printf("    no devices\n");
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < listed_devices(n); i++) {
         tf_device_info info = {.struct_size = sizeof info};
         if (tf_plugin_device_info(p, i, &info) != TF_OK) {
             printf("    device %u: unavailable: %s\n", i, tf_error_message());
@@ -163,6 +175,10 @@ static void text_devices(const tf_plugin *p)
         if (info.driver[0])
             printf("      driver: %s\n", info.driver);
     }
+    if (n > INFO_MAX_DEVICES)
+        printf("    ... and %u more devices, not listed (the plugin reports %u; the first %u "
+               "are shown)\n",
+               n - INFO_MAX_DEVICES, n, INFO_MAX_DEVICES);
 }
 
 static void text_extensions(const tf_extension_candidate *x, size_t nx)
@@ -260,9 +276,9 @@ static void json_loaded(const tf_plugin *p)
     printf(", \"abi\": {\"major\": %u, \"minor\": %u}, \"capabilities\": ", tf_plugin_abi_major(p),
            tf_plugin_abi_minor(p));
     json_flag_list(names, bits, 2, tf_plugin_capabilities(p));
-    printf(",\n      \"devices\": [");
     uint32_t n = tf_plugin_device_count(p);
-    for (uint32_t i = 0; i < n; i++) {
+    printf(", \"device_count\": %u,\n      \"devices\": [", n);
+    for (uint32_t i = 0; i < listed_devices(n); i++) {
         printf(i ? ",\n" : "\n");
         json_device(p, i);
     }

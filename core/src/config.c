@@ -504,34 +504,35 @@ TF_API tf_status tf_config_load_file(const char *path, tf_config **out)
     return st ? tf__error(st, "config_load_file", NULL, "%s", msg) : TF_OK;
 }
 
-/* ---- accessors ---- */
+/* ---- accessors (a NULL config reads as an empty one) ---- */
 
 TF_API const char *tf_config_file(const tf_config *c)
 {
-    return c->file;
+    return c ? c->file : "";
 }
 TF_API const char *tf_config_engine_source(const tf_config *c)
 {
-    return c->source;
+    return c ? c->source : "";
 }
 TF_API size_t tf_config_engine_count(const tf_config *c)
 {
-    return c->n_engines;
+    return c ? c->n_engines : 0;
 }
 
 TF_API const char *tf_config_engine_at(const tf_config *c, size_t i)
 {
-    return i < c->n_engines ? c->engines[i] : NULL;
+    return c && i < c->n_engines ? c->engines[i] : NULL;
 }
 
 TF_API void tf_config_set_threads(tf_config *c, int threads)
 {
-    c->threads_override = threads > 0 ? threads : 0;
+    if (c)
+        c->threads_override = threads > 0 ? threads : 0;
 }
 
 TF_API const char *tf_config_plugin_path(const tf_config *c)
 {
-    return c->plugin_path ? c->plugin_path : "";
+    return c && c->plugin_path ? c->plugin_path : "";
 }
 
 /* ---- opening the configured engine ---- */

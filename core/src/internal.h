@@ -160,6 +160,12 @@ void tf__tensor_block_discard(tf_tensor *t);
 void tf__storage_retain(tf_storage *storage);
 void tf__storage_release(tf_storage *storage);
 bool tf__strides_dense(size_t rank, const int64_t *shape, const int64_t *strides);
+/*
+ * A fill value of `dtype` as the engines read it (tf_scalar): floats take v;
+ * integers take v truncated, saturating, NaN as 0; bool takes v != 0 (NaN
+ * is true), the truth rule of C, NumPy and CONVERT.
+ */
+tf_scalar tf__scalar_of(tf_dtype dtype, double v);
 /* Lowest and highest element index a view addresses (numel > 0). */
 void tf__view_extent(size_t rank, const int64_t *shape, const int64_t *strides, int64_t offset,
                      int64_t *lo, int64_t *hi);

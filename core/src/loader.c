@@ -654,21 +654,22 @@ TF_API tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out)
 
 /* ---- accessors ---- */
 
-TF_API const char *tf_plugin_name(const tf_plugin *p) { return p->desc->name; }
-TF_API const char *tf_plugin_version(const tf_plugin *p) { return p->desc->version; }
-TF_API const char *tf_plugin_file(const tf_plugin *p) { return p->file; }
-TF_API uint32_t tf_plugin_abi_major(const tf_plugin *p) { return p->desc->abi_major; }
-TF_API uint32_t tf_plugin_abi_minor(const tf_plugin *p) { return p->desc->abi_minor; }
-TF_API uint32_t tf_plugin_capabilities(const tf_plugin *p) { return p->desc->capabilities; }
+/* A NULL plugin reads as "" and 0 (engine.h). */
+TF_API const char *tf_plugin_name(const tf_plugin *p) { return p ? p->desc->name : ""; }
+TF_API const char *tf_plugin_version(const tf_plugin *p) { return p ? p->desc->version : ""; }
+TF_API const char *tf_plugin_file(const tf_plugin *p) { return p ? p->file : ""; }
+TF_API uint32_t tf_plugin_abi_major(const tf_plugin *p) { return p ? p->desc->abi_major : 0; }
+TF_API uint32_t tf_plugin_abi_minor(const tf_plugin *p) { return p ? p->desc->abi_minor : 0; }
+TF_API uint32_t tf_plugin_capabilities(const tf_plugin *p) { return p ? p->desc->capabilities : 0; }
 
 TF_API const char *tf_plugin_description(const tf_plugin *p)
 {
-    return p->desc->description ? p->desc->description : "";
+    return p && p->desc->description ? p->desc->description : "";
 }
 
 TF_API uint32_t tf_plugin_device_count(const tf_plugin *p)
 {
-    return p->desc->device_count(p->ctx);
+    return p ? p->desc->device_count(p->ctx) : 0;
 }
 
 TF_API tf_status tf_plugin_device_info(const tf_plugin *p, uint32_t index, tf_device_info *info)
@@ -685,11 +686,32 @@ TF_API tf_status tf_plugin_device_info(const tf_plugin *p, uint32_t index, tf_de
         return tf__error(TF_ERR_OUT_OF_RANGE, "plugin_device_info", "index",
                          "plugin_device_info: device %u of engine '%s', which has %u", index,
                          p->desc->name, n);
+    /* The plugin fills a copy: *info is written only on success, and only
+       with strings that end inside their arrays (every caller prints them). */
+    tf_device_info got;
+    memset(&got, 0, sizeof got);
+    got.struct_size = info->struct_size < sizeof got ? info->struct_size : (uint32_t)sizeof got;
     tf__plugin_report_clear();
-    tf_status st = p->desc->device_info(p->ctx, index, info);
+    tf_status st = p->desc->device_info(p->ctx, index, &got);
     if (st)
         return tf__error_from_plugin(st, "plugin_device_info", "engine '%s': device_info(%u) failed",
                                      p->desc->name, index);
+    const char *field = TF_ABI_HAS_FIELD(&got, tf_device_info, name) &&
+                                !memchr(got.name, '\0', sizeof got.name)
+                            ? "name"
+                        : TF_ABI_HAS_FIELD(&got, tf_device_info, driver) &&
+                                !memchr(got.driver, '\0', sizeof got.driver)
+                            ? "driver"
+                            : NULL;
+    if (field)
+        return tf__error(TF_ERR_BACKEND, "plugin_device_info", NULL,
+                         "plugin_device_info: engine '%s': device_info(%u) filled '%s' without a "
+                         "terminating NUL within its %zu bytes",
+                         p->desc->name, index, field,
+                         field[0] == 'n' ? sizeof got.name : sizeof got.driver);
+    uint32_t size = info->struct_size;
+    memcpy(info, &got, got.struct_size);
+    info->struct_size = size;
     return TF_OK;
 }
 

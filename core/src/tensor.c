@@ -90,6 +90,22 @@ void tf__view_extent(size_t rank, const int64_t *shape, const int64_t *strides, 
     *hi = h;
 }
 
+tf_scalar tf__scalar_of(tf_dtype dtype, double v)
+{
+    tf_scalar r = {v, 0};
+    if (dtype == TF_BOOL)
+        r.i = v != 0.0; /* NaN != 0 */
+    else if (v != v)
+        r.i = 0;
+    else if (v >= 9.2233720368547758e18)
+        r.i = INT64_MAX;
+    else if (v <= -9.2233720368547758e18)
+        r.i = INT64_MIN;
+    else
+        r.i = (int64_t)v;
+    return r;
+}
+
 /* ---- storage ---- */
 
 /*
@@ -268,6 +284,14 @@ TF_API tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t 
     if (!data)
         return tf__error(TF_ERR_VALIDATION, "tensor_wrap_host", "data",
                          "tensor_wrap_host: data is NULL");
+    /* Engines load elements in place (and may vectorise on that), so a
+       misaligned buffer is refused rather than copied behind the caller's back. */
+    size_t align = tf_dtype_size(dtype);
+    if ((uintptr_t)data % align != 0)
+        return tf__error(TF_ERR_VALIDATION, "tensor_wrap_host", "data",
+                         "tensor_wrap_host: data %p is not aligned to %zu bytes, as %s elements "
+                         "must be; copy it with tf_tensor_from_host instead",
+                         data, align, tf_dtype_name(dtype));
     tf_storage *s = tf__alloc(sizeof *s);
     if (!s)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "tensor_wrap_host", NULL,

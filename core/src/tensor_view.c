@@ -176,6 +176,10 @@ TF_API tf_status tf_tensor_broadcast_in_dim(const tf_tensor *t, size_t rank, con
     if (t->rank > rank)
         return tf__error(TF_ERR_SHAPE_MISMATCH, op, "shape",
                          "%s: cannot broadcast rank %u to rank %zu", op, t->rank, rank);
+    /* both read below before make_view's own shape check */
+    if (rank && !shape)
+        return tf__error(TF_ERR_VALIDATION, op, "shape", "%s: shape is NULL for rank %zu", op,
+                         rank);
     if (t->rank && !dims)
         return tf__error(TF_ERR_VALIDATION, op, "dims", "%s: dims is NULL", op);
     int64_t strides[TF_MAX_RANK] = {0};

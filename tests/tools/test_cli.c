@@ -115,6 +115,49 @@ static void test_demo_unknown_engine(void **state)
     free(out);
 }
 
+/* How many times `needle` occurs in `text`. */
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle))
+        n++;
+    return n;
+}
+
+#define HOSTILE "TENFERRO_PLUGIN_PATH=" TF_FIXTURE_DIR "/hostile "
+
+/*
+ * Plugins whose device_info lies (issue 19, items 2 and 6): names and
+ * drivers without a terminating NUL are reported as unavailable devices
+ * (the sanitizer build would catch any read past them), and a plugin
+ * claiming 10^8 devices gets the first 64 listed and one line for the rest.
+ */
+static void test_info_hostile_devices(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(HOSTILE TF_CLI_PATH " info", &out), 0);
+    assert_non_null(strstr(out, "device 0: unavailable: "));
+    assert_non_null(strstr(out, "'name' without a terminating NUL"));
+    assert_non_null(strstr(out, "device 1: unavailable: "));
+    assert_non_null(strstr(out, "'driver' without a terminating NUL"));
+    assert_null(strstr(out, "NNNNNNNN"));
+    assert_null(strstr(out, "DDDDDDDD"));
+    assert_non_null(strstr(out, "device 63: many-devices fixture device"));
+    assert_null(strstr(out, "device 64:"));
+    assert_non_null(strstr(out, "... and 99999936 more devices, not listed (the plugin reports "
+                                "100000000; the first 64 are shown)"));
+    assert_true(count_of(out, "\n") < 400);
+    free(out);
+    assert_int_equal(run(HOSTILE TF_CLI_PATH " info --json", &out), 0);
+    assert_true(json_check(out));
+    assert_non_null(strstr(out, "\"device_count\": 100000000,"));
+    assert_non_null(strstr(out, "\"device_count\": 2,"));
+    assert_int_equal(count_of(out, "many-devices fixture device"), 64);
+    assert_non_null(strstr(out, "\"error\": \"plugin_device_info: engine 'unterminated'"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -123,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_info_text),
         cmocka_unit_test(test_info_reports_refused_plugins),
         cmocka_unit_test(test_info_bad_option),
+        cmocka_unit_test(test_info_hostile_devices),
         cmocka_unit_test(test_demo_reaches_accuracy),
         cmocka_unit_test(test_demo_unknown_engine),
     };

@@ -10,13 +10,16 @@
 
 #include "check.h"
 
+/* The most devices described one by one: a plugin may claim any count. */
+#define CK_MAX_DEVICES 64u
+
 static void descriptor(ck_ctx *ctx)
 {
     const tf_plugin *p = ctx->plugin;
-    uint32_t n = tf_plugin_device_count(p);
+    uint32_t n = tf_plugin_device_count(p), checked = n < CK_MAX_DEVICES ? n : CK_MAX_DEVICES;
     if (!tf_plugin_version(p)[0])
         ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "the descriptor's version string is empty");
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < checked; i++) {
         tf_device_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
@@ -24,10 +27,15 @@ static void descriptor(ck_ctx *ctx)
         if (st)
             ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "device_info(%u) of %u devices failed: %s: %s", i,
                         n, tf_status_name(st), ck_error_text());
-        else if (!memchr(info.name, '\0', sizeof info.name) || !info.name[0])
-            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "device %u's name is empty or not terminated", i);
+        else if (!info.name[0]) /* an unterminated one fails above (tf_plugin_device_info) */
+            ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "device %u's name is empty", i);
     }
-    ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "descriptor and %u device(s) described", n);
+    if (checked < n)
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS,
+                    "descriptor and the first %u of %u device(s) described (the rest not asked)",
+                    checked, n);
+    else
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "descriptor and %u device(s) described", n);
 }
 
 /* supports() must answer 0 for primitives, sub-ops and dtypes it cannot know. */

@@ -58,6 +58,8 @@ tf_status tf_config_load_file(const char *path, tf_config **out);
 /* NULL is a no-op. */
 void tf_config_free(tf_config *config);
 
+/* The accessors below read a NULL config as an empty one ("", 0, NULL; no-op). */
+
 /* The file read, "" when none was found; borrowed from `config`. */
 const char *tf_config_file(const tf_config *config);
 

@@ -100,7 +100,8 @@ void tf_plugin_path_skipped_free(tf_plugin_path_skip *skipped, size_t count);
  */
 tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out);
 
-/* Accessors; strings are borrowed for the life of the process. */
+/* Accessors; strings are borrowed for the life of the process. A NULL
+   plugin gives "" and 0. */
 const char *tf_plugin_name(const tf_plugin *plugin);
 const char *tf_plugin_version(const tf_plugin *plugin);
 const char *tf_plugin_description(const tf_plugin *plugin); /* "" if none */
@@ -109,7 +110,10 @@ uint32_t tf_plugin_abi_major(const tf_plugin *plugin);
 uint32_t tf_plugin_abi_minor(const tf_plugin *plugin);
 uint32_t tf_plugin_capabilities(const tf_plugin *plugin);
 uint32_t tf_plugin_device_count(const tf_plugin *plugin);
-/* Fills *info (set info->struct_size = sizeof *info first). */
+/* Fills *info (set info->struct_size = sizeof *info first), only on success.
+   Errors: TF_ERR_VALIDATION, TF_ERR_OUT_OF_RANGE (index >= device_count),
+   the plugin's own failure, TF_ERR_BACKEND when the plugin leaves `name` or
+   `driver` without a terminating NUL inside its array. */
 tf_status tf_plugin_device_info(const tf_plugin *plugin, uint32_t index, tf_device_info *info);
 
 /* One file found by tf_plugin_scan. */

@@ -60,8 +60,11 @@ tf_status tf_tensor_from_host(tf_dtype dtype, size_t rank, const int64_t *shape,
  * is borrowed until `release(user, data)` is called, which happens exactly
  * once when the last reference to the storage goes away (release may be
  * NULL). The caller must not change the memory while tensors over it are in
- * use. On failure release is not called and nothing is kept.
- * Errors as tf_tensor_from_host.
+ * use. On failure release is not called and nothing is kept. `data` must be
+ * aligned to the element size (4 bytes for f32 and i32, 8 for f64 and i64):
+ * engines read the elements in place. A misaligned buffer is refused with
+ * TF_ERR_VALIDATION naming "data" (tf_tensor_from_host copies from any
+ * address). Errors otherwise as tf_tensor_from_host.
  */
 tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t *shape, void *data,
                               size_t count, tf_release_fn release, void *user,
