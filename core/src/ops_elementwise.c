@@ -183,7 +183,9 @@ TF_API tf_status tf_session_select(tf_session *s, tf_eager *pred, tf_eager *on_t
     return tf__record(s, TF_OP_select, NULL, xs, 3, t, out);
 }
 
-/* clamp is composed of recorded ops: lo where x < lo, hi where x > hi, else x. */
+/* clamp is composed of recorded ops, min(max(x, lo), hi) as ops.h says: m = lo
+   where x < lo, else x; then hi where m > hi, else m. So hi wins when lo > hi
+   (NumPy's clip), and the gradient goes to whichever operand was picked. */
 TF_API tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_eager *hi,
                                   tf_eager **out)
 {
@@ -195,8 +197,8 @@ TF_API tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_e
     if (st)
         return st;
     rule_builder b = rb_begin(s);
-    tf_eager *upper = rb_select(&b, rb_compare(&b, x, hi, TF_COMPARE_GT), hi, x);
-    tf_eager *r = rb_select(&b, rb_compare(&b, x, lo, TF_COMPARE_LT), lo, upper);
+    tf_eager *m = rb_select(&b, rb_compare(&b, x, lo, TF_COMPARE_LT), lo, x);
+    tf_eager *r = rb_select(&b, rb_compare(&b, m, hi, TF_COMPARE_GT), hi, m);
     return rb_done(&b, r, out);
 }
 

@@ -41,19 +41,6 @@ static bool mul_ok(int64_t a, int64_t b, int64_t *r)
     return true;
 }
 
-/* The integer form of a fill value (as tf_session_full): NaN gives 0,
-   out-of-range values saturate. */
-static int64_t int_of(double v)
-{
-    if (v != v)
-        return 0;
-    if (v >= 9.2233720368547758e18)
-        return INT64_MAX;
-    if (v <= -9.2233720368547758e18)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-
 static tf_status null_arg(const char *op, const char *arg)
 {
     return tf__error(TF_ERR_VALIDATION, op, arg, "%s: %s is NULL", op, arg);
@@ -274,8 +261,7 @@ TF_API tf_status tf_session_pad(tf_session *s, tf_eager *x, const int64_t *low, 
     tf_pad_params p;
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
-    p.value.f = value;
-    p.value.i = int_of(value);
+    p.value = tf__scalar_of(x->value->dtype, value);
     for (uint32_t d = 0; d < r; d++) {
         p.low[d] = low[d];
         p.interior[d] = interior[d];
@@ -292,32 +278,69 @@ TF_API tf_status tf_session_pad(tf_session *s, tf_eager *x, const int64_t *low, 
 }
 
 /*
- * The strided slice of the cotangent where x's elements landed. Negative
- * low/high cropped some of them away; the cotangent is first padded with
- * zeros over the cropped border so that those elements read a zero.
+ * For one axis of a pad: the operand indices i whose position
+ * low + i * (interior + 1) lands inside the output's extent `ext`: the
+ * first such i, how many, the first position and the step between
+ * positions. Unsigned arithmetic, so that no int64 overflows whatever low
+ * and interior are (interior >= 0 was checked by the forward, so the step
+ * is at most 2^63); every position computed lies in [0, ext).
+ */
+typedef struct pad_span {
+    int64_t first, count, at, step;
+} pad_span;
+
+static pad_span pad_span_of(int64_t d, int64_t low, int64_t interior, int64_t ext)
+{
+    pad_span sp = {0, 0, 0, 1};
+    uint64_t step = (uint64_t)interior + 1u, first = 0;
+    if (d == 0 || ext == 0 || (low >= 0 && low >= ext))
+        return sp;
+    if (low < 0) {
+        uint64_t need = 0u - (uint64_t)low; /* |low|, at most 2^63 */
+        first = need / step + (need % step != 0);
+    }
+    uint64_t last = ((uint64_t)(ext - 1) - (uint64_t)low) / step; /* true value in [0, 2^64) */
+    if (last > (uint64_t)(d - 1))
+        last = (uint64_t)(d - 1);
+    if (first > last)
+        return sp;
+    sp.first = (int64_t)first;
+    sp.count = (int64_t)(last - first + 1);
+    sp.at = (int64_t)((uint64_t)low + first * step); /* first * step < |low| + step <= 2^64 */
+    sp.step = sp.count > 1 ? (int64_t)step : 1;     /* several positions: step < ext */
+    return sp;
+}
+
+/*
+ * The strided slice of the cotangent where x's elements landed, padded with
+ * zeros for the elements the output cropped away (negative low or high).
+ * Computed from pad_span_of, so it holds for any attributes the forward
+ * accepted, INT64_MIN and INT64_MAX included: nothing is padded beyond x's
+ * own extents and no attribute is negated or incremented in int64.
  */
 static tf_status pad_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                          const bool *need, tf_eager **cin)
 {
-    const tf_tensor *x = nd->inputs[0]->value;
+    const tf_tensor *x = nd->inputs[0]->value, *o = out->value;
     const tf_attrs *a = nd->attrs;
-    int64_t grow_lo[TF_MAX_RANK], grow_hi[TF_MAX_RANK], none[TF_MAX_RANK];
-    int64_t start[TF_MAX_RANK], limit[TF_MAX_RANK], stride[TF_MAX_RANK];
-    bool cropped = false;
+    int64_t start[TF_MAX_RANK] = {0}, limit[TF_MAX_RANK] = {0}, stride[TF_MAX_RANK] = {0};
+    int64_t lo[TF_MAX_RANK] = {0}, hi[TF_MAX_RANK] = {0}, none[TF_MAX_RANK] = {0};
+    bool dropped = false, cropped = false;
     for (uint32_t d = 0; d < x->rank; d++) {
-        int64_t low = a->v[0][d], high = a->v[1][d], body;
-        pad_body(x->shape[d], a->v[2][d], &body); /* checked by the forward */
-        grow_lo[d] = low < 0 ? -low : 0;
-        grow_hi[d] = high < 0 ? -high : 0;
-        none[d] = 0;
-        cropped = cropped || low < 0 || high < 0;
-        start[d] = low > 0 ? low : 0;
-        limit[d] = start[d] + body;
-        stride[d] = a->v[2][d] + 1;
+        pad_span sp = pad_span_of(x->shape[d], a->v[0][d], a->v[2][d], o->shape[d]);
+        dropped = dropped || sp.count == 0;
+        start[d] = sp.at;
+        limit[d] = sp.count ? sp.at + (sp.count - 1) * sp.step + 1 : sp.at;
+        stride[d] = sp.step;
+        lo[d] = sp.first;
+        hi[d] = x->shape[d] - sp.first - sp.count;
+        cropped = cropped || lo[d] || hi[d];
     }
+    if (dropped) /* no element of x reaches the output */
+        return tf__zeros_like(s, nd->inputs[0], &cin[0]);
     rule_builder b = rb_begin(s);
-    tf_eager *whole = cropped ? rb_pad(&b, cot, grow_lo, grow_hi, none) : cot;
-    return rb_done(&b, rb_slice(&b, whole, start, limit, stride), &cin[0]);
+    tf_eager *taken = rb_slice(&b, cot, start, limit, stride);
+    return rb_done(&b, cropped ? rb_pad(&b, taken, lo, hi, none) : taken, &cin[0]);
 }
 
 static tf_status pad_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,

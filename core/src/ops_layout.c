@@ -33,7 +33,7 @@ TF_API tf_status tf_session_reshape(tf_session *s, tf_eager *x, size_t rank,
     if ((st = tf__shape_check("reshape", x->value->dtype, rank, shape, &numel, &nbytes)))
         return st;
     if (numel != x->value->numel)
-        return tf__error(TF_ERR_SHAPE_MISMATCH, "reshape", "shape",
+        return tf__error(TF_ERR_ELEMENT_COUNT, "reshape", "shape",
                          "reshape: cannot reshape %zu elements into a shape of %zu",
                          x->value->numel, numel);
     tf_tensor *src = x->value, *dense = NULL, *t;

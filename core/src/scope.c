@@ -3,6 +3,11 @@
  *
  * Each thread keeps a small table of the runtimes it has scopes open on.
  * A thread with no scope open pays one thread-local load per op.
+ *
+ * A scope begun through the public calls holds a reference to its runtime
+ * until tf_scope_end, so ending it after the caller released the runtime
+ * is safe. The internal suspension (tf__suspend_begin/end) runs inside a
+ * call that already holds the runtime and takes no reference.
  */
 #include "eager_internal.h"
 
@@ -60,19 +65,40 @@ bool tf__capturing(const tf_runtime *rt)
     return e && e->capture > 0 && e->no_grad == 0;
 }
 
+/* Opens one level of `kind` on rt for this thread; false when the table is full. */
+static bool enter(tf_runtime *rt, uint32_t kind, uint32_t *depth_out)
+{
+    scope_entry *e = find_or_add(rt->id);
+    if (!e)
+        return false;
+    uint32_t *depth = kind == SCOPE_NO_GRAD ? &e->no_grad : &e->capture;
+    *depth_out = ++*depth;
+    return true;
+}
+
+static void leave(tf_context_id id, uint32_t kind)
+{
+    scope_entry *e = find(id);
+    if (!e)
+        return;
+    uint32_t *depth = kind == SCOPE_NO_GRAD ? &e->no_grad : &e->capture;
+    if (*depth)
+        --*depth;
+    drop_if_idle(e);
+}
+
 static tf_status begin(tf_runtime *rt, tf_scope *scope, uint32_t kind, const char *op)
 {
     if (!rt || !scope)
         return tf__error(TF_ERR_VALIDATION, op, rt ? "scope" : "runtime", "%s: NULL argument",
                          op);
-    scope_entry *e = find_or_add(rt->id);
-    if (!e)
+    uint32_t depth;
+    if (!enter(rt, kind, &depth))
         return tf__error(TF_ERR_RUNTIME_STATE, op, NULL,
                          "%s: scopes are open on more than %d runtimes on this thread", op,
                          MAX_SCOPED_RUNTIMES);
-    uint32_t *depth = kind == SCOPE_NO_GRAD ? &e->no_grad : &e->capture;
-    ++*depth;
-    *scope = (tf_scope){rt, kind, *depth};
+    tf_runtime_retain(rt); /* released by tf_scope_end */
+    *scope = (tf_scope){rt, kind, depth};
     return TF_OK;
 }
 
@@ -90,26 +116,20 @@ TF_API void tf_scope_end(tf_scope *scope)
 {
     if (!scope || !scope->runtime)
         return;
-    scope_entry *e = find(scope->runtime->id);
-    if (e) {
-        uint32_t *depth = scope->kind == SCOPE_NO_GRAD ? &e->no_grad : &e->capture;
-        if (*depth)
-            --*depth;
-        drop_if_idle(e);
-    }
-    scope->runtime = NULL;
+    tf_runtime *rt = scope->runtime;
+    scope->runtime = NULL; /* a second end is a no-op */
+    leave(rt->id, scope->kind);
+    tf_runtime_release(rt);
 }
 
 uint32_t tf__suspend_begin(tf_runtime *rt)
 {
-    tf_scope s;
-    return tf_runtime_no_grad(rt, &s) == TF_OK ? 1u : 0u;
+    uint32_t depth;
+    return enter(rt, SCOPE_NO_GRAD, &depth) ? 1u : 0u;
 }
 
 void tf__suspend_end(tf_runtime *rt, uint32_t token)
 {
-    if (!token)
-        return;
-    tf_scope s = {rt, SCOPE_NO_GRAD, 0};
-    tf_scope_end(&s);
+    if (token)
+        leave(rt->id, SCOPE_NO_GRAD);
 }

@@ -15,7 +15,9 @@ TF_API tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session 
     tf_session *s = tf__alloc(sizeof *s);
     if (!s)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "session_begin", NULL, "out of memory");
+    /* both outlive the session whatever the caller releases first */
     tf_runtime_retain(rt);
+    tf__engine_retain(engine);
     *s = (tf_session){.rt = rt, .engine = engine, .defer = rt->defer};
     *out = s;
     return TF_OK;
@@ -26,6 +28,7 @@ TF_API void tf_session_end(tf_session *s)
     if (!s)
         return;
     (void)tf__defer_end(s); /* a failure marks the batch's results lost */
+    tf__engine_release(s->engine);
     tf_runtime_release(s->rt);
     tf__free(s);
 }
@@ -67,18 +70,6 @@ TF_API tf_status tf_session_constant_from_host(tf_session *s, const tf_tensor *h
     return TF_OK;
 }
 
-/* The integer form of a fill value: NaN gives 0, out-of-range values saturate. */
-static int64_t int_of(double v)
-{
-    if (v != v)
-        return 0;
-    if (v >= 9.2233720368547758e18)
-        return INT64_MAX;
-    if (v <= -9.2233720368547758e18)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-
 TF_API tf_status tf_session_full(tf_session *s, tf_dtype dtype, size_t rank,
                                  const int64_t *shape, double value, tf_eager **out)
 {
@@ -88,7 +79,7 @@ TF_API tf_status tf_session_full(tf_session *s, tf_dtype dtype, size_t rank,
     tf_status st = tf__empty(s, dtype, rank, shape, &t);
     if (st)
         return st;
-    tf_fill_params p = {.struct_size = sizeof p, .value = {value, int_of(value)}};
+    tf_fill_params p = {.struct_size = sizeof p, .value = tf__scalar_of(dtype, value)};
     if ((st = tf__exec(s, TF_PRIM_FILL, &p, 0, NULL, t))) {
         tf_tensor_release(t);
         return st;

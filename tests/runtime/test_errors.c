@@ -398,7 +398,7 @@ static void test_shape_errors(void **state)
     TF_ASSERT_OK(tf_session_full(f->s, TF_BOOL, 1, s2, 1, &p));
     EXPECT_ERROR(out, tf_session_select(f->s, p, a, a, &out), TF_ERR_SHAPE_MISMATCH, NULL);
     EXPECT_ERROR(out, tf_session_clamp(f->s, a, v2, a, &out), TF_ERR_SHAPE_MISMATCH, NULL);
-    EXPECT_ERROR(out, tf_session_reshape(f->s, a, 1, s5, &out), TF_ERR_SHAPE_MISMATCH, "shape");
+    EXPECT_ERROR(out, tf_session_reshape(f->s, a, 1, s5, &out), TF_ERR_ELEMENT_COUNT, "shape");
     EXPECT_ERROR(out, tf_session_reshape(f->s, a, 1, NULL, &out), TF_ERR_VALIDATION, "shape");
     static const int d1[] = {1}, d01[] = {0, 1};
     tf_eager *v3 = tft_f64(f->rt, 0, 1, k3, (double[]){1, 2, 3}, 3);
@@ -614,6 +614,109 @@ static void test_cache_limit_errors(void **state)
     expect_state_unchanged(f);
 }
 
+/* ===================================================================== */
+/* Handles that outlive what the caller released (issue 19, item 3)        */
+/* ===================================================================== */
+
+/* A scope holds its runtime: ending it after the caller's release is safe
+   (the sanitizer build checks that nothing freed is read). */
+static void test_scope_outlives_runtime(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 2; kind++) {
+        tf_runtime *rt = NULL;
+        TF_ASSERT_OK(tf_runtime_create(&rt));
+        tf_scope sc;
+        TF_ASSERT_OK(kind ? tf_runtime_capture_trace(rt, &sc) : tf_runtime_no_grad(rt, &sc));
+        assert_int_equal(tf_runtime_ref_count(rt), 2);
+        tf_runtime_release(rt); /* the scope's reference keeps it */
+        assert_int_equal(tf_runtime_ref_count(sc.runtime), 1);
+        tf_scope_end(&sc); /* frees it */
+        assert_null(sc.runtime);
+        tf_scope_end(&sc); /* a second end is a no-op */
+    }
+}
+
+/* The 17th runtime with a scope open on this thread is refused; its scope
+   and reference count are left as they were. */
+static void test_scope_table_full(void **state)
+{
+    (void)state;
+    tf_runtime *rts[17];
+    tf_scope sc[17];
+    for (int i = 0; i < 17; i++)
+        TF_ASSERT_OK(tf_runtime_create(&rts[i]));
+    for (int i = 0; i < 16; i++)
+        TF_ASSERT_OK(tf_runtime_no_grad(rts[i], &sc[i]));
+    memset(&sc[16], 0x5a, sizeof sc[16]);
+    tf_scope before = sc[16];
+    TF_ASSERT_STATUS(tf_runtime_capture_trace(rts[16], &sc[16]), TF_ERR_RUNTIME_STATE);
+    assert_memory_equal(&sc[16], &before, sizeof before);
+    assert_int_equal(tf_runtime_ref_count(rts[16]), 1);
+    for (int i = 15; i >= 0; i--)
+        tf_scope_end(&sc[i]);
+    TF_ASSERT_OK(tf_runtime_capture_trace(rts[16], &sc[16])); /* room again */
+    tf_scope_end(&sc[16]);
+    for (int i = 0; i < 17; i++) {
+        assert_int_equal(tf_runtime_ref_count(rts[i]), 1);
+        tf_runtime_release(rts[i]);
+    }
+}
+
+/* A session holds its engine and its runtime until it ends. */
+static void test_session_outlives_engine(void **state)
+{
+    (void)state;
+    tf_engine *e = NULL;
+    tf_runtime *rt = NULL;
+    tf_session *s = NULL;
+    TF_ASSERT_OK(tf_engine_open("cpu", 1, &e));
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    TF_ASSERT_OK(tf_session_begin(rt, e, &s));
+    tf_engine_destroy(e);
+    tf_runtime_release(rt);
+    tf_eager *x = NULL, *y = NULL;
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, k3, 2.0, &x));
+    TF_ASSERT_OK(tf_session_mul(s, x, x, &y)); /* deferred until the session ends */
+    tf_eager_release(x);
+    tf_session_end(s); /* runs the deferred work on the engine, then lets go of both */
+    double v[3];
+    TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(y), TF_F64, v, 3));
+    assert_true(v[0] == 4 && v[1] == 4 && v[2] == 4);
+    tf_eager_release(y);
+}
+
+/* ===================================================================== */
+/* One truth rule for bool (issue 19, item 12)                             */
+/* ===================================================================== */
+
+/* full(BOOL, v) and pad(bool, v) agree with cast(v -> bool): v != 0, NaN true. */
+static void test_bool_fill_truth(void **state)
+{
+    fx *f = *state;
+    static const double vals[] = {0.5, -0.25, 0.0, -0.0, 2.0, NAN, 1e300};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        tf_eager *full = NULL, *one = NULL, *cast = NULL, *padded = NULL;
+        TF_ASSERT_OK(tf_session_full(f->s, TF_BOOL, 0, NULL, vals[i], &full));
+        TF_ASSERT_OK(tf_session_scalar(f->s, TF_F64, vals[i], &one));
+        TF_ASSERT_OK(tf_session_cast(f->s, one, TF_BOOL, &cast));
+        const int64_t zero = 0, lo = 1;
+        tf_eager *none = NULL;
+        TF_ASSERT_OK(tf_session_full(f->s, TF_BOOL, 1, &zero, 0.0, &none));
+        TF_ASSERT_OK(tf_session_pad(f->s, none, &lo, &zero, &zero, vals[i], &padded));
+        uint8_t a = 7, b = 7, c = 7;
+        TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(full), TF_BOOL, &a, 1));
+        TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(cast), TF_BOOL, &b, 1));
+        TF_ASSERT_OK(tf_tensor_copy_to_host(tf_eager_value(padded), TF_BOOL, &c, 1));
+        unsigned want = vals[i] != 0.0; /* NaN != 0 */
+        if (a != want || b != want || c != want)
+            fail_msg("value %g: full %u, cast %u, pad %u, want %u", vals[i], a, b, c, want);
+        tf_eager *all[] = {full, one, cast, none, padded};
+        for (size_t k = 0; k < 5; k++)
+            tf_eager_release(all[k]);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -630,6 +733,10 @@ int main(void)
         T(test_variable_from_non_float),
         T(test_null_arguments),
         T(test_cache_limit_errors),
+        T(test_bool_fill_truth),
+        cmocka_unit_test(test_scope_outlives_runtime),
+        cmocka_unit_test(test_scope_table_full),
+        cmocka_unit_test(test_session_outlives_engine),
     };
 #undef T
     return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);

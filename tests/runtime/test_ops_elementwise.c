@@ -972,6 +972,43 @@ static void test_clamp_gradcheck(void **state)
         for (int k = 0; k < 3; k++)
             tf_tensor_release(in[k]);
     }
+    /* lo > hi everywhere: the result is hi, and so is the gradient's target */
+    for (size_t i = 0; i < 2; i++) {
+        tf_tensor *in[3] = {gc_random_view(&cases[i][0], -2, 2, &seed),
+                            gc_random_view(&cases[i][1], 0.3, 1, &seed),
+                            gc_random_view(&cases[i][2], -1, -0.3, &seed)};
+        char what[64];
+        snprintf(what, sizeof what, "clamp with lo > hi, case %zu", i);
+        gc_check(what, g_cpu, call_clamp, NULL, in, 3, NULL);
+        for (int k = 0; k < 3; k++)
+            tf_tensor_release(in[k]);
+    }
+}
+
+/* lo > hi (issue 19, item 9): min(max(x, lo), hi) is hi, as ops.h and NumPy's
+   clip say, and the gradient goes to hi alone. */
+static void test_clamp_lo_above_hi(void **state)
+{
+    (void)state;
+    tft_env f = tft_env_begin();
+    const int64_t sh[] = {3};
+    tf_eager *x = tft_f64(f.rt, 1, 1, sh, (double[]){1, 2, 3}, 3);
+    tf_eager *lo = tft_f64(f.rt, 1, 0, NULL, (double[]){2.5}, 1);
+    tf_eager *hi = tft_f64(f.rt, 1, 0, NULL, (double[]){1.5}, 1), *z = NULL;
+    TF_ASSERT_OK(tf_session_clamp(f.s, x, lo, hi, &z));
+    expect_exact(z, TF_F64, (double[]){1.5, 1.5, 1.5}, 3);
+    tf_eager *l = sum_all(f.s, z);
+    tf_eager *gx = tft_grad(f.rt, l, x), *gl = tft_grad(f.rt, l, lo), *gh = tft_grad(f.rt, l, hi);
+    expect_exact(gx, TF_F64, (double[]){0, 0, 0}, 3);
+    expect_exact(gl, TF_F64, (double[]){0}, 1);
+    expect_exact(gh, TF_F64, (double[]){3}, 1);
+    tf_eager *t = tft_f64(f.rt, 0, 0, NULL, (double[]){2}, 1), *j = NULL;
+    TF_ASSERT_OK(tf_runtime_jvp(f.rt, g_cpu, z, hi, t, &j));
+    expect_exact(j, TF_F64, (double[]){2, 2, 2}, 3);
+    tf_eager *arr[] = {j, t, gx, gl, gh, l, z, x, lo, hi};
+    for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++)
+        tf_eager_release(arr[i]);
+    tft_env_end(&f);
 }
 
 /* clamp routes the gradient to the active operand; ties go to x. */
@@ -1154,7 +1191,8 @@ int main(void)
         cmocka_unit_test(test_compare_values),      cmocka_unit_test(test_compare_zero_derivative),
         cmocka_unit_test(test_compare_gradcheck),   cmocka_unit_test(test_select_gradcheck),
         cmocka_unit_test(test_select_routing),      cmocka_unit_test(test_clamp_gradcheck),
-        cmocka_unit_test(test_clamp_routing),       cmocka_unit_test(test_convert_gradcheck),
+        cmocka_unit_test(test_clamp_routing),
+        cmocka_unit_test(test_clamp_lo_above_hi),       cmocka_unit_test(test_convert_gradcheck),
         cmocka_unit_test(test_convert_derivatives), cmocka_unit_test(test_int_to_float_untracked),
     };
     return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);

@@ -315,6 +315,61 @@ static void pad_grad(void **state)
     check2("pad second order", pad_fn, &b, x, 1);
 }
 
+/*
+ * Attributes at the int64 extremes (issue 19, item 11): the forward accepts
+ * every pad whose extents fit, and its reverse and forward rules must hold
+ * there too, with no signed overflow (the sanitizer build runs this) and no
+ * padding of the cotangent beyond x's own extents.
+ */
+static void pad_extremes(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t d, low, high, interior;
+        int64_t ext;
+        double want[3], grad[2];
+    } cases[] = {
+        {1, 0, 0, INT64_MAX, 1, {7}, {1}},                   /* the largest interior */
+        {1, INT64_MIN, INT64_MAX, 0, 0, {0}, {0}},           /* the smallest low */
+        {2, INT64_MIN, INT64_MAX, 0, 1, {-1}, {0, 0}},       /* all of x cropped away */
+        {1, INT64_MAX - 5, -(INT64_MAX - 5), 0, 1, {-1}, {0}}, /* x lands past the end */
+        {2, 0, -(INT64_MAX - 1), INT64_MAX - 2, 1, {7}, {1, 0}},
+        {2, -(INT64_MAX - 1), 0, INT64_MAX - 2, 1, {8}, {0, 1}},
+        {2, -(INT64_MAX - 5), INT64_MAX - 5, 0, 2, {-1, -1}, {0, 0}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tft_env e = tft_env_begin();
+        const int64_t sd[1] = {cases[c].d};
+        tf_eager *x = tft_f64(e.rt, 1, 1, sd, (double[]){7, 8}, (size_t)cases[c].d), *y = NULL;
+        int64_t lo[1] = {cases[c].low}, hi[1] = {cases[c].high}, in[1] = {cases[c].interior};
+        TF_ASSERT_OK(tf_session_pad(e.s, x, lo, hi, in, -1.0, &y));
+        const int64_t se[1] = {cases[c].ext};
+        tft_expect_shaped(y, 1, se, cases[c].want, (size_t)cases[c].ext);
+        tf_eager *l = NULL, *t = NULL, *j = NULL;
+        TF_ASSERT_OK(tf_session_reduce_sum(e.s, y, NULL, 0, &l));
+        tf_eager *g = tft_grad(e.rt, l, x);
+        tft_expect_shaped(g, 1, sd, cases[c].grad, (size_t)cases[c].d);
+        TF_ASSERT_OK(tf_eager_backward(l, g_cpu));
+        t = tft_f64(e.rt, 0, 1, sd, (double[]){1, 1}, (size_t)cases[c].d);
+        TF_ASSERT_OK(tf_runtime_jvp(e.rt, g_cpu, l, x, t, &j));
+        double dot = cases[c].grad[0] + (cases[c].d > 1 ? cases[c].grad[1] : 0);
+        tft_expect_shaped(j, 0, NULL, &dot, 1);
+        tf_eager *all[] = {j, t, g, l, y, x};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            tf_eager_release(all[k]);
+        tft_env_end(&e);
+        /* and by finite differences, second order included */
+        unsigned seed = 40 + (unsigned)c;
+        pad_args a = {{cases[c].low}, {cases[c].high}, {cases[c].interior}, 0.5};
+        tf_tensor *xs[1] = {rnd(1, sd, &seed)};
+        char what[64];
+        snprintf(what, sizeof what, "pad at the int64 extremes, case %zu", c);
+        check(what, pad_fn, &a, xs, 1);
+        xs[0] = rnd(1, sd, &seed);
+        check2(what, pad_fn, &a, xs, 1);
+    }
+}
+
 static void pad_errors(void **state)
 {
     (void)state;
@@ -1101,6 +1156,7 @@ int main(void)
         cmocka_unit_test(pad_values),
         cmocka_unit_test(pad_grad),
         cmocka_unit_test(pad_errors),
+        cmocka_unit_test(pad_extremes),
         cmocka_unit_test(concatenate_values),
         cmocka_unit_test(concatenate_grad),
         cmocka_unit_test(stack_values_and_grad),

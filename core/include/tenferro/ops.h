@@ -66,8 +66,9 @@ tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y, tf_compare
 tf_status tf_session_select(tf_session *s, tf_eager *pred, tf_eager *on_true,
                             tf_eager *on_false, tf_eager **out);
 
-/* min(max(x, lo), hi) elementwise with broadcasting; gradients flow to the
-   active operand (ties go to x). */
+/* min(max(x, lo), hi) elementwise with broadcasting, as NumPy's clip: where
+   lo > hi the result is hi. Gradients flow to the operand picked (ties go to
+   x: x == lo or x == hi gives x); NaN in x gives NaN. */
 tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_eager *hi,
                            tf_eager **out);
 
@@ -120,7 +121,9 @@ tf_status tf_session_matmul(tf_session *s, tf_eager *x, tf_eager *y, tf_eager **
 
 /* ---- layout ---- */
 
-/* Same elements in column-major order, new shape (numpy order='F'). */
+/* Same elements in column-major order, new shape (numpy order='F').
+   TF_ERR_ELEMENT_COUNT when the shape holds another number of elements (as
+   tf_tensor_reshape). */
 tf_status tf_session_reshape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
                              tf_eager **out);
 /* Output axis i is input axis perm[i]. */
@@ -206,7 +209,8 @@ tf_status tf_session_rms_norm(tf_session *s, tf_eager *x, size_t n_axes, tf_eage
 
 /* A scalar (rank 0) constant of dtype in the session's engine memory. */
 tf_status tf_session_scalar(tf_session *s, tf_dtype dtype, double value, tf_eager **out);
-/* A constant filled with value. */
+/* A constant filled with value, converted as tf_session_cast would: integers
+   truncate and saturate (NaN gives 0), bool is value != 0 (NaN is true). */
 tf_status tf_session_full(tf_session *s, tf_dtype dtype, size_t rank, const int64_t *shape,
                           double value, tf_eager **out);
 

@@ -23,7 +23,7 @@
  *
  * Threads: a runtime may be used from any number of threads at once; ops on
  * independent graphs never contend for a lock. A tf_session belongs to the
- * thread that began it (like the engine it borrows). Eager tensors are
+ * thread that began it (like the engine it uses). Eager tensors are
  * immutable values and may be shared between threads; concurrent backward
  * calls accumulating into one variable's grad slot lose nothing. No-grad and
  * trace-capture scopes are per thread and nest.
@@ -128,7 +128,11 @@ tf_epoch tf_runtime_epoch(const tf_runtime *rt);
 /*
  * seed: EagerRuntime::no_grad. Disables recording of ops issued through
  * sessions of `rt` on the calling thread until tf_scope_end(scope). Scopes
- * nest and must end in reverse order on the thread that began them.
+ * nest and must end in reverse order on the thread that began them. The
+ * scope holds a reference to `rt` until tf_scope_end, so the caller may
+ * release its own reference first. Errors: TF_ERR_VALIDATION (NULL),
+ * TF_ERR_RUNTIME_STATE (scopes open on more than 16 runtimes on this
+ * thread); *scope is then unchanged.
  */
 tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope);
 
@@ -138,11 +142,14 @@ tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope);
  * tf_scope_end: ops whose inputs are all untracked are recorded too, so the
  * functional forms (grad/vjp/jvp) can differentiate with respect to any
  * tensor of the captured trace. Results stay untracked for backward().
- * Inside a no-grad scope nothing is recorded either way.
+ * Inside a no-grad scope nothing is recorded either way. Like a no-grad
+ * scope it holds a reference to `rt` until tf_scope_end; the same errors.
  */
 tf_status tf_runtime_capture_trace(tf_runtime *rt, tf_scope *scope);
 
-/* Ends a scope begun by tf_runtime_no_grad or tf_runtime_capture_trace. */
+/* Ends a scope begun by tf_runtime_no_grad or tf_runtime_capture_trace and
+   drops its reference to the runtime (which may free it). NULL, or a scope
+   already ended, is a no-op. */
 void tf_scope_end(tf_scope *scope);
 
 /*
@@ -202,8 +209,10 @@ tf_status tf_runtime_with_session(tf_runtime *rt, tf_engine *engine, tf_session_
 
 /*
  * The same as a begin/end pair for C callers: *out is valid until
- * tf_session_end, on this thread. The session borrows `engine` and retains
- * `rt`. Errors: TF_ERR_VALIDATION (NULL), TF_ERR_OUT_OF_MEMORY.
+ * tf_session_end, on this thread. The session holds a reference to `rt`
+ * and to `engine` until tf_session_end, so either may be released
+ * (tf_runtime_release, tf_engine_destroy) before the session ends.
+ * Errors: TF_ERR_VALIDATION (NULL), TF_ERR_OUT_OF_MEMORY.
  */
 tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session **out);
 void tf_session_end(tf_session *session); /* NULL is a no-op */
