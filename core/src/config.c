@@ -8,12 +8,16 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tenferro/config.h>
@@ -25,6 +29,10 @@
 #define CFG_MAX_SECTIONS 16
 #define CFG_MAX_EXTRA 16
 #define CFG_MSG 768
+/* The most bytes read from a configuration file: a real one is a few hundred
+   (a line holds at most 198 characters); anything longer is refused rather
+   than read on (TENFERRO_CONFIG=/dev/zero must not spin). */
+#define CFG_MAX_BYTES (64L * 1024)
 
 typedef struct engine_section {
     char *name;
@@ -53,7 +61,9 @@ typedef struct parse_state {
     const char *file;
     FILE *stream;
     int line;
-    bool indented; /* the current line starts with a blank */
+    bool indented;   /* the current line starts with a blank */
+    bool after_pair; /* a key = value line came since the last [section] */
+    long bytes;      /* read so far */
     tf_status st;
     int err_line;
     char *msg;                                  /* CFG_MSG bytes */
@@ -246,6 +256,9 @@ static int handler(void *user, const char *section, const char *key, const char 
         return 1; /* only the first error is reported */
     tf_config *c = ps->cfg;
     char **slot = NULL;
+    if (!*key) /* "= value": libinih passes an empty name */
+        return fail(ps, TF_ERR_CONFIG, section, key, "a pair without a key (expected key = value)",
+                    NULL);
     if (strncmp(section, "engine.", 7) == 0)
         return engine_key(ps, section, key, value);
     if (strcmp(section, "engine") == 0) {
@@ -288,50 +301,136 @@ static int handler(void *user, const char *section, const char *key, const char 
                : fail(ps, TF_ERR_OUT_OF_MEMORY, section, key, "out of memory", NULL);
 }
 
+/* Ends the parse with a TF_ERR_CONFIG naming the current line. */
+static char *read_failed(parse_state *ps, const char *fmt, ...) TF_PRINTF(2, 3);
+static char *read_failed(parse_state *ps, const char *fmt, ...)
+{
+    char why[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    ps->st = TF_ERR_CONFIG;
+    ps->err_line = ps->line;
+    snprintf(ps->msg, CFG_MSG, "%s:%d: %s", ps->file, ps->line, why);
+    return NULL;
+}
+
 /*
- * fgets that counts lines, so that the handler knows where it is. libinih
- * reads into a fixed buffer (num bytes) and would take the rest of a longer
- * line for a line of its own, so such a line ends the parse with an error
- * instead; that also keeps libinih's line numbers (of syntax errors) equal
- * to the file's.
+ * What libinih lets through and the file format does not have: a pair split
+ * at ':' (libinih splits at the first '=' or ':'; the format has only '='),
+ * and text after a section's ']' (libinih ignores it; only a comment may
+ * follow). A continuation line (indented, after a pair; libinih's rule) is
+ * left to the handler, which refuses it with its own reason.
+ */
+static char *check_separator(parse_state *ps, char *line)
+{
+    const char *p = line;
+    if (ps->line == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
+        p += 3; /* a UTF-8 byte order mark, which libinih skips */
+    p += strspn(p, " \t");
+    if (*p == ';' || *p == '#' || *p == '\n')
+        return line; /* a comment or a blank line */
+    if (*p == '[') {
+        ps->after_pair = false;
+        const char *end = strchr(p, ']');
+        if (end) /* no ']' at all is libinih's syntax error */
+            end += 1 + strspn(end + 1, " \t");
+        if (end && *end != '\n' && *end != ';')
+            return read_failed(ps, "text after the section's ']' (only a comment may follow)");
+        return line;
+    }
+    if (ps->indented && ps->after_pair)
+        return line;
+    ps->after_pair = true;
+    if (p[strcspn(p, "=:")] == ':')
+        return read_failed(ps, "expected key = value, found ':' first (the separator is '=')");
+    return line;
+}
+
+/*
+ * The next line into str (num bytes), as fgets would, but read byte by byte
+ * so that nothing in it can hide from libinih's parse, which stops at a NUL
+ * and reads a longer line as two: a NUL byte, a line of more than num - 2
+ * characters (the line ending, "\n" or "\r\n", not counted; a last line
+ * without one included) and a file of more than CFG_MAX_BYTES each end the
+ * parse with an error. Counts lines for the handler, so libinih's line
+ * numbers (of syntax errors) stay the file's.
  */
 static char *reader(char *str, int num, void *stream)
 {
     parse_state *ps = stream;
     if (ps->st)
         return NULL; /* the first error ends the parse */
-    char *r = fgets(str, num, ps->stream);
-    if (!r)
+    long limit = num - 2, n = 0;
+    int c = getc(ps->stream);
+    if (c == EOF)
         return NULL;
     ps->line++;
-    ps->indented = r[0] == ' ' || r[0] == '\t';
-    size_t n = strlen(r);
-    if (n + 1 == (size_t)num && r[n - 1] != '\n') {
-        int next = getc(ps->stream);
-        if (next != EOF) {
-            ps->st = TF_ERR_CONFIG;
-            ps->err_line = ps->line;
-            snprintf(ps->msg, CFG_MSG, "%s:%d: line longer than %d characters", ps->file, ps->line,
-                     num - 2);
-            return NULL;
-        }
+    for (; c != EOF; c = getc(ps->stream)) {
+        if (++ps->bytes > CFG_MAX_BYTES)
+            return read_failed(ps, "the file is longer than %ld bytes", CFG_MAX_BYTES);
+        if (c == '\n')
+            break;
+        if (c == '\0')
+            return read_failed(ps, "a NUL byte at column %ld", n + 1);
+        if (n <= limit)
+            str[n] = (char)c;
+        n++;
     }
-    return r;
+    if (n > 0 && n <= limit + 1 && str[n - 1] == '\r')
+        n--;
+    if (n > limit)
+        return read_failed(ps, "line longer than %ld characters", limit);
+    str[n] = '\n';
+    str[n + 1] = '\0';
+    ps->indented = str[0] == ' ' || str[0] == '\t';
+    return check_separator(ps, str);
 }
 
-static tf_status parse_file(tf_config *c, const char *file, char *msg)
+/* The null device, which reads as an empty file (TENFERRO_CONFIG=/dev/null). */
+static bool is_null_device(const struct stat *st)
 {
-    FILE *f = fopen(file, "r");
-    if (!f) {
-        snprintf(msg, CFG_MSG, "%s: cannot read the configuration file: %s", file, strerror(errno));
-        return TF_ERR_CONFIG;
-    }
+    struct stat null;
+    return S_ISCHR(st->st_mode) && stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) &&
+           null.st_rdev == st->st_rdev;
+}
+
+/*
+ * Opens `file` for parsing: only a regular file (or /dev/null) is read. A
+ * FIFO would block the open and the read, a device such as /dev/zero never
+ * ends; opened without blocking, then checked on the descriptor itself.
+ */
+static FILE *open_config(const char *file, char *msg, struct stat *out)
+{
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        snprintf(msg, CFG_MSG, "%s: cannot read the configuration file: it is a directory", file);
-        return TF_ERR_CONFIG;
+    const char *why = NULL;
+    memset(out, 0, sizeof *out);
+    if (fd < 0 || fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "it is a directory";
+    else if (!S_ISREG(st.st_mode) && !is_null_device(&st))
+        why = "it is not a regular file (a FIFO, socket or device)";
+    FILE *f = why ? NULL : fdopen(fd, "r");
+    if (!f) {
+        snprintf(msg, CFG_MSG, "%s: cannot read the configuration file: %s", file,
+                 why ? why : strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    } else {
+        *out = st;
     }
+    return f;
+}
+
+/* Parses `file` into c; *st gets what fstat said of it (zeroed if not opened). */
+static tf_status parse_file(tf_config *c, const char *file, char *msg, struct stat *st)
+{
+    FILE *f = open_config(file, msg, st);
+    if (!f)
+        return TF_ERR_CONFIG;
     parse_state ps = {.cfg = c, .file = file, .stream = f, .msg = msg};
     int r = ini_parse_stream(reader, &ps, handler, &ps);
     fclose(f);
@@ -458,8 +557,9 @@ static tf_status load_quiet(const char *file, tf_config **out, char *msg)
         snprintf(msg, CFG_MSG, "out of memory");
         return TF_ERR_OUT_OF_MEMORY;
     }
+    struct stat file_st;
     if (file[0])
-        st = parse_file(c, file, msg);
+        st = parse_file(c, file, msg, &file_st);
     if (!st)
         st = choose_engines(c, msg);
     if (st) {
@@ -470,17 +570,88 @@ static tf_status load_quiet(const char *file, tf_config **out, char *msg)
     return TF_OK;
 }
 
+/*
+ * The loader asks for the [plugins] path on every search (each engine or
+ * module loaded by name, each scan), so the last answer is remembered with
+ * the identity, size and modification time of the file it came from, and
+ * given again while a stat of the file says the same. A file changed less
+ * than a second before it was read (by its change time, which no one can
+ * set back) is not remembered: a second change within the timestamps'
+ * granularity would not show (git's "racily clean" rule). No allocation:
+ * the value is at most a line long.
+ */
+#define PATH_CACHE_SETTLE_NS 1000000000LL
+
+static struct {
+    pthread_mutex_t lock;
+    bool valid;
+    char file[PATH_MAX];
+    struct stat st;
+    char path[256]; /* "" for none */
+} g_path_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The remembered path of `file` into out (cap bytes); false if none fits. */
+static bool path_cached(const char *file, char *out, size_t cap)
+{
+    struct stat st;
+    if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    pthread_mutex_lock(&g_path_cache.lock);
+    bool hit = g_path_cache.valid && strcmp(g_path_cache.file, file) == 0 &&
+               same_file(&g_path_cache.st, &st);
+    if (hit)
+        snprintf(out, cap, "%s", g_path_cache.path);
+    pthread_mutex_unlock(&g_path_cache.lock);
+    return hit;
+}
+
+static void path_remember(const char *file, const struct stat *st, const char *path)
+{
+    struct timespec now;
+    if (!S_ISREG(st->st_mode) || strlen(file) >= sizeof g_path_cache.file ||
+        strlen(path) >= sizeof g_path_cache.path || clock_gettime(CLOCK_REALTIME, &now) != 0)
+        return;
+    long long age = (long long)(now.tv_sec - st->st_ctim.tv_sec) * 1000000000LL +
+                    (now.tv_nsec - st->st_ctim.tv_nsec);
+    if (age < PATH_CACHE_SETTLE_NS)
+        return;
+    pthread_mutex_lock(&g_path_cache.lock);
+    g_path_cache.valid = true;
+    snprintf(g_path_cache.file, sizeof g_path_cache.file, "%s", file);
+    g_path_cache.st = *st;
+    snprintf(g_path_cache.path, sizeof g_path_cache.path, "%s", path);
+    pthread_mutex_unlock(&g_path_cache.lock);
+}
+
+/* The file's [plugins] path alone: TENFERRO_ENGINE and a bad file add nothing. */
 tf_status tf__config_plugin_path(char **path)
 {
-    char msg[CFG_MSG];
-    tf_config *c;
+    char file[PATH_MAX], msg[CFG_MSG], cached[256];
     *path = NULL;
-    tf_status st = load_quiet(NULL, &c, msg);
-    if (st)
-        return st == TF_ERR_OUT_OF_MEMORY ? st : TF_OK;
-    st = TF_OK;
-    if (c->plugin_path && !(*path = tf__strdup(c->plugin_path)))
-        st = TF_ERR_OUT_OF_MEMORY;
+    if (find_file(file, sizeof file, msg) != TF_OK || !file[0])
+        return TF_OK;
+    const char *found = cached;
+    tf_config *c = NULL;
+    if (!path_cached(file, cached, sizeof cached)) {
+        struct stat st;
+        if (!(c = tf__calloc(1, sizeof *c)))
+            return TF_ERR_OUT_OF_MEMORY;
+        tf_status pst = parse_file(c, file, msg, &st);
+        if (pst == TF_ERR_OUT_OF_MEMORY) {
+            tf_config_free(c);
+            return pst;
+        }
+        found = !pst && c->plugin_path ? c->plugin_path : "";
+        path_remember(file, &st, found);
+    }
+    tf_status st = found[0] && !(*path = tf__strdup(found)) ? TF_ERR_OUT_OF_MEMORY : TF_OK;
     tf_config_free(c);
     return st;
 }

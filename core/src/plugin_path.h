@@ -29,7 +29,9 @@ tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***file
  * allocated (tf__free), or NULL when there is none or the file is bad (the
  * error is reported by tf_config_load, not here). Records no error; returns
  * TF_ERR_OUT_OF_MEMORY when memory ran out reading the file, so that a search
- * never goes on without the directories the file names.
+ * never goes on without the directories the file names. Only the file counts
+ * (not TENFERRO_ENGINE); the answer is remembered until a stat of the file
+ * (identity, size, times) changes, for files unchanged for a second.
  */
 tf_status tf__config_plugin_path(char **path);
 

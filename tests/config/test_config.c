@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tf_test.h"
@@ -314,6 +315,57 @@ static void test_plugin_path_order(void **state)
     tf_plugin_path_free(dirs);
 }
 
+/* Writes the file with its modification time a minute back, `settle` ms ago. */
+static void write_dated(const char *text, int settle)
+{
+    write_file(in_home("p.ini"), text);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec = t[0].tv_sec / 60 * 60 - 60;
+    t[0].tv_nsec = 0;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, in_home("p.ini"), t, 0), 0);
+    setenv("TENFERRO_CONFIG", in_home("p.ini"), 1);
+    usleep((useconds_t)settle * 1000);
+}
+
+/* The plugin search's first directory, asked three times, is `dir`. */
+static void expect_first_dir(const char *dir_in_home)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", dir_in_home); /* in_home's buffers are reused */
+    for (int k = 0; k < 3; k++) {
+        char **dirs;
+        size_t n;
+        TF_ASSERT_OK(tf_plugin_path_get(&dirs, &n));
+        assert_true(n >= 1);
+        assert_string_equal(dirs[0], dir);
+        tf_plugin_path_free(dirs);
+    }
+}
+
+/*
+ * The loader remembers the file's [plugins] path between searches (issue
+ * 19, item 5) once the file has been left alone for a second, and never
+ * past a change: a rewrite of the same size with the same modification
+ * time still moves the change time.
+ */
+static void test_plugin_path_remembered(void **state)
+{
+    (void)state;
+    char a[256], b[256];
+    snprintf(a, sizeof a, "[plugins]\npath = %s\n", in_home("d1"));
+    snprintf(b, sizeof b, "[plugins]\npath = %s\n", in_home("d2"));
+    write_dated(a, 1100);
+    expect_first_dir(in_home("d1")); /* read, remembered, then answered from memory */
+    write_dated(b, 0);
+    expect_first_dir(in_home("d2"));
+    write_dated(a, 1100);
+    setenv("TENFERRO_ENGINE", "no,,such", 1); /* not the file's: changes nothing */
+    expect_first_dir(in_home("d1"));
+    unsetenv("TENFERRO_ENGINE");
+}
+
 /* ---- fallback ---- */
 
 static char *open_with(const char *text, tf_status expected, const char *engine_name)
@@ -481,6 +533,111 @@ static void test_malformed(void **state)
     assert_non_null(strstr(tf_error_message(), ":2:"));
     TF_ASSERT_STATUS(tf_config_load_file(NULL, &c), TF_ERR_VALIDATION);
     assert_ptr_equal(c, (tf_config *)&c);
+}
+
+/* ---- what hides in the bytes of a file, and files that are not files (issue 19) ---- */
+
+static void write_bytes(const char *path, const char *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+/* The named file is refused with TF_ERR_CONFIG whose message has `why`. */
+static void expect_refused_file(const char *path, const char *why)
+{
+    setenv("TENFERRO_CONFIG", path, 1);
+    tf_config *c = (tf_config *)&c;
+    TF_ASSERT_STATUS(tf_config_load(&c), TF_ERR_CONFIG);
+    assert_ptr_equal(c, (tf_config *)&c);
+    if (!strstr(tf_error_message(), path) || !strstr(tf_error_message(), why))
+        fail_msg("%s: expected '%s' in: %s", path, why, tf_error_message());
+    /* the loader's own read of the file for [plugins] path ends too */
+    tf_engine *e = NULL;
+    TF_ASSERT_OK(tf_engine_open("cpu", 1, &e));
+    tf_engine_destroy(e);
+}
+
+static void expect_bad_bytes(const char *data, size_t n, const char *line, const char *why)
+{
+    write_bytes(in_home("bytes.ini"), data, n);
+    char where[300];
+    snprintf(where, sizeof where, "%s:%s: ", in_home("bytes.ini"), line);
+    expect_refused_file(in_home("bytes.ini"), where);
+    if (!strstr(tf_error_message(), why))
+        fail_msg("expected '%s' in: %s", why, tf_error_message());
+}
+
+static void test_hostile_bytes(void **state)
+{
+    (void)state;
+    /* a NUL inside an overlong line must not split it: "fallback = vulkan" after
+       byte 199 would become a line of its own */
+    char text[600];
+    size_t n = (size_t)snprintf(text, sizeof text, "[engine]\ndefault = cpu ; ");
+    memset(text + n, 'x', 250);
+    text[n + 20] = '\0';
+    n += (size_t)snprintf(text + n + 250, sizeof text - n - 250, "fallback = vulkan\n") + 250;
+    expect_bad_bytes(text, n, "2", "a NUL byte at column 37");
+    /* the value would read as "cpu" */
+    static const char tail[] = "[engine]\ndefault = cpu\0garbage\n";
+    expect_bad_bytes(tail, sizeof tail - 1, "2", "a NUL byte at column 14");
+    /* ':' is libinih's other separator; the format has only '=' */
+    expect_bad("[engine]\ndefault : cpu\n", "2", NULL, "found ':' first (the separator is '=')");
+    expect_bad("[engine.cpu]\nthreads: 4\n", "2", NULL, "found ':' first");
+    expect_bad("[plugins]\n  path : /opt\n", "2", NULL, "found ':' first");
+    expect_bad("[engine.cpu]\n= 4\n", "2", NULL, "a pair without a key");
+    /* libinih ignores what follows a section's ']'; only a comment may */
+    expect_bad("[engine] default = vulkan\n", "1", NULL, "text after the section's ']'");
+    expect_bad("[engine]x\ndefault = vulkan\n", "1", NULL, "text after the section's ']'");
+    tf_config *c = load_text("[engine] ; the engines\ndefault = cpu\n");
+    assert_string_equal(tf_config_engine_source(c), "file");
+    tf_config_free(c);
+    /* a last line without a newline has the same limit */
+    n = (size_t)snprintf(text, sizeof text, "[plugins]\npath = /");
+    memset(text + n, 'a', 191);
+    expect_bad_bytes(text, n + 191, "2", "line longer than 198 characters");
+    text[n + 190] = '\0'; /* 198 characters, no newline: fine */
+    c = load_text(text);
+    assert_int_equal(strlen(tf_config_plugin_path(c)), 191);
+    tf_config_free(c);
+    /* more than 64 KiB in all */
+    static char big[70000];
+    memset(big, '\n', sizeof big);
+    memcpy(big, "; padding\n", 10);
+    expect_bad_bytes(big, sizeof big, "65528", "longer than 65536 bytes"); /* its byte 65537 */
+    /* an empty file is fine */
+    c = load_text("");
+    assert_string_equal(tf_config_engine_source(c), "built-in");
+    tf_config_free(c);
+}
+
+static void test_hostile_files(void **state)
+{
+    (void)state;
+    expect_refused_file("/dev/zero", "it is not a regular file");
+    assert_int_equal(mkfifo(in_home("fifo.ini"), 0600), 0); /* no writer: open must not wait */
+    expect_refused_file(in_home("fifo.ini"), "it is not a regular file");
+    make_dirs("dir.ini");
+    expect_refused_file(in_home("dir.ini"), "it is a directory");
+    /* /dev/null is the empty configuration */
+    setenv("TENFERRO_CONFIG", "/dev/null", 1);
+    tf_config *c = NULL;
+    TF_ASSERT_OK(tf_config_load(&c));
+    assert_string_equal(tf_config_file(c), "/dev/null");
+    assert_string_equal(tf_config_engine_source(c), "built-in");
+    tf_config_free(c);
+    /* a line ending in "\r\n" holds 198 characters too */
+    char text[512], dir[200];
+    memset(dir, 'b', sizeof dir);
+    dir[0] = '/';
+    dir[191] = '\0';
+    snprintf(text, sizeof text, "[plugins]\r\npath = %s\r\n", dir);
+    c = load_text(text);
+    assert_string_equal(tf_config_plugin_path(c), dir);
+    tf_config_free(c);
 }
 
 static void test_accepted_forms(void **state)
@@ -894,10 +1051,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_system_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_list_and_overrides, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plugin_path_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plugin_path_remembered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_by_index_and_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accepted_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_and_relative_dirs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_ancestors, setup, teardown),
