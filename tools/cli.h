@@ -18,6 +18,17 @@ int tf_cli_check_engine(int argc, char **argv);
  */
 tf_status tf_cli_open_engine(const char *name, int threads, tf_engine **out);
 
+/*
+ * Parses a whole decimal integer in lo..hi (no sign games, no trailing text,
+ * no overflow) into *out; 0 on success, -1 otherwise. Every subcommand's
+ * numeric options go through it, so `--threads -3` or `--threads many` is
+ * the same usage error everywhere.
+ */
+int tf_cli_parse_int(const char *text, long lo, long hi, int *out);
+
+/* The range of --threads (as a config file's threads, docs/apps.md). */
+#define TF_CLI_MAX_THREADS 1024
+
 /* Writes s as a JSON string literal (with quotes) to f. */
 void tf_cli_json_string(FILE *f, const char *s);
 

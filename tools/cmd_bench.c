@@ -521,8 +521,8 @@ static int bench_parse(int argc, char **argv, bench_options *o, int selected[N_W
         if (strcmp(a, "--engine") == 0 && v) {
             o->engine = v;
             i++;
-        } else if (strcmp(a, "--threads") == 0 && v && atoi(v) >= 0) {
-            o->threads = atoi(v);
+        } else if (strcmp(a, "--threads") == 0 && v &&
+                   tf_cli_parse_int(v, 0, TF_CLI_MAX_THREADS, &o->threads) == 0) {
             i++;
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = 1;

@@ -337,16 +337,6 @@ static int parse_dtypes(const char *list, unsigned *mask)
     return *mask ? 0 : -1;
 }
 
-static int parse_int(const char *s, int lo, int *out)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > 1 << 20)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
 {
     static const char *const parts[] = {"prims", "grads", "lifecycle", "abi"};
@@ -397,7 +387,7 @@ static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
         } else if (strcmp(o, "--device") == 0 || strcmp(o, "--threads") == 0 ||
                    strcmp(o, "--timeout") == 0) {
             int *dst = o[2] == 'd' ? &a->device : o[3] == 'h' ? &a->threads : &a->timeout;
-            if (parse_int(v, 0, dst)) {
+            if (tf_cli_parse_int(v, 0, dst == &a->threads ? TF_CLI_MAX_THREADS : 1L << 20, dst)) {
                 fprintf(stderr, "tenferro check-engine: %s wants an integer >= 0, got '%s'\n", o,
                         v);
                 return -1;

@@ -345,21 +345,36 @@ static tf_status train(tf_session *s, const demo_options *o, double *final_acc)
     return st;
 }
 
+/* One option and its value; 0 when it is not one demo knows with a valid value. */
+static int parse_option(const char *a, const char *v, demo_options *o)
+{
+    if (!v)
+        return 0;
+    if (strcmp(a, "--engine") == 0) {
+        o->engine = v;
+        return 1;
+    }
+    if (strcmp(a, "--threads") == 0) { /* as bench's: 0..1024, the whole word a number */
+        if (tf_cli_parse_int(v, 0, TF_CLI_MAX_THREADS, &o->threads) == 0)
+            return 1;
+        fprintf(stderr, "tenferro demo: --threads wants an integer in 0..%d, got '%s'\n",
+                TF_CLI_MAX_THREADS, v);
+        return 0;
+    }
+    if (strcmp(a, "--epochs") == 0 && atoi(v) > 0) {
+        o->epochs = atoi(v);
+        return 1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, demo_options *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--engine") == 0 && v)
-            o->engine = v;
-        else if (strcmp(a, "--threads") == 0 && v)
-            o->threads = atoi(v);
-        else if (strcmp(a, "--epochs") == 0 && v && atoi(v) > 0)
-            o->epochs = atoi(v);
-        else {
+    for (int i = 1; i < argc; i += 2) {
+        if (!parse_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, o)) {
             fprintf(stderr, "usage: tenferro demo [--engine NAME] [--threads N] [--epochs N]\n");
             return 2;
         }
-        i++;
     }
     return 0;
 }

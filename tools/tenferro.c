@@ -1,12 +1,28 @@
 /*
  * tenferro.c - the tenferro command: dispatches to its subcommands.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tenferro/tenferro.h>
 
 #include "cli.h"
+
+int tf_cli_parse_int(const char *text, long lo, long hi, int *out)
+{
+    if (!text || !*text || lo < INT_MIN || hi > INT_MAX)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
 
 tf_status tf_cli_open_engine(const char *name, int threads, tf_engine **out)
 {

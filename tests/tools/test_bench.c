@@ -188,6 +188,15 @@ static void test_bench_usage_errors(void **state)
     free(out);
     assert_int_equal(run(TF_CLI_PATH " bench --threads 2>/dev/null", &out), 2);
     free(out);
+    static const char *const bad_threads[] = {"-3", "many", "4x", "2000"};
+    for (size_t i = 0; i < sizeof bad_threads / sizeof bad_threads[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, TF_CLI_PATH " bench --quick --threads %s dispatch 2>/dev/null",
+                 bad_threads[i]);
+        assert_int_equal(run(cmd, &out), 2);
+        assert_string_equal(out, "");
+        free(out);
+    }
     assert_int_equal(run(TF_CLI_PATH " bench --quick --engine no-such-engine 2>/dev/null", &out),
                      1);
     free(out);

@@ -293,6 +293,8 @@ static void test_usage(void **state)
                                       "--option novalue cpu",
                                       "--skip all cpu",
                                       "--threads -1 cpu",
+                                      "--threads 2000 cpu",
+                                      "--threads 4x cpu",
                                       "--timeout soon cpu"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
