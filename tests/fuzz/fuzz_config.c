@@ -10,11 +10,22 @@
  * pinned to the build tree (fz_setup_environment), so "cpu" is the only
  * engine a name can start; a name with '/' (a file path) is not opened, so
  * that a run never dlopens arbitrary files of the machine.
+ *
+ * What docs/apps.md says the reader refuses is checked independently of
+ * it (issue 19, item 10): an accepted file has no NUL byte, no line longer
+ * than 198 characters (a last line without a newline included), no pair
+ * split at ':' and nothing but a comment after a section's ']', and is at
+ * most 64 KiB. The loader's own read (the plugin search path) runs on the
+ * same file. An input whose first byte is 0xFD, 0xFE or 0xFF names /dev/null
+ * (an empty configuration), /dev/zero or a FIFO without a writer instead
+ * (issue 19, item 5): both refused, neither may block or spin.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tenferro/tenferro.h>
@@ -22,7 +33,7 @@
 #include "fuzz_common.h"
 
 static int g_fd = -1;
-static char g_path[64];
+static char g_path[64], g_fifo[64];
 
 static void setup(void)
 {
@@ -31,6 +42,73 @@ static void setup(void)
     if (g_fd < 0)
         fz_fail(__FILE__, __LINE__, "memfd_create failed");
     snprintf(g_path, sizeof g_path, "/proc/self/fd/%d", g_fd);
+    snprintf(g_fifo, sizeof g_fifo, "/tmp/tf-fuzz-config-%d.fifo", (int)getpid());
+    unlink(g_fifo);
+    if (mkfifo(g_fifo, 0600) != 0)
+        fz_fail(__FILE__, __LINE__, "mkfifo %s failed", g_fifo);
+}
+
+/*
+ * Whether the documented refusals (docs/apps.md, "The file") clear the
+ * file: no NUL, lines of at most 198 characters without their "\n" or
+ * "\r\n", at most 64 KiB, every pair split at '=' (a continuation line,
+ * indented after a pair, is refused anyway), nothing but a comment after a
+ * section's ']'.
+ */
+static bool documented_ok(const uint8_t *data, size_t size)
+{
+    if (size > 64 * 1024 || memchr(data, 0, size))
+        return false;
+    for (size_t at = 0; at < size;) {
+        const uint8_t *nl = memchr(data + at, '\n', size - at);
+        size_t len = nl ? (size_t)(nl - (data + at)) : size - at;
+        char line[256];
+        if (len - (len && data[at + len - 1] == '\r') > 198)
+            return false;
+        memcpy(line, data + at, len);
+        line[len] = '\0';
+        at += len + 1;
+        const char *p = line;
+        if (at == len + 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
+            p += 3; /* the first line's byte order mark */
+        const char *q = p + strspn(p, " \t");
+        if (q > p || *q == ';' || *q == '#')
+            continue; /* indented (refused unless it is a pair) or a comment */
+        p = q;
+        if (*p == '[') {
+            const char *end = strchr(p, ']');
+            if (end && (end += 1 + strspn(end + 1, " \t"), *end && *end != ';' && *end != '\r'))
+                return false;
+        } else if (*p && p[strcspn(p, "=:")] == ':') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* /dev/null reads as an empty file; /dev/zero and a FIFO are refused at once. */
+static void check_special(uint8_t which)
+{
+    static const char *const names[] = {"/dev/null", "/dev/zero", NULL};
+    const char *path = which < 2 ? names[which] : g_fifo;
+    tf_config *c = (tf_config *)&g_fd;
+    tf_status st = tf_config_load_file(path, &c);
+    if (which == 0) {
+        FZ_CHECK(st == TF_OK, "/dev/null refused: %s", tf_error_message());
+        FZ_CHECK(strcmp(tf_config_engine_source(c), "built-in") == 0, "/dev/null has engines");
+        tf_config_free(c);
+    } else {
+        FZ_CHECK(st == TF_ERR_CONFIG && c == (tf_config *)&g_fd, "%s: %s", path,
+                 tf_status_name(st));
+        FZ_CHECK(strstr(tf_error_message(), "not a regular file") != NULL, "%s: %s", path,
+                 tf_error_message());
+    }
+    setenv("TENFERRO_CONFIG", path, 1); /* the loader's read of it ends too */
+    char **dirs = NULL;
+    size_t n = 0;
+    FZ_CHECK(tf_plugin_path_get(&dirs, &n) == TF_OK, "plugin path with %s", path);
+    tf_plugin_path_free(dirs);
+    setenv("TENFERRO_CONFIG", "/dev/null", 1);
 }
 
 static void write_input(const uint8_t *data, size_t size)
@@ -99,9 +177,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (g_fd < 0)
         setup();
+    if (size >= 1 && data[0] >= 0xFD) {
+        check_special((uint8_t)(data[0] - 0xFD));
+        return 0;
+    }
     write_input(data, size);
     tf_config *c = (tf_config *)&g_fd; /* a sentinel: must survive a refusal */
     tf_status st = tf_config_load_file(g_path, &c);
+    setenv("TENFERRO_CONFIG", g_path, 1); /* the plugin search reads the same file */
+    char **dirs = NULL;
+    size_t n_dirs = 0;
+    tf_status pst = tf_plugin_path_get(&dirs, &n_dirs);
+    FZ_CHECK(pst == TF_OK || pst == TF_ERR_OUT_OF_MEMORY, "plugin path: %s", tf_status_name(pst));
+    tf_plugin_path_free(dirs);
+    setenv("TENFERRO_CONFIG", "/dev/null", 1);
+    if (st == TF_OK)
+        FZ_CHECK(documented_ok(data, size), "accepted a file docs/apps.md says is refused");
     if (st != TF_OK) {
         FZ_CHECK(st == TF_ERR_CONFIG || st == TF_ERR_OUT_OF_MEMORY, "status %s",
                  tf_status_name(st));
