@@ -257,6 +257,32 @@ static void test_errors(void **state)
     /* lstsq on a tall matrix with an exactly zero column (gels sees exact rank loss only) */
     tf_eager *tall = ext_tensor(e.rt, 2, (int64_t[]){3, 2}, (double[]){1, 2, 3, 0, 0, 0}, 0);
     expect_call_kind(&e, "lstsq", tall, b, NULL, 1, "rank_deficient", 0);
+    /* numerically rank deficient (issue 19, item 8): the second column is twice the
+       first, so R[2,2] is rounding noise; gels alone gave values near 1e14 */
+    tf_eager *dep = ext_tensor(e.rt, 2, (int64_t[]){3, 2}, (double[]){1, 2, 3, 2, 4, 6}, 0);
+    expect_call_kind(&e, "lstsq", dep, b, NULL, 1, "rank_deficient", 0);
+    assert_non_null(strstr(tf_error_cause(), "max(m, n) * eps * max |R[i,i]|"));
+    tf_eager *dep32 = NULL, *b32 = NULL;
+    TF_ASSERT_OK(tf_session_cast(e.s, dep, TF_F32, &dep32));
+    TF_ASSERT_OK(tf_session_cast(e.s, b, TF_F32, &b32));
+    expect_call_kind(&e, "lstsq", dep32, b32, NULL, 1, "rank_deficient", 0);
+    /* in a batch, the element that is deficient is named */
+    double pair[12];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            pair[0 + 2 * (i + 3 * j)] = i == j ? 1.0 : 0.5; /* full rank */
+            pair[1 + 2 * (i + 3 * j)] = (double)(i + 1) * (j + 1);
+        }
+    tf_eager *batch = ext_tensor(e.rt, 3, (int64_t[]){2, 3, 2}, pair, 0);
+    tf_eager *bb = ext_tensor(e.rt, 3, (int64_t[]){2, 3, 1}, (double[]){1, 1, 2, 2, 3, 3}, 0);
+    expect_call_kind(&e, "lstsq", batch, bb, NULL, 1, "rank_deficient", 1);
+    /* ill-conditioned (1e8) but of full rank in f64: solved */
+    tf_eager *ill = ext_tensor(e.rt, 2, (int64_t[]){3, 2}, (double[]){1, 1, 0, 1, 1 + 1e-8, 0}, 0);
+    TF_ASSERT_OK(call1(e.s, "lstsq", ill, b, -1, &y));
+    tf_eager_release(y);
+    tf_eager *gone[] = {dep, dep32, b32, batch, bb, ill};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+        tf_eager_release(gone[i]);
     /* inference errors name the argument */
     TF_ASSERT_STATUS(call1(e.s, "inv", rect, NULL, -1, &y), TF_ERR_SHAPE_MISMATCH);
     assert_non_null(strstr(tf_error_cause(), "square"));

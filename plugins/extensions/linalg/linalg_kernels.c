@@ -6,8 +6,10 @@
  * scratch buffer (host->alloc), calls LAPACK there, and writes the result to
  * the dense output. f32 uses the s* routines, f64 the d* routines.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -429,8 +431,56 @@ tf_status linalg_eigh_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, doubl
 
 /* ---- lstsq ---- */
 
+/*
+ * Numerical rank deficiency of a after gels: the diagonal of its R (the
+ * upper triangle of the factored am, leading dimension m) against the
+ * relative threshold max(m, n) * eps * max_i |R[i,i]|, eps of the dtype
+ * (NumPy's matrix_rank tolerance, applied to R's diagonal). The smallest
+ * |R[j,j]| bounds the smallest singular value from above, so a diagonal
+ * below the threshold means a condition number above 1 / (max(m, n) eps):
+ * a solution there is noise (a rank-deficient a gives entries near 1e14).
+ * Returns the 0-based j of the smallest diagonal when it is below, else -1.
+ */
+static int64_t below_rank_threshold(const void *am, lapack_int m, lapack_int n, bool f64,
+                                    double *r_min, double *bound)
+{
+    double lo = INFINITY, hi = 0.0;
+    int64_t at = -1;
+    for (lapack_int j = 0; j < n; j++) {
+        size_t k = (size_t)j + (size_t)j * (size_t)m;
+        double r = fabs(f64 ? ((const double *)am)[k] : (double)((const float *)am)[k]);
+        if (r < lo) {
+            lo = r;
+            at = j;
+        }
+        if (r > hi)
+            hi = r;
+    }
+    *r_min = lo;
+    *bound = (double)(m > n ? m : n) * (f64 ? DBL_EPSILON : (double)FLT_EPSILON) * hi;
+    return at >= 0 && lo <= *bound ? at : -1;
+}
+
+/* rank_deficient for batch element b after gels returned `info`, or TF_OK. */
+static tf_status rank_check(const tf_ext_kernel_ctx *k, const void *am, lapack_int m,
+                            lapack_int n, bool f64, int64_t b, lapack_int info)
+{
+    if (info > 0)
+        return fail_kind(k, "rank_deficient", b, "R[%lld,%lld] of its QR factorisation is zero",
+                         (long long)info, (long long)info);
+    double r_min, bound;
+    int64_t j = below_rank_threshold(am, m, n, f64, &r_min, &bound);
+    if (j < 0)
+        return TF_OK;
+    return fail_kind(k, "rank_deficient", b,
+                     "|R[%lld,%lld]| = %.3g of its QR factorisation is at most max(m, n) * eps * "
+                     "max |R[i,i]| = %.3g",
+                     (long long)j + 1, (long long)j + 1, r_min, bound);
+}
+
 /* a [..., m, n] of full column rank (m >= n), b [..., m, k]: x [..., n, k]
-   minimising ||a x - b|| (QR-based gels). */
+   minimising ||a x - b|| (QR-based gels); rank_deficient when R's diagonal
+   says a is not of full column rank numerically (below_rank_threshold). */
 tf_status linalg_lstsq_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const tf_operand *b,
                            const tf_operand *x)
 {
@@ -451,11 +501,8 @@ tf_status linalg_lstsq_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, cons
                                                                   am, ld, bm, ld, work, lwork)
                                              : LAPACKE_sgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs,
                                                                   am, ld, bm, ld, work, lwork);
-        if (info > 0) {
-            st = fail_kind(k, "rank_deficient", i, "R[%lld,%lld] of its QR factorisation is zero",
-                           (long long)info, (long long)info);
+        if ((st = rank_check(k, am, m, n, a->dtype == TF_F64, i, info)))
             break;
-        }
         for (lapack_int j = 0; j < nrhs; j++) /* the solution: the first n rows of b */
             memcpy((char *)xm + (size_t)(j * n) * es, (char *)bm + (size_t)(j * m) * es,
                    (size_t)n * es);

@@ -15,7 +15,9 @@
  *   slogdet(a) -> sign, logabsdet  sign 0 and logabsdet -inf when singular
  *   qr(a) -> q, r                  thin QR of [..., m, n], m >= n
  *   lstsq(a, b) -> x               least squares for a [..., m, n] of full
- *                                  column rank (m >= n), b [..., m, k]
+ *                                  column rank (m >= n), b [..., m, k];
+ *                                  rank_deficient when a diagonal of R is at
+ *                                  most max(m, n) eps max |R[i,i]|
  *   svd(a, eps: f64) -> u, s, v    thin SVD, a = u diag(s) v^T, s descending;
  *                                  eps as for eigh (for s_j^2 - s_i^2)
  *   pinv(a, rcond: f64) -> p       Moore-Penrose inverse [..., n, m] by SVD,
