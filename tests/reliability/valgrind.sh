@@ -14,6 +14,9 @@
 #                 there is no GPU on the CI machines.
 #   *_defer_always  the runtime suites again under TENFERRO_DEFER=always: the same programs
 #                 already run here, and test_defer covers the deferred paths under valgrind.
+#   test_ad_diff  the differential AD checker runs hundreds of generated programs through
+#                 every path (minutes under ASan, hours under memcheck); the ASan+UBSan
+#                 build runs it whole, and the paths it drives are the suites' own.
 #   scripts       tests whose command is not a program built in BUILD_DIR
 #                 (test_install runs `sh test_install.sh`): valgrind would
 #                 check the shell, not the library.
@@ -26,7 +29,7 @@ if [ $# -ne 1 ] || [ ! -f "$1/CTestTestfile.cmake" ]; then
 fi
 build="$(cd "$1" && pwd -P)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exclude='vulkan|_defer_always$'
+exclude='vulkan|_defer_always$|^test_ad_diff$'
 if [ -n "${TF_VALGRIND_EXCLUDE:-}" ]; then
     exclude="$exclude|$TF_VALGRIND_EXCLUDE"
 fi

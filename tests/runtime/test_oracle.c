@@ -582,7 +582,7 @@ static bool is_complex(const char *path)
 {
     char err[256];
     tfp_program p;
-    bool ok = tfp_read_file(path, &p, err, sizeof err), cx = ok && p.complex;
+    bool ok = tfp_read_file(path, &p, err, sizeof err), cx = ok && p.has_complex;
     tfp_program_free(&p);
     return cx;
 }

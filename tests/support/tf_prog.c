@@ -244,7 +244,7 @@ bool tfp_program_copy(tfp_program *dst, const tfp_program *src)
     dst->attempt = src->attempt;
     dst->output = src->output;
     dst->hvp_input = src->hvp_input;
-    dst->complex = src->complex;
+    dst->has_complex = src->has_complex;
     bool ok = tfp_data_copy(&dst->weights, &src->weights) &&
               tfp_data_copy(&dst->hvp_v, &src->hvp_v);
     for (uint32_t i = 0; ok && i < src->n_inputs; i++, dst->n_inputs++)
@@ -283,4 +283,64 @@ double tfp_err(const tfp_data *got, const tfp_data *ref, double floor)
             diff = d;
     }
     return diff / scale;
+}
+
+/* ---- editing programs (the generator and the shrinker) ---- */
+
+/* Every reference to a value id >= from moves by delta (the output included). */
+static void shift_ids(tfp_program *p, uint32_t from, int delta, uint32_t first_op)
+{
+    for (uint32_t k = first_op; k < p->n_ops; k++)
+        for (uint32_t i = 0; i < p->ops[k].n_args; i++)
+            if (p->ops[k].args[i] >= from)
+                p->ops[k].args[i] = (uint32_t)((int)p->ops[k].args[i] + delta);
+    if (p->output >= from)
+        p->output = (uint32_t)((int)p->output + delta);
+}
+
+void tfp_program_drop_op(tfp_program *p, uint32_t k, uint32_t replacement)
+{
+    uint32_t id = tfp_op_value(p, k);
+    for (uint32_t j = k + 1; j < p->n_ops; j++)
+        for (uint32_t i = 0; i < p->ops[j].n_args; i++)
+            if (p->ops[j].args[i] == id)
+                p->ops[j].args[i] = replacement;
+    if (p->output == id)
+        p->output = replacement;
+    tfp_op_free(&p->ops[k]);
+    memmove(&p->ops[k], &p->ops[k + 1], (p->n_ops - k - 1) * sizeof p->ops[0]);
+    p->n_ops--;
+    shift_ids(p, id + 1, -1, k);
+}
+
+bool tfp_value_used(const tfp_program *p, uint32_t id)
+{
+    if (p->output == id)
+        return true;
+    for (uint32_t k = 0; k < p->n_ops; k++)
+        for (uint32_t i = 0; i < p->ops[k].n_args; i++)
+            if (p->ops[k].args[i] == id)
+                return true;
+    return false;
+}
+
+void tfp_program_drop_const(tfp_program *p, uint32_t c)
+{
+    uint32_t id = p->n_inputs + c;
+    tfp_data_free(&p->consts[c].value);
+    tfp_data_free(&p->consts[c].tangent);
+    memmove(&p->consts[c], &p->consts[c + 1], (p->n_consts - c - 1) * sizeof p->consts[0]);
+    p->n_consts--;
+    shift_ids(p, id + 1, -1, 0);
+}
+
+void tfp_program_drop_input(tfp_program *p, uint32_t i)
+{
+    tfp_data_free(&p->inputs[i].value);
+    tfp_data_free(&p->inputs[i].tangent);
+    memmove(&p->inputs[i], &p->inputs[i + 1], (p->n_inputs - i - 1) * sizeof p->inputs[0]);
+    p->n_inputs--;
+    if (p->hvp_input > i)
+        p->hvp_input--;
+    shift_ids(p, i + 1, -1, 0);
 }

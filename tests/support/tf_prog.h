@@ -104,7 +104,7 @@ typedef struct tfp_program {
     tfp_data weights;
     uint32_t hvp_input; /* an input's value id */
     tfp_data hvp_v;
-    bool complex; /* some leaf, weight or result is c128 */
+    bool has_complex; /* some leaf, weight or result is c128 */
     tf_json *dom; /* the file's DOM (owned) when read from one; its "expect" */
 } tfp_program;
 
@@ -135,6 +135,18 @@ bool tfp_program_copy(tfp_program *dst, const tfp_program *src);
 bool tfp_program_push(tfp_program *p, const tfp_op *op);
 /* Removes the last op. */
 void tfp_program_pop(tfp_program *p);
+
+/*
+ * Editing (the generator and the shrinker): drop_op removes op k, its uses
+ * reading `replacement` (an earlier value id) instead; drop_const removes an
+ * unused constant. Value ids after the removed one move down.
+ */
+void tfp_program_drop_op(tfp_program *p, uint32_t k, uint32_t replacement);
+void tfp_program_drop_const(tfp_program *p, uint32_t c);
+/* Removes an unused input other than hvp_input. */
+void tfp_program_drop_input(tfp_program *p, uint32_t i);
+/* Whether an op or the output reads value id. */
+bool tfp_value_used(const tfp_program *p, uint32_t id);
 
 /* Attributes of ops being built or read. */
 const tfp_attr *tfp_attr_get(const tfp_op *op, const char *key);
@@ -173,7 +185,7 @@ typedef struct tfp_config {
     tf_engine *engine;
     tf_dtype dtype;    /* TF_F64 or TF_F32: the precision of the replay */
     int defer;         /* -1: the runtime's default mode, else a tf_defer_mode */
-    tf_extension_module *linalg; /* installed when the program uses a linalg op */
+    tf_extension_module *linalg; /* installed in the run's runtime when not NULL */
 } tfp_config;
 
 typedef struct tfp_run {
@@ -182,6 +194,7 @@ typedef struct tfp_run {
     tf_runtime *rt;
     tf_session *s;
     tf_eager **vals;   /* one per value id, owned; NULL until computed */
+    uint32_t cap_vals; /* entries of vals (it grows with the program) */
     tf_eager *output, *loss; /* borrowed from vals / owned */
     tf_eager **kept;   /* other eager tensors to release */
     size_t n_kept, cap_kept;
@@ -216,6 +229,7 @@ typedef enum tfp_grad_path {
     TFP_BACKWARD = 0, /* tf_eager_backward(loss) into the grad slots */
     TFP_GRAD,         /* tf_runtime_grad(loss, x) for each input */
     TFP_VJP,          /* tf_runtime_vjp(output, x, W) for each input */
+    TFP_VJP_ONE,      /* tf_runtime_vjp(loss, x, 1) for each input */
     TFP_GRAD_NO_GRAD  /* tf_runtime_grad inside a no-grad scope (fused rules) */
 } tfp_grad_path;
 

@@ -66,7 +66,7 @@ static bool read_dtype(reader *rd, const tf_json *obj, tfp_dtype *out, const cha
     for (int i = 0; d->type == TF_JSON_STRING && i < 4; i++)
         if (strcmp(d->string, names[i]) == 0) {
             *out = (tfp_dtype)i;
-            rd->p->complex = rd->p->complex || *out == TFP_C128;
+            rd->p->has_complex = rd->p->has_complex || *out == TFP_C128;
             return true;
         }
     return fail(rd, "%s.dtype: unknown dtype", where);
@@ -239,7 +239,7 @@ static bool read_header(reader *rd)
     for (size_t i = 0; features && features->type == TF_JSON_ARRAY && i < features->count; i++)
         if (features->items[i].type == TF_JSON_STRING &&
             strcmp(features->items[i].string, "c128") == 0)
-            p->complex = true; /* complex(x, y) makes c128 from f64 leaves */
+            p->has_complex = true; /* complex(x, y) makes c128 from f64 leaves */
     const char *keys[] = {"seed", "index", "attempt"};
     uint64_t *dst[] = {&p->seed, &p->index, &p->attempt};
     for (int i = 0; i < 3; i++) {
@@ -343,12 +343,20 @@ static void write_ints(FILE *f, const int64_t *v, size_t n)
     fputc(']', f);
 }
 
+/* The shortest decimal form that reads back as v (OPS.md's convention). */
 static void write_number(FILE *f, double v)
 {
-    if (v == floor(v) && fabs(v) < 1e15)
+    char buf[32];
+    if (v == floor(v) && fabs(v) < 1e15) {
         fprintf(f, "%.1f", v);
-    else
-        fprintf(f, "%.17g", v);
+        return;
+    }
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
 }
 
 /* "shape": ..., "dtype": ..., "data_col_major": [...] (an object's members). */

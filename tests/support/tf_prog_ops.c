@@ -2,7 +2,8 @@
  * tf_prog_ops.c - how each op of a program file is issued through the C API:
  * the ops of shared/oracle/OPS.md (formats 1 and 2, real dtypes) and a few
  * the differential checker adds for the rest of the surface (cast round
- * trips, triangular_solve, lstsq, gather, convert).
+ * trips, triangular_solve, lstsq, gather, and gauge-free views of the
+ * eigenvectors and of the SVD and QR factors).
  *
  * Each entry takes the op's argument values and attributes and returns the
  * result (one new reference) or the library's status. Attributes that are
@@ -440,6 +441,38 @@ OP_FN(matrix_norm)
     return linalg(r, "norm", args, 2, 1, 0, out);
 }
 
+/*
+ * The checker's gauge-free views of the factors whose signs a decomposition
+ * chooses: the elementwise squares of eigh's eigenvectors (eigh_v2), svd's
+ * u and v (svd_u2, svd_v2) and qr's q (qr_q2), each unchanged when a column
+ * flips sign, so any correct implementation agrees on them and on their
+ * derivatives.
+ */
+OP_FN(squared_factor)
+{
+    static const struct {
+        const char *name, *linalg;
+        size_t n_out, want;
+        bool eps;
+    } k_factors[] = {{"eigh_v2", "eigh", 2, 1, true},
+                     {"svd_u2", "svd", 3, 0, true},
+                     {"svd_v2", "svd", 3, 2, true},
+                     {"qr_q2", "qr", 2, 0, false}};
+    for (size_t i = 0; i < sizeof k_factors / sizeof k_factors[0]; i++) {
+        if (strcmp(op->name, k_factors[i].name))
+            continue;
+        tf_call_arg args[] = {TF_ARG_TENSOR(a[0]), TF_ARG_F64(0.0)};
+        tf_eager *v = NULL;
+        tf_status st = linalg(r, k_factors[i].linalg, args, k_factors[i].eps ? 2 : 1,
+                              k_factors[i].n_out, k_factors[i].want, &v);
+        if (!st)
+            st = tf_session_mul(r->s, v, v, out);
+        tf_eager_release(v);
+        return st;
+    }
+    return bad_attr(r, op, "name");
+}
+
 /* R of the thin QR with a positive diagonal: row i times sign(r_ii). */
 OP_FN(qr_r)
 {
@@ -545,6 +578,10 @@ static const struct {
     {"pinv", op_spectral, 1, 1, true},
     {"matrix_norm", op_matrix_norm, 1, 1, true},
     {"qr_r", op_qr_r, 1, 1, true},
+    {"eigh_v2", op_squared_factor, 1, 1, true},
+    {"svd_u2", op_squared_factor, 1, 1, true},
+    {"svd_v2", op_squared_factor, 1, 1, true},
+    {"qr_q2", op_squared_factor, 1, 1, true},
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))

@@ -258,14 +258,17 @@ bool tfp_run_begin(tfp_run *r, const tfp_program *p, const tfp_config *cfg)
     memset(r, 0, sizeof *r);
     r->p = p;
     r->cfg = *cfg;
-    r->vals = calloc(tfp_n_values(p) + 1, sizeof *r->vals);
+    r->cap_vals = tfp_n_values(p) + 1;
+    r->vals = calloc(r->cap_vals, sizeof *r->vals);
     if (!r->vals)
         return oom(r);
     tf_status st = tf_runtime_create(&r->rt);
-    if (!st && uses_linalg(p)) {
-        tf_epoch e;
-        st = cfg->linalg ? tf_runtime_install_extension_module(r->rt, cfg->linalg, &e)
-                         : TF_ERR_UNSUPPORTED;
+    tf_epoch e;
+    if (!st && cfg->linalg) /* also for ops added later (the generator's) */
+        st = tf_runtime_install_extension_module(r->rt, cfg->linalg, &e);
+    if (!st && !cfg->linalg && uses_linalg(p)) {
+        snprintf(r->msg, sizeof r->msg, "the program uses tenferro.linalg, which is not loaded");
+        st = TF_ERR_UNSUPPORTED;
     }
     if (!st)
         st = tf_session_begin(r->rt, cfg->engine, &r->s);
@@ -287,6 +290,15 @@ bool tfp_run_op(tfp_run *r)
         if (op->args[i] >= tfp_op_value(p, r->n_done) || !(a[i] = r->vals[op->args[i]]))
             return failed(r, "an op argument that is not defined before it", TF_ERR_VALIDATION);
     uint32_t id = tfp_op_value(p, r->n_done);
+    if (id >= r->cap_vals) { /* the program grew since the run began (the generator) */
+        uint32_t cap = 2 * id + 2;
+        tf_eager **v = realloc(r->vals, cap * sizeof *v);
+        if (!v)
+            return oom(r);
+        memset(v + r->cap_vals, 0, (cap - r->cap_vals) * sizeof *v);
+        r->vals = v;
+        r->cap_vals = cap;
+    }
     r->msg[0] = '\0';
     tf_status st = tfp__dispatch(r, op, a, &r->vals[id]);
     if (st) {
@@ -321,9 +333,8 @@ bool tfp_run_forward(tfp_run *r)
 
 void tfp_run_end(tfp_run *r)
 {
-    if (r->vals)
-        for (uint32_t i = 0; i < tfp_n_values(r->p); i++)
-            tf_eager_release(r->vals[i]);
+    for (uint32_t i = 0; r->vals && i < r->cap_vals; i++)
+        tf_eager_release(r->vals[i]);
     for (size_t i = 0; i < r->n_kept; i++)
         tf_eager_release(r->kept[i]);
     free(r->vals);
@@ -414,6 +425,12 @@ static bool grad_of(tfp_run *r, tfp_grad_path path, uint32_t i, tf_eager **g)
         st = tfp__constant(r, &r->p->weights, TFP_DENSE, &w);
         if (!st && keep(r, w))
             st = tf_runtime_vjp_optional(r->rt, r->cfg.engine, r->output, x, w, g);
+    } else if (path == TFP_VJP_ONE) {
+        what = "tf_runtime_vjp_optional(loss, x, 1)";
+        tf_eager *one = NULL;
+        st = tf_session_scalar(r->s, tf_tensor_dtype(tf_eager_value(r->loss)), 1.0, &one);
+        if (!st && keep(r, one))
+            st = tf_runtime_vjp_optional(r->rt, r->cfg.engine, r->loss, x, one, g);
     } else if (path == TFP_GRAD_NO_GRAD) {
         what = "tf_runtime_grad_optional(loss, x) under no-grad";
         tf_scope scope;
