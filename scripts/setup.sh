@@ -27,6 +27,7 @@ PACKAGES=(
     libcmocka-dev                    # tests
     libinih-dev                      # config files
     libffi-dev                       # calling extension ops by name
+    libopenmpi-dev openmpi-bin       # the dist module and its multi-rank tests (mpirun)
     libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers # Vulkan engine
     valgrind                         # leak checks of the test suite
     clang libclang-rt-14-dev         # libFuzzer (-fsanitize=fuzzer); the runtime is only

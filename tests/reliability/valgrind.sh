@@ -12,6 +12,9 @@
 # Excluded, with the reason (see docs/reliability.md):
 #   *vulkan*      (by name or label) GPU tests: the Vulkan loader and drivers are not ours, and
 #                 there is no GPU on the CI machines.
+#   label mpi     the tenferro.dist tests: Open MPI and its transports are not ours (and
+#                 keep memory until exit); the AddressSanitizer run checks those tests
+#                 with Open MPI's frames suppressed (tests/extensions/mpi_lsan.supp).
 #   *_defer_always  the runtime suites again under TENFERRO_DEFER=always: the same programs
 #                 already run here, and test_defer covers the deferred paths under valgrind.
 #   test_ad_diff  the differential AD checker runs hundreds of generated programs through
@@ -53,7 +56,7 @@ for t in json.load(sys.stdin)["tests"]:
     if not os.path.realpath(cmd[0]).startswith(build + "/"):
         continue
     props = {p["name"]: p["value"] for p in t.get("properties", [])}
-    if "vulkan" in props.get("LABELS", []):
+    if "vulkan" in props.get("LABELS", []) or "mpi" in props.get("LABELS", []):
         continue
     wd = props.get("WORKING_DIRECTORY", ".")
     print("\t".join([name, wd] + cmd))

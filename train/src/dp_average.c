@@ -1,0 +1,206 @@
+/*
+ * dp_average.c - averaging gradients over the ranks in buckets, and the
+ * data-parallel step (dp.h).
+ */
+#include <string.h>
+
+#include "dp_internal.h"
+
+typedef struct avg_ctx {
+    tf_session *s;
+    const tf_optim *opt;
+    tf_tensor **local; /* this rank's gradients (NULL: none) */
+    tf_tensor **out;   /* the averages */
+    size_t buckets;
+} avg_ctx;
+
+static tf_status fail_core(tf_status st, const char *what)
+{
+    return tt_fail_core(st, "dp_average_grads: %s", what);
+}
+
+/* counts[i]: on how many ranks parameter i has a gradient. */
+static tf_status presence(avg_ctx *a, int32_t *counts)
+{
+    size_t n = a->opt->n_params;
+    for (size_t i = 0; i < n; i++)
+        counts[i] = a->local[i] != NULL;
+    int64_t len = (int64_t)n;
+    tf_tensor *mask = NULL;
+    tf_eager *x = NULL, *y = NULL;
+    tf_status st = tf_tensor_from_host(TF_I32, 1, &len, counts, n, &mask);
+    if (!st)
+        st = tf_session_constant_from_host(a->s, mask, &x);
+    tf_call_arg args[2] = {TF_ARG_TENSOR(x), TF_ARG_I64(0)};
+    if (!st)
+        st = tf_session_call(a->s, TT_DIST_ALL_REDUCE, args, 2, &y, 1);
+    if (!st)
+        st = tf_tensor_copy_to_host(tf_eager_value(y), TF_I32, counts, n);
+    tf_tensor_release(mask);
+    tf_eager_release(x);
+    tf_eager_release(y);
+    return st ? fail_core(st, "which parameters have gradients") : TF_OK;
+}
+
+/* Parameter i's local gradient (zeros if none) flattened to [n_i]. */
+static tf_status flat_part(avg_ctx *a, size_t i, tf_eager **out)
+{
+    const tf_tensor *p = tf_eager_value(a->opt->params[i].var);
+    int64_t n = (int64_t)tf_tensor_numel(p);
+    tf_eager *g = NULL;
+    tf_status st = a->local[i]
+                       ? tf_runtime_constant_from(a->opt->rt, a->local[i], &g)
+                       : tf_session_full(a->s, tf_tensor_dtype(p), 1, &n, 0.0, &g);
+    if (!st)
+        st = tf_session_reshape(a->s, g, 1, &n, out);
+    tf_eager_release(g);
+    return st;
+}
+
+/* Cuts the averaged bucket back into the parameters' shapes. */
+static tf_status unpack(avg_ctx *a, tf_eager *mean, const size_t *idx, size_t k)
+{
+    int64_t off = 0;
+    tf_status st = TF_OK;
+    for (size_t j = 0; j < k && !st; j++) {
+        const tf_tensor *p = tf_eager_value(a->opt->params[idx[j]].var);
+        int64_t n = (int64_t)tf_tensor_numel(p), lo = off, hi = off + n, one = 1;
+        tf_eager *piece = NULL, *shaped = NULL;
+        st = tf_session_slice(a->s, mean, &lo, &hi, &one, &piece);
+        if (!st)
+            st = tf_session_reshape(a->s, piece, tf_tensor_rank(p), tf_tensor_shape(p), &shaped);
+        if (!st) {
+            a->out[idx[j]] = tf_eager_value(shaped);
+            tf_tensor_retain(a->out[idx[j]]);
+        }
+        tf_eager_release(piece);
+        tf_eager_release(shaped);
+        off = hi;
+    }
+    return st ? fail_core(st, "unpacking a bucket") : TF_OK;
+}
+
+/* One bucket: parameters idx[0 .. k) flattened, joined, averaged, cut back. */
+static tf_status bucket(avg_ctx *a, const size_t *idx, size_t k)
+{
+    tf_eager **parts = tt_calloc(k, sizeof *parts), *flat = NULL, *mean = NULL;
+    if (!parts)
+        return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "dp_average_grads: out of memory");
+    tf_status st = TF_OK;
+    for (size_t j = 0; j < k && !st; j++)
+        st = flat_part(a, idx[j], &parts[j]);
+    if (!st && k == 1)
+        tf_eager_retain(flat = parts[0]);
+    else if (!st)
+        st = tf_session_concatenate(a->s, parts, k, 0, &flat);
+    if (st)
+        st = fail_core(st, "packing a bucket");
+    tf_call_arg args[2] = {TF_ARG_TENSOR(flat), TF_ARG_I64(1)};
+    if (!st && (st = tf_session_call(a->s, TT_DIST_ALL_REDUCE, args, 2, &mean, 1)))
+        st = fail_core(st, "the bucket's all_reduce");
+    if (!st)
+        st = unpack(a, mean, idx, k);
+    a->buckets += !st;
+    for (size_t j = 0; j < k; j++)
+        tf_eager_release(parts[j]);
+    tt_free(parts);
+    tf_eager_release(flat);
+    tf_eager_release(mean);
+    return st;
+}
+
+/* Every parameter with a gradient somewhere, one dtype at a time, in buckets. */
+static tf_status all_buckets(avg_ctx *a, const int32_t *counts, size_t *idx, size_t limit)
+{
+    static const tf_dtype dtypes[] = {TF_F32, TF_F64};
+    tf_status st = TF_OK;
+    for (size_t d = 0; d < 2 && !st; d++) {
+        size_t k = 0, bytes = 0;
+        for (size_t i = 0; i < a->opt->n_params && !st; i++) {
+            const tf_tensor *p = tf_eager_value(a->opt->params[i].var);
+            if (!counts[i] || tf_tensor_dtype(p) != dtypes[d])
+                continue;
+            size_t b = tf_tensor_numel(p) * tf_dtype_size(dtypes[d]);
+            if (k && bytes + b > limit) {
+                st = bucket(a, idx, k);
+                k = bytes = 0;
+            }
+            idx[k++] = i;
+            bytes += b;
+        }
+        if (!st && k)
+            st = bucket(a, idx, k);
+    }
+    return st;
+}
+
+static tf_status local_grads(const tf_optim *opt, tf_tensor **g)
+{
+    for (size_t i = 0; i < opt->n_params; i++) {
+        tf_status st = tf_eager_grad(opt->params[i].var, &g[i]);
+        if (st)
+            return fail_core(st, "reading a grad slot");
+    }
+    return TF_OK;
+}
+
+TF_TRAIN_API tf_status tf_dp_average_grads(tf_dp *dp, const tf_optim *opt, tf_tensor **grads,
+                                           size_t n)
+{
+    if (!dp || !opt || (!grads && n))
+        return tt_fail(TF_ERR_VALIDATION, !dp ? "dp" : !opt ? "opt" : "grads",
+                       "dp_average_grads: NULL argument");
+    if (n != opt->n_params)
+        return tt_fail(TF_ERR_VALIDATION, "grads",
+                       "dp_average_grads: room for %zu gradients, %zu parameters", n,
+                       opt->n_params);
+    size_t m = n ? n : 1;
+    avg_ctx a = {NULL, opt, tt_calloc(m, sizeof(tf_tensor *)), tt_calloc(m, sizeof(tf_tensor *)), 0};
+    int32_t *counts = tt_calloc(m, sizeof *counts);
+    size_t *idx = tt_calloc(m, sizeof *idx);
+    tf_scope guard;
+    tf_status st = !a.local || !a.out || !counts || !idx
+                       ? tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "dp_average_grads: out of memory")
+                       : local_grads(opt, a.local);
+    if (!st && (st = tf_session_begin(dp->rt, dp->engine, &a.s)))
+        st = fail_core(st, "session");
+    int guarded = !st && tf_runtime_no_grad(dp->rt, &guard) == TF_OK;
+    if (!st)
+        st = presence(&a, counts);
+    if (!st)
+        st = all_buckets(&a, counts, idx, dp->bucket_bytes);
+    if (guarded)
+        tf_scope_end(&guard);
+    tf_session_end(a.s);
+    for (size_t i = 0; i < n; i++) {
+        tf_tensor_release(a.local ? a.local[i] : NULL);
+        if (st)
+            tf_tensor_release(a.out ? a.out[i] : NULL);
+        else
+            grads[i] = a.out[i];
+    }
+    if (!st)
+        dp->last_buckets = a.buckets;
+    tt_free(a.local);
+    tt_free(a.out);
+    tt_free(counts);
+    tt_free(idx);
+    return st;
+}
+
+TF_TRAIN_API tf_status tf_dp_step(tf_dp *dp, tf_optim *opt)
+{
+    if (!dp || !opt)
+        return tt_fail(TF_ERR_VALIDATION, !dp ? "dp" : "opt", "dp_step: NULL argument");
+    size_t n = opt->n_params;
+    tf_tensor **g = tt_calloc(n ? n : 1, sizeof *g);
+    if (!g)
+        return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "dp_step: out of memory");
+    tf_status st = tf_dp_average_grads(dp, opt, g, n);
+    if (!st)
+        st = tf_optim_step_with_grads(opt, dp->engine, g, n);
+    for (size_t i = 0; i < n; i++)
+        tf_tensor_release(g[i]);
+    tt_free(g);
+    return st;
+}
