@@ -4,8 +4,14 @@
  *
  * Everything runs through the public API, as an application would: the data
  * is uploaded through a session, the model is a few session ops, the loss is
- * differentiated with backward(), and the Adam update runs as session ops
- * under a no-grad scope.
+ * differentiated with backward(), and Adam (optim.h) updates the parameters.
+ * --save FILE writes a checkpoint (safetensors: parameters, Adam's state,
+ * the epoch) when training ends; --resume FILE continues from one, to the
+ * same bits as a run that never stopped.
+ *
+ * Under mpirun each rank trains on its shard of the points (every size-th
+ * one) with averaged gradients (dp.h), which is the same training as one
+ * process on all points; rank 0 alone prints and saves.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty, fileno */
 
@@ -16,7 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tenferro/checkpoint.h>
+#include <tenferro/dp.h>
 #include <tenferro/ops.h>
+#include <tenferro/optim.h>
 #include <tenferro/tenferro.h>
 
 #include "cli.h"
@@ -33,12 +42,8 @@ typedef struct demo_options {
     int threads;
     int epochs;
     double lr;
+    const char *save, *resume; /* --save FILE, --resume FILE */
 } demo_options;
-
-typedef struct model {
-    tf_eager *p[N_PARAMS]; /* W1 [2,H], b1 [H], W2 [H,H], b2 [H], W3 [H,1], b3 [1] */
-    tf_eager *m[N_PARAMS], *v[N_PARAMS]; /* Adam moments (constants) */
-} model;
 
 /* A deterministic generator (xorshift64*), so every run sees the same data. */
 static double uniform(uint64_t *state)
@@ -102,49 +107,54 @@ static tf_status read_scalar(tf_session *s, const tf_eager *x, double *out)
     return st;
 }
 
-/* Replaces *slot by `next` (one reference taken over). */
-static void replace(tf_eager **slot, tf_eager *next)
-{
-    tf_eager_release(*slot);
-    *slot = next;
-}
+/* The parameters' names in checkpoints, and their shapes ({n, 0}: a vector). */
+static const char *const k_names[N_PARAMS] = {"w1", "b1", "w2", "b2", "w3", "b3"};
+static const int64_t k_shapes[N_PARAMS][2] = {{2, HIDDEN}, {HIDDEN, 0}, {HIDDEN, HIDDEN},
+                                              {HIDDEN, 0}, {HIDDEN, 1}, {1, 0}};
 
-static tf_status init_model(tf_session *s, model *m)
+/* Parameter i's first value: Glorot-style weights, zero biases, from a fixed seed. */
+static tf_status init_param(tf_session *s, int i, uint64_t *rng, tf_eager **out)
 {
-    static const int64_t shapes[N_PARAMS][2] = {{2, HIDDEN}, {HIDDEN, 0}, {HIDDEN, HIDDEN},
-                                                {HIDDEN, 0}, {HIDDEN, 1}, {1, 0}};
-    uint64_t rng = 0xC0FFEEull;
-    tf_status st = TF_OK;
-    for (int i = 0; i < N_PARAMS && !st; i++) {
-        size_t rank = shapes[i][1] ? 2 : 1;
-        size_t n = (size_t)shapes[i][0] * (size_t)(rank == 2 ? shapes[i][1] : 1);
-        double *w = calloc(n, sizeof *w);
-        if (!w)
-            return TF_ERR_OUT_OF_MEMORY;
-        double scale = rank == 2 ? sqrt(3.0 / (double)shapes[i][0]) : 0.0; /* Glorot-style */
-        for (size_t k = 0; k < n; k++)
-            w[k] = scale * (2 * uniform(&rng) - 1);
-        tf_eager *c = NULL;
-        st = upload(s, rank, shapes[i], w, n, &c);
-        free(w);
-        if (!st)
-            st = tf_runtime_variable_from(tf_session_runtime(s), tf_eager_value(c), &m->p[i]);
-        if (!st)
-            st = tf_session_full(s, TF_F64, rank, shapes[i], 0.0, &m->m[i]);
-        if (!st)
-            st = tf_session_full(s, TF_F64, rank, shapes[i], 0.0, &m->v[i]);
-        tf_eager_release(c);
-    }
+    size_t rank = k_shapes[i][1] ? 2 : 1;
+    size_t n = (size_t)k_shapes[i][0] * (size_t)(rank == 2 ? k_shapes[i][1] : 1);
+    double *w = calloc(n, sizeof *w);
+    if (!w)
+        return TF_ERR_OUT_OF_MEMORY;
+    double scale = rank == 2 ? sqrt(3.0 / (double)k_shapes[i][0]) : 0.0;
+    for (size_t k = 0; k < n; k++)
+        w[k] = scale * (2 * uniform(rng) - 1);
+    tf_eager *c = NULL;
+    tf_status st = upload(s, rank, k_shapes[i], w, n, &c);
+    free(w);
+    if (!st)
+        st = tf_runtime_variable_from(tf_session_runtime(s), tf_eager_value(c), out);
+    tf_eager_release(c);
     return st;
 }
 
-static void free_model(model *m)
+/* The model: its parameters in an Adam optimizer (tf_optim_param(opt, i) is parameter i). */
+static tf_status init_model(tf_session *s, double lr, tf_optim **out)
 {
-    for (int i = 0; i < N_PARAMS; i++) {
-        tf_eager_release(m->p[i]);
-        tf_eager_release(m->m[i]);
-        tf_eager_release(m->v[i]);
-    }
+    uint64_t rng = 0xC0FFEEull;
+    tf_eager *p[N_PARAMS] = {NULL};
+    tf_status st = TF_OK;
+    for (int i = 0; i < N_PARAMS && !st; i++)
+        st = init_param(s, i, &rng, &p[i]);
+    tf_optim *opt = NULL;
+    if (!st)
+        st = tf_optim_create(tf_session_runtime(s), TF_OPTIM_ADAM, &opt);
+    tf_optim_options o;
+    tf_optim_options_default(TF_OPTIM_ADAM, &o);
+    o.lr = lr;
+    if (!st)
+        st = tf_optim_add_group(opt, &o, p, N_PARAMS);
+    for (int i = 0; i < N_PARAMS; i++)
+        tf_eager_release(p[i]);
+    if (st)
+        tf_optim_destroy(opt);
+    else
+        *out = opt;
+    return st;
 }
 
 /* One dense layer: act(x . w + b), act = tanh unless `linear`. */
@@ -167,29 +177,33 @@ static tf_status dense(tf_session *s, tf_eager *x, tf_eager *w, tf_eager *b, int
 }
 
 /* The logits [N,1] of the model. */
-static tf_status forward(tf_session *s, const model *m, tf_eager *x, tf_eager **logits)
+static tf_status forward(tf_session *s, const tf_optim *m, tf_eager *x, tf_eager **logits)
 {
     tf_eager *h1 = NULL, *h2 = NULL;
-    tf_status st = dense(s, x, m->p[0], m->p[1], 0, &h1);
+    tf_status st = dense(s, x, tf_optim_param(m, 0), tf_optim_param(m, 1), 0, &h1);
     if (!st)
-        st = dense(s, h1, m->p[2], m->p[3], 0, &h2);
+        st = dense(s, h1, tf_optim_param(m, 2), tf_optim_param(m, 3), 0, &h2);
     if (!st)
-        st = dense(s, h2, m->p[4], m->p[5], 1, logits);
+        st = dense(s, h2, tf_optim_param(m, 4), tf_optim_param(m, 5), 1, logits);
     tf_eager_release(h1);
     tf_eager_release(h2);
     return st;
 }
 
 /*
- * The mean logistic loss softplus(-y z) = max(-y z, 0) + log1p(exp(-|y z|))
- * (stable for large margins), and the accuracy as a fraction.
+ * This rank's part of the logistic loss softplus(-y z) = max(-y z, 0) +
+ * log1p(exp(-|y z|)) (stable for large margins), summed over its points and
+ * weighted by `weight` (ranks / all points: the mean over ranks of the parts
+ * is the mean over all points, and so is the mean of their gradients); and
+ * how many of its points the model gets right.
  */
-static tf_status loss_and_accuracy(tf_session *s, tf_eager *z, tf_eager *y, tf_eager **loss,
-                                   double *accuracy)
+static tf_status loss_and_correct(tf_session *s, tf_eager *z, tf_eager *y, double weight,
+                                  tf_eager **loss, double *correct)
 {
-    tf_eager *t[8] = {NULL};
-    tf_eager *zero = NULL;
+    tf_eager *t[9] = {NULL}, *zero = NULL, *w = NULL;
     tf_status st = tf_session_scalar(s, TF_F64, 0.0, &zero);
+    if (!st)
+        st = tf_session_scalar(s, TF_F64, weight, &w);
     if (!st)
         st = tf_session_mul(s, y, z, &t[0]); /* margin */
     if (!st)
@@ -207,88 +221,91 @@ static tf_status loss_and_accuracy(tf_session *s, tf_eager *z, tf_eager *y, tf_e
     if (!st)
         st = tf_session_add(s, t[2], t[6], &t[7]);
     if (!st)
-        st = tf_session_reduce_mean(s, t[7], NULL, 0, loss);
-    /* accuracy: the fraction of positive margins */
-    tf_eager *right = NULL, *fraction = NULL;
+        st = tf_session_reduce_sum(s, t[7], NULL, 0, &t[8]);
+    if (!st)
+        st = tf_session_mul(s, t[8], w, loss);
+    tf_eager *right = NULL, *as_f64 = NULL, *count = NULL;
     if (!st)
         st = tf_session_compare(s, t[0], zero, TF_COMPARE_GT, &right);
-    tf_eager *as_f64 = NULL;
     if (!st)
         st = tf_session_cast(s, right, TF_F64, &as_f64);
     if (!st)
-        st = tf_session_reduce_mean(s, as_f64, NULL, 0, &fraction);
+        st = tf_session_reduce_sum(s, as_f64, NULL, 0, &count);
     if (!st)
-        st = read_scalar(s, fraction, accuracy);
-    tf_eager_release(right);
-    tf_eager_release(as_f64);
-    tf_eager_release(fraction);
-    tf_eager_release(zero);
-    for (int i = 0; i < 8; i++)
+        st = read_scalar(s, count, correct);
+    tf_eager *all[] = {right, as_f64, count, zero, w};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tf_eager_release(all[i]);
+    for (int i = 0; i < 9; i++)
         tf_eager_release(t[i]);
     return st;
 }
 
-/* Adam on parameter i with gradient g (session ops; the caller holds no-grad). */
-static tf_status adam_step(tf_session *s, model *m, int i, tf_eager *g, int step, double lr)
+/* A training run: the engine, the model, this rank's shard of the points. */
+typedef struct demo {
+    tf_engine *engine;
+    tf_runtime *rt;
+    tf_session *s;
+    tf_optim *opt;
+    tf_dp *dp; /* NULL: one process */
+    int rank, size;
+    tf_eager *x, *y; /* this rank's points and labels */
+    int first_epoch; /* 1, or the epoch after a resumed checkpoint's */
+    int reported;    /* the failure was already explained on stderr */
+} demo;
+
+/* Rank r's shard: the points k with k % size == r (both classes in every shard). */
+static tf_status shard(demo *d)
 {
-    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-    double c1 = 1 - pow(b1, step), c2 = 1 - pow(b2, step);
-    tf_eager *k[6] = {NULL}, *t[8] = {NULL};
-    double consts[6] = {b1, 1 - b1, b2, 1 - b2, eps, lr * sqrt(c2) / c1};
-    tf_status st = TF_OK;
-    for (int j = 0; j < 6 && !st; j++)
-        st = tf_session_scalar(s, TF_F64, consts[j], &k[j]);
-    if (!st) st = tf_session_mul(s, k[0], m->m[i], &t[0]);
-    if (!st) st = tf_session_mul(s, k[1], g, &t[1]);
-    if (!st) st = tf_session_add(s, t[0], t[1], &t[2]);     /* m */
-    if (!st) st = tf_session_mul(s, g, g, &t[3]);
-    if (!st) st = tf_session_mul(s, k[3], t[3], &t[4]);
-    if (!st) st = tf_session_mul(s, k[2], m->v[i], &t[5]);
-    if (!st) st = tf_session_add(s, t[4], t[5], &t[6]);     /* v */
-    tf_eager *root = NULL, *den = NULL, *ratio = NULL, *delta = NULL, *next = NULL;
-    if (!st) st = tf_session_sqrt(s, t[6], &root);
-    if (!st) st = tf_session_add(s, root, k[4], &den);
-    if (!st) st = tf_session_div(s, t[2], den, &ratio);
-    if (!st) st = tf_session_mul(s, k[5], ratio, &delta);
-    if (!st) st = tf_session_sub(s, m->p[i], delta, &next);
-    if (!st) {
-        tf_eager *var = NULL;
-        st = tf_runtime_variable_from(tf_session_runtime(s), tf_eager_value(next), &var);
-        if (!st) {
-            replace(&m->p[i], var);
-            tf_eager_retain(t[2]);
-            replace(&m->m[i], t[2]);
-            tf_eager_retain(t[6]);
-            replace(&m->v[i], t[6]);
-        }
+    static double x[2 * N_POINTS], y[N_POINTS];
+    double *xs = malloc(2 * N_POINTS * sizeof *xs), *ys = malloc(N_POINTS * sizeof *ys);
+    if (!xs || !ys) {
+        free(xs);
+        free(ys);
+        return TF_ERR_OUT_OF_MEMORY;
     }
-    tf_eager *all[] = {root, den, ratio, delta, next};
-    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
-        tf_eager_release(all[j]);
-    for (int j = 0; j < 6; j++)
-        tf_eager_release(k[j]);
-    for (int j = 0; j < 8; j++)
-        tf_eager_release(t[j]);
+    make_spirals(x, y);
+    int64_t n = 0;
+    for (int k = d->rank; k < N_POINTS; k += d->size)
+        n++;
+    for (int64_t j = 0; j < n; j++) {
+        int k = d->rank + (int)j * d->size;
+        xs[j] = x[k];
+        xs[n + j] = x[N_POINTS + k];
+        ys[j] = y[k];
+    }
+    tf_status st = upload(d->s, 2, (int64_t[]){n, 2}, xs, (size_t)(2 * n), &d->x);
+    if (!st)
+        st = upload(d->s, 2, (int64_t[]){n, 1}, ys, (size_t)n, &d->y);
+    free(xs);
+    free(ys);
     return st;
 }
 
-static tf_status update(tf_session *s, model *m, int step, double lr)
+/* One epoch: loss, backward, the (data-parallel) step; the loss and accuracy of all points. */
+static tf_status epoch(demo *d, double *loss_out, double *acc)
 {
-    tf_runtime *rt = tf_session_runtime(s);
-    tf_scope guard;
-    tf_status st = tf_runtime_no_grad(rt, &guard);
-    for (int i = 0; i < N_PARAMS && !st; i++) {
-        tf_tensor *g = NULL;
-        tf_eager *ge = NULL;
-        st = tf_eager_grad(m->p[i], &g);
-        if (!st && g)
-            st = tf_runtime_constant_from(rt, g, &ge);
-        if (!st && ge)
-            st = adam_step(s, m, i, ge, step, lr);
-        tf_eager_release(ge);
-        tf_tensor_release(g);
-    }
-    tf_scope_end(&guard);
+    tf_eager *z = NULL, *loss = NULL;
+    double correct = 0, lv = 0;
+    tf_status st = forward(d->s, d->opt, d->x, &z);
+    if (!st)
+        st = loss_and_correct(d->s, z, d->y, (double)d->size / N_POINTS, &loss, &correct);
+    if (!st)
+        st = tf_runtime_clear_grads(d->rt);
+    if (!st)
+        st = tf_eager_backward(loss, d->engine);
+    if (!st)
+        st = read_scalar(d->s, loss, &lv);
+    if (!st)
+        st = d->dp ? tf_dp_step(d->dp, d->opt) : tf_optim_step(d->opt, d->engine);
+    if (!st && d->dp)
+        st = tf_dp_all_reduce_scalar(d->dp, lv, 1, &lv);
+    if (!st && d->dp)
+        st = tf_dp_all_reduce_scalar(d->dp, correct, 0, &correct);
+    *loss_out = lv;
+    *acc = correct / N_POINTS;
+    tf_eager_release(loss);
+    tf_eager_release(z);
     return st;
 }
 
@@ -305,45 +322,70 @@ static void progress(int tty, int epoch, int epochs, double loss, double acc)
     }
 }
 
-static tf_status train(tf_session *s, const demo_options *o, double *final_acc)
+static tf_status train(demo *d, const demo_options *o, double *final_acc)
 {
-    static double x[2 * N_POINTS], y[N_POINTS];
-    make_spirals(x, y);
-    tf_eager *xe = NULL, *ye = NULL;
-    model m = {{NULL}, {NULL}, {NULL}};
-    tf_status st = upload(s, 2, (int64_t[]){N_POINTS, 2}, x, 2 * N_POINTS, &xe);
-    if (!st)
-        st = upload(s, 2, (int64_t[]){N_POINTS, 1}, y, N_POINTS, &ye);
-    if (!st)
-        st = init_model(s, &m);
-    int tty = isatty(fileno(stdout));
-    for (int epoch = 1; epoch <= o->epochs && !st; epoch++) {
-        tf_eager *z = NULL, *loss = NULL;
-        double acc = 0, lv = 0;
-        st = forward(s, &m, xe, &z);
-        if (!st)
-            st = loss_and_accuracy(s, z, ye, &loss, &acc);
-        if (!st)
-            st = tf_runtime_clear_grads(tf_session_runtime(s));
-        if (!st)
-            st = tf_eager_backward(loss, tf_session_engine(s));
-        if (!st)
-            st = read_scalar(s, loss, &lv);
-        if (!st)
-            st = update(s, &m, epoch, o->lr);
-        if (!st)
-            progress(tty, epoch, o->epochs, lv, acc);
+    int tty = d->rank == 0 && isatty(fileno(stdout));
+    tf_status st = TF_OK;
+    for (int e = d->first_epoch; e <= o->epochs && !st; e++) {
+        double lv = 0, acc = 0;
+        st = epoch(d, &lv, &acc);
+        if (!st && d->rank == 0)
+            progress(tty, e, o->epochs, lv, acc);
         *final_acc = acc;
-        tf_eager_release(loss);
-        tf_eager_release(z);
     }
     if (tty)
         printf("\n");
-    free_model(&m);
-    tf_eager_release(xe);
-    tf_eager_release(ye);
     return st;
 }
+
+/* ---- checkpoints ---- */
+
+/* --resume: the parameters, Adam's state and the epoch of a checkpoint. */
+static tf_status resume(demo *d, const char *path, int epochs)
+{
+    tf_checkpoint *ck = NULL;
+    tf_status st = tf_checkpoint_load(path, d->engine, &ck);
+    if (!st)
+        st = tf_checkpoint_restore_optim(ck, d->opt, k_names, N_PARAMS);
+    const char *e = st ? NULL : tf_checkpoint_meta(ck, "epoch");
+    int done = 0;
+    if (!st && (!e || tf_cli_parse_int(e, 0, INT32_MAX, &done) != 0)) {
+        fprintf(stderr, "tenferro demo: %s has no \"epoch\" metadata of a demo\n", path);
+        st = TF_ERR_VALIDATION;
+        d->reported = 1;
+    } else if (!st && done >= epochs) {
+        fprintf(stderr, "tenferro demo: %s has %d epochs done; ask for more with --epochs\n",
+                path, done);
+        st = TF_ERR_VALIDATION;
+        d->reported = 1;
+    }
+    tf_checkpoint_destroy(ck);
+    d->first_epoch = done + 1;
+    return st;
+}
+
+/* --save: rank 0 writes the parameters, Adam's state and the epoch (every rank has them). */
+static tf_status save(const demo *d, const char *path, int epochs)
+{
+    if (d->rank != 0)
+        return TF_OK;
+    char text[32];
+    snprintf(text, sizeof text, "%d", epochs);
+    tf_checkpoint *ck = NULL;
+    tf_status st = tf_checkpoint_create(&ck);
+    if (!st)
+        st = tf_checkpoint_add_optim(ck, d->opt, k_names, N_PARAMS);
+    if (!st)
+        st = tf_checkpoint_set_meta(ck, "epoch", text);
+    if (!st)
+        st = tf_checkpoint_set_meta(ck, "model", "tenferro demo: 2-48-48-1 perceptron, spirals");
+    if (!st)
+        st = tf_checkpoint_save(ck, path);
+    tf_checkpoint_destroy(ck);
+    return st;
+}
+
+/* ---- options and the run ---- */
 
 /* One option and its value; 0 when it is not one demo knows with a valid value. */
 static int parse_option(const char *a, const char *v, demo_options *o)
@@ -365,6 +407,10 @@ static int parse_option(const char *a, const char *v, demo_options *o)
         o->epochs = atoi(v);
         return 1;
     }
+    if (strcmp(a, "--save") == 0 || strcmp(a, "--resume") == 0) {
+        *(a[2] == 's' ? &o->save : &o->resume) = v;
+        return 1;
+    }
     return 0;
 }
 
@@ -372,42 +418,95 @@ static int parse(int argc, char **argv, demo_options *o)
 {
     for (int i = 1; i < argc; i += 2) {
         if (!parse_option(argv[i], i + 1 < argc ? argv[i + 1] : NULL, o)) {
-            fprintf(stderr, "usage: tenferro demo [--engine NAME] [--threads N] [--epochs N]\n");
+            fprintf(stderr, "usage: tenferro demo [--engine NAME] [--threads N] [--epochs N] "
+                            "[--save FILE] [--resume FILE]\n");
             return 2;
         }
     }
     return 0;
 }
 
+/* Whether this process was started by an MPI launcher (mpirun, srun...). */
+static int under_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+/* Everything before the first epoch: engine, runtime, ranks, shard, model, resume. */
+static tf_status setup(demo *d, const demo_options *o)
+{
+    tf_status st = tf_cli_open_engine(o->engine, o->threads, &d->engine);
+    if (!st)
+        st = tf_runtime_create(&d->rt);
+    if (!st)
+        st = tf_session_begin(d->rt, d->engine, &d->s);
+    if (!st && under_mpi() && !(st = tf_dp_create(d->rt, d->engine, &d->dp))) {
+        d->rank = tf_dp_rank(d->dp);
+        d->size = tf_dp_size(d->dp);
+    }
+    if (!st)
+        st = shard(d);
+    if (!st)
+        st = init_model(d->s, o->lr, &d->opt);
+    if (!st && o->resume)
+        st = resume(d, o->resume, o->epochs);
+    if (!st && d->dp) /* every rank starts from rank 0's parameters */
+        st = tf_dp_broadcast_params(d->dp, d->opt);
+    return st;
+}
+
+static void teardown(demo *d)
+{
+    tf_eager_release(d->x);
+    tf_eager_release(d->y);
+    tf_optim_destroy(d->opt);
+    tf_dp_destroy(d->dp);
+    tf_session_end(d->s);
+    tf_runtime_release(d->rt);
+    tf_engine_destroy(d->engine);
+}
+
+static void report_failure(const demo *d)
+{
+    const char *msg = tf_train_error_message(), *cause = tf_error_cause();
+    if (d->reported)
+        return;
+    if (d->size > 1)
+        fprintf(stderr, "rank %d: ", d->rank);
+    if (msg[0])
+        fprintf(stderr, "tenferro demo: %s\n", msg);
+    else
+        fprintf(stderr, "tenferro demo: %s%s%s\n", tf_error_message(), cause[0] ? ": " : "",
+                cause);
+}
+
 int tf_cli_demo(int argc, char **argv)
 {
-    demo_options o = {NULL, 0, 300, 0.02}; /* engine NULL: the configured one */
+    demo_options o = {NULL, 0, 300, 0.02, NULL, NULL}; /* engine NULL: the configured one */
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
-    tf_engine *engine = NULL;
-    tf_runtime *rt = NULL;
-    tf_session *s = NULL;
+    demo d = {NULL, NULL, NULL, NULL, NULL, 0, 1, NULL, NULL, 1, 0};
     double t0 = now(), acc = 0;
-    tf_status st = tf_cli_open_engine(o.engine, o.threads, &engine);
+    tf_train_error_clear();
+    tf_status st = setup(&d, &o);
+    if (!st && d.rank == 0)
+        printf("training a %d-%d-%d-1 perceptron on %d points of two spirals, engine '%s'%s\n",
+               2, HIDDEN, HIDDEN, N_POINTS, tf_engine_name(d.engine),
+               d.size > 1 ? ", data parallel" : "");
+    if (!st && d.rank == 0 && d.size > 1)
+        printf("%d ranks, %d points each\n", d.size, N_POINTS / d.size);
+    if (!st && d.rank == 0 && o.resume)
+        printf("resumed from %s after epoch %d\n", o.resume, d.first_epoch - 1);
     if (!st)
-        st = tf_runtime_create(&rt);
-    if (!st)
-        st = tf_session_begin(rt, engine, &s);
-    if (!st) {
-        printf("training a %d-%d-%d-1 perceptron on %d points of two spirals, engine '%s'\n", 2,
-               HIDDEN, HIDDEN, N_POINTS, tf_engine_name(engine));
-        st = train(s, &o, &acc);
-    }
-    tf_session_end(s);
-    tf_runtime_release(rt);
-    tf_engine_destroy(engine);
-    if (st) {
-        const char *cause = tf_error_cause();
-        fprintf(stderr, "tenferro demo: %s%s%s\n", tf_error_message(), cause[0] ? ": " : "",
-                cause);
-        return 1;
-    }
-    printf("final accuracy %.1f%% after %d epochs in %.2f s\n", 100 * acc, o.epochs, now() - t0);
-    return acc >= 0.95 ? 0 : 1;
+        st = train(&d, &o, &acc);
+    if (!st && o.save)
+        st = save(&d, o.save, o.epochs);
+    if (st)
+        report_failure(&d);
+    else if (d.rank == 0)
+        printf("final accuracy %.1f%% after %d epochs in %.2f s\n", 100 * acc, o.epochs,
+               now() - t0);
+    teardown(&d);
+    return st ? 1 : acc >= 0.95 ? 0 : 1;
 }

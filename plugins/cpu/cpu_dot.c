@@ -128,6 +128,11 @@ static int64_t list_total(const axis_list *l)
 {
     int64_t t = 1;
     for (int i = 0; i < l->n; i++) {
+        if (l->ext[i] == 0) {
+            return 0; /* first: the other extents of an empty operand may overflow */
+        }
+    }
+    for (int i = 0; i < l->n; i++) {
         t *= l->ext[i];
     }
     return t;
@@ -150,7 +155,10 @@ static int list_merge(const axis_list *l, int64_t *stride)
             *stride = l->str[i];
             have = 1;
         }
-        expect = l->str[i] * l->ext[i];
+        /* an empty operand's strides may be anything (tests/fuzz/fuzz_shapes) */
+        if (__builtin_mul_overflow(l->str[i], l->ext[i], &expect)) {
+            return 0;
+        }
     }
     return 1;
 }

@@ -14,6 +14,13 @@
  * plugin did not provide is an ASan report. The expected verdict follows from
  * the ABI's documented rules (engine_abi.h, extension_abi.h), computed here
  * independently; any other verdict aborts.
+ *
+ * An input whose first byte is 0xF0 or above fuzzes what the host makes of
+ * a plugin's device_info answer instead (issue 19, item 2): the plugin
+ * fills the struct with the input's bytes, strings without a terminating
+ * NUL included, and returns a status of the input's choosing, for a caller
+ * whose struct_size is any size; tf_plugin_device_info must hand back only
+ * terminated strings, and write nothing unless it succeeds.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -446,12 +453,91 @@ static void fuzz_extension(fz_reader *r)
     free(copy);
 }
 
+/* ---- device_info: what the host accepts of a plugin's answer ---- */
+
+static struct {
+    uint32_t count;
+    tf_status status;
+    unsigned char bytes[sizeof(tf_device_info)];
+} g_dev;
+
+static uint32_t d_count(void *ctx)
+{
+    return g_dev.count;
+}
+
+/* Writes the input's bytes over every field the caller's struct_size covers. */
+static tf_status d_info(void *c, uint32_t i, tf_device_info *o)
+{
+    size_t n = o->struct_size < sizeof *o ? o->struct_size : sizeof *o;
+    if (n > sizeof o->struct_size)
+        memcpy((unsigned char *)o + sizeof o->struct_size, g_dev.bytes + sizeof o->struct_size,
+               n - sizeof o->struct_size);
+    return g_dev.status;
+}
+
+/* Whether the field [off, off + len) of a struct of `size` bytes lacks a NUL. */
+static int unterminated(const unsigned char *b, size_t size, size_t off, size_t len)
+{
+    return size >= off + len && !memchr(b + off, '\0', len);
+}
+
+static void fuzz_device_info(fz_reader *r)
+{
+    static const tf_status statuses[] = {TF_OK, TF_OK, TF_OK, TF_ERR_BACKEND, TF_ERR_DEVICE_LOST,
+                                         (tf_status)9999};
+    g_dev.count = fz_u8(r) < 240 ? fz_below(r, 4) : fz_u32(r);
+    g_dev.status = statuses[fz_below(r, 6)];
+    for (size_t i = 0; i < sizeof g_dev.bytes; i++)
+        g_dev.bytes[i] = fz_u8(r) < 200 ? (unsigned char)('a' + fz_below(r, 26)) : fz_u8(r);
+    tf_engine_plugin desc = {.struct_size = sizeof desc, .name = "fuzz", .version = "0",
+                             .device_count = d_count, .device_info = d_info};
+    struct tf_plugin p = {.desc = &desc};
+    static const uint32_t sizes[] = {0, offsetof(tf_device_info, flags),
+                                     offsetof(tf_device_info, name),
+                                     offsetof(tf_device_info, name) + 100,
+                                     offsetof(tf_device_info, driver),
+                                     sizeof(tf_device_info) - 1, sizeof(tf_device_info),
+                                     sizeof(tf_device_info) + 64};
+    uint32_t index = fz_u8(r) < 224 ? fz_below(r, 4) : fz_u32(r);
+    union {
+        tf_device_info info;
+        unsigned char raw[sizeof(tf_device_info) + 64];
+    } got, before;
+    memset(&got, 0x5a, sizeof got);
+    got.info.struct_size = sizes[fz_below(r, 8)];
+    before = got;
+    tf_status st = tf_plugin_device_info(&p, index, &got.info);
+    size_t n = got.info.struct_size < sizeof got.info ? got.info.struct_size : sizeof got.info;
+    tf_status want = got.info.struct_size < offsetof(tf_device_info, flags) ? TF_ERR_VALIDATION
+                     : index >= g_dev.count                                 ? TF_ERR_OUT_OF_RANGE
+                                                                            : g_dev.status;
+    if (want == TF_OK &&
+        (unterminated(g_dev.bytes, n, offsetof(tf_device_info, name), sizeof got.info.name) ||
+         unterminated(g_dev.bytes, n, offsetof(tf_device_info, driver), sizeof got.info.driver)))
+        want = TF_ERR_BACKEND;
+    if (want != TF_OK) {
+        FZ_CHECK(st != TF_OK, "device_info: accepted an answer it must refuse");
+        FZ_CHECK(want == (tf_status)9999 || st == want, "device_info: %s, expected %s (%s)",
+                 tf_status_name(st), tf_status_name(want), tf_error_message());
+        FZ_CHECK(memcmp(&got, &before, sizeof got) == 0, "device_info wrote on failure");
+        return;
+    }
+    FZ_CHECK(st == TF_OK, "device_info refused a good answer: %s", tf_error_message());
+    FZ_CHECK(got.info.struct_size == before.info.struct_size, "struct_size changed");
+    FZ_CHECK(memcmp(got.raw + 4, g_dev.bytes + 4, n - 4) == 0, "fields not as the plugin wrote");
+    FZ_CHECK(memcmp(got.raw + n, before.raw + n, sizeof got - n) == 0, "wrote past struct_size");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_reader r = {data, size};
-    if (fz_u8(&r) & 1)
+    uint8_t mode = fz_u8(&r);
+    if (mode >= 0xF0)
+        fuzz_device_info(&r);
+    else if (mode & 1)
         fuzz_engine(&r);
     else
         fuzz_extension(&r);

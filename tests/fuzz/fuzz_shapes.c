@@ -13,7 +13,16 @@
  * outside its storage is an ASan report. Tensors stay tiny: an input only
  * gets data when it has at most MAX_NUMEL elements, and a call whose valid
  * result would be larger than that (but allocatable) is not made.
+ *
+ * Float inputs may be variables: then every op that succeeded is also
+ * differentiated (issue 19, item 11: a pad the forward accepted at the
+ * int64 extremes failed in its reverse rule). The reverse and forward
+ * rules of an op must work wherever the forward did: grad_optional and
+ * jvp_optional of the sum of the result succeed (or run out of memory),
+ * with a gradient of the variable's shape. tril, triu and dynamic_slice
+ * join the ops, their k and sizes at the int64 extremes too.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +359,93 @@ static int dot_too_big(tf_eager *x, tf_eager *y, const tf_dot_dims *d)
     return a >= 0 && b >= 0 && n > MAX_READ && n < HUGE_NUMEL;
 }
 
+/* Whether two statuses of a derivative are the only acceptable ones. */
+static void check_derivative(const char *what, const char *mode, tf_status st)
+{
+    FZ_CHECK(st == TF_OK || st == TF_ERR_OUT_OF_MEMORY,
+             "%s: the forward succeeded but its %s failed: %s: %s", what, mode,
+             tf_status_name(st), tf_error_message());
+}
+
+/*
+ * The rules of the op that made `out` from the variable x, through the sum
+ * of out: the gradient (reverse rules) has x's shape, the forward derivative
+ * along x itself (forward rules) is a scalar. Skipped when x is not a
+ * variable, the result is not a float or too large to sum cheaply.
+ */
+static void check_rules(const char *what, tf_eager *out, tf_eager *x)
+{
+    const tf_tensor *v = tf_eager_value(out), *xv = tf_eager_value(x);
+    tf_dtype d = tf_tensor_dtype(v);
+    if (!tf_eager_tracks_grad(x) || !tf_eager_tracks_grad(out) || (d != TF_F32 && d != TF_F64) ||
+        tf_tensor_numel(v) > MAX_READ)
+        return;
+    tf_eager *l = NULL, *g = NULL, *j = NULL;
+    tf_status st = tf_session_reduce_sum(g_s, out, NULL, 0, &l);
+    check_derivative(what, "sum", st);
+    if (st)
+        return;
+    check_derivative(what, "reverse rule", st = tf_runtime_grad_optional(g_rt, g_engine, l, x, &g));
+    if (!st && g) {
+        const tf_tensor *gv = tf_eager_value(g);
+        FZ_CHECK(tf_tensor_rank(gv) == tf_tensor_rank(xv) &&
+                     memcmp(tf_tensor_shape(gv), tf_tensor_shape(xv),
+                            tf_tensor_rank(xv) * sizeof(int64_t)) == 0,
+                 "%s: the gradient's shape is not the variable's", what);
+        check_tensor(what, gv);
+    }
+    check_derivative(what, "forward rule", tf_runtime_jvp_optional(g_rt, g_engine, l, x, x, &j));
+    if (j)
+        check_tensor(what, tf_eager_value(j));
+    tf_eager_release(j);
+    tf_eager_release(g);
+    tf_eager_release(l);
+}
+
+/* An int64 attribute: fz_extent's values, or the extremes themselves. */
+static int64_t read_attr(fz_reader *r)
+{
+    uint8_t b = fz_u8(r);
+    static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -INT64_MAX + 5, INT64_MAX - 5,
+                                    INT64_MAX - 1, INT64_MAX};
+    return b < 240 ? fz_extent(r) : edges[b % 6];
+}
+
+/*
+ * tril/triu with any k, or a dynamic_slice with any sizes and i64 starts,
+ * into *st; false when the call is not made (its valid result would be too
+ * big here).
+ */
+static bool attr_op(fz_reader *r, tf_eager *x, const char **what, tf_eager **out, tf_status *st)
+{
+    size_t rank = tf_tensor_rank(tf_eager_value(x));
+    uint8_t k = fz_u8(r) % 3;
+    if (k < 2) {
+        *what = k ? "triu" : "tril";
+        int64_t kk = read_attr(r);
+        *st = k ? tf_session_triu(g_s, x, kk, out) : tf_session_tril(g_s, x, kk, out);
+        return true;
+    }
+    *what = "dynamic_slice";
+    int64_t sizes[TF_MAX_RANK], starts[TF_MAX_RANK];
+    for (size_t i = 0; i < rank; i++) {
+        sizes[i] = read_attr(r);
+        starts[i] = read_attr(r);
+    }
+    if (too_big(numel_of(rank, sizes)))
+        return false;
+    const int64_t n = (int64_t)rank;
+    tf_tensor *host = NULL;
+    tf_eager *at = NULL;
+    FZ_CHECK(tf_tensor_from_host(TF_I64, 1, &n, starts, rank, &host) == TF_OK &&
+                 tf_session_constant_from_host(g_s, host, &at) == TF_OK,
+             "dynamic_slice starts: %s", tf_error_message());
+    tf_tensor_release(host);
+    *st = tf_session_dynamic_slice(g_s, x, at, sizes, out);
+    tf_eager_release(at);
+    return true;
+}
+
 static void eager_op(fz_reader *r, tf_eager **xs, size_t n_xs)
 {
     tf_eager *x = xs[fz_below(r, (uint32_t)n_xs)], *y = xs[fz_below(r, (uint32_t)n_xs)];
@@ -359,7 +455,11 @@ static void eager_op(fz_reader *r, tf_eager **xs, size_t n_xs)
     const char *what;
     int axes[TF_MAX_RANK + 2];
     int64_t a[TF_MAX_RANK], b[TF_MAX_RANK], c[TF_MAX_RANK];
-    switch (fz_u8(r) % 10) {
+    switch (fz_u8(r) % 11) {
+    case 10:
+        if (!attr_op(r, x, &what, &out, &st))
+            return;
+        break;
     case 0:
         what = "add";
         st = tf_session_add(g_s, x, y, &out);
@@ -400,9 +500,9 @@ static void eager_op(fz_reader *r, tf_eager **xs, size_t n_xs)
     case 5:
         what = "pad";
         for (size_t i = 0; i < rank; i++) {
-            a[i] = fz_extent(r);
-            b[i] = fz_extent(r);
-            c[i] = fz_extent(r);
+            a[i] = read_attr(r);
+            b[i] = read_attr(r);
+            c[i] = read_attr(r);
         }
         if (too_big(pad_numel(tf_eager_value(x), a, b, c)))
             return;
@@ -454,6 +554,8 @@ static void eager_op(fz_reader *r, tf_eager **xs, size_t n_xs)
     }
     FZ_CHECK(out != NULL, "%s: no result", what);
     check_tensor(what, tf_eager_value(out));
+    check_rules(what, out, x);
+    check_rules(what, out, y);
     tf_eager_release(out);
 }
 
@@ -484,9 +586,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tf_tensor_numel(ts[i]) > MAX_EAGER)
             continue; /* keeps outer products and broadcasts of two inputs small */
         tf_eager *x = NULL;
-        tf_status st = tf_session_constant_from_host(g_s, ts[i], &x);
+        tf_dtype d = tf_tensor_dtype(ts[i]);
+        int var = (d == TF_F32 || d == TF_F64) && (fz_u8(&r) & 1);
+        tf_status st = var ? tf_runtime_variable_from(g_rt, ts[i], &x)
+                           : tf_session_constant_from_host(g_s, ts[i], &x);
         if (st)
-            check_refusal("constant_from_host", st);
+            check_refusal(var ? "variable_from" : "constant_from_host", st);
         else
             xs[nx++] = x;
     }

@@ -197,6 +197,8 @@ static void test_sgd_matches_torch(void **state)
     o.weight_decay = 0.05; /* momentum, Nesterov and weight decay: 6 inputs */
     check_against_torch(TF_OPTIM_SGD, &o, 6, 1, 2);
     o.nesterov = 0;
+    check_against_torch(TF_OPTIM_SGD, &o, 6, 1, 2);
+    o.nesterov = 0;
     o.dampening = 0.3;
     check_against_torch(TF_OPTIM_SGD, &o, 6, 1, 2);
 }
