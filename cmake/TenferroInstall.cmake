@@ -27,11 +27,12 @@ install(TARGETS tenferro tenferro_abi tenferro_train EXPORT tenferroTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/tenferro
   ${PROJECT_SOURCE_DIR}/train/include/tenferro
+  ${PROJECT_SOURCE_DIR}/plugins/extensions/einsum/include/tenferro
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
 # Every bundled plugin: the targets that land in the build tree's plugin folder.
 set(tf_bundled_plugins "")
-foreach(t tenferro-engine-cpu tenferro-engine-vulkan tenferro-ext-linalg)
+foreach(t tenferro-engine-cpu tenferro-engine-vulkan tenferro-ext-linalg tenferro-ext-einsum)
   if(TARGET ${t})
     list(APPEND tf_bundled_plugins ${t})
   endif()

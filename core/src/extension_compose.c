@@ -17,6 +17,7 @@
  * number, and is at least TF_EXT_CACHE_MIN_VALUE bytes: a 64-bit key
  * collision between the two kinds then reads in bounds and matches neither.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -238,8 +239,16 @@ typedef struct blob {
     uint64_t magic;
     tf_epoch epoch;
     size_t key_size, value_size;
-    unsigned char bytes[]; /* the key, then the value */
+    unsigned char bytes[]; /* the key, then the value at value_at(key_size) */
 } blob;
+
+_Static_assert(offsetof(blob, bytes) == 40, "value_at assumes bytes[] at offset 40");
+
+/* The value's offset in bytes[]: 16-byte aligned (bytes[] starts 8-aligned at 40). */
+static size_t value_at(size_t key_size)
+{
+    return (key_size + 8 + 15) / 16 * 16 - 8;
+}
 
 typedef struct blob_query {
     tf_epoch epoch;
@@ -269,7 +278,7 @@ static void use_blob(const void *value, void *user)
     if (b->null_tag || b->magic != BLOB_MAGIC || b->epoch != q->epoch ||
         b->key_size != q->key_size || memcmp(b->bytes, q->key, q->key_size) != 0)
         return; /* a colliding key: a miss */
-    q->use(b->bytes + b->key_size, b->value_size, q->user);
+    q->use(b->bytes + value_at(b->key_size), b->value_size, q->user);
     q->used = true;
 }
 
@@ -309,10 +318,12 @@ tf_status tf__ext_cache_put(const tf_ext_rule_ctx *ctx, const void *key, size_t 
     tf_cache *c = module_cache(ctx, &epoch);
     if (!c)
         return TF_OK;
-    size_t size = sizeof(blob) + key_size + value_size;
+    size_t size = sizeof(blob) + value_at(key_size) + value_size;
     if (size < TF_EXT_CACHE_MIN_VALUE)
         size = TF_EXT_CACHE_MIN_VALUE;
-    blob *b = tf__calloc(1, size);
+    blob *b = tf__alloc_aligned(size, 16); /* the value's alignment */
+    if (b)
+        memset(b, 0, size);
     if (!b)
         return tf__error(TF_ERR_OUT_OF_MEMORY, "cache_put", NULL, "cache_put: out of memory");
     b->magic = BLOB_MAGIC;
@@ -320,7 +331,7 @@ tf_status tf__ext_cache_put(const tf_ext_rule_ctx *ctx, const void *key, size_t 
     b->key_size = key_size;
     b->value_size = value_size;
     memcpy(b->bytes, key, key_size);
-    memcpy(b->bytes + key_size, value, value_size);
+    memcpy(b->bytes + value_at(key_size), value, value_size);
     tf__cache_put(c, blob_hash(epoch, key, key_size), b, size, tf__free);
     return TF_OK;
 }

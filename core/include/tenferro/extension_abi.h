@@ -528,7 +528,8 @@ struct tf_ext_rule_ctx {
      * bytes at `key` (with the current registry epoch): on a hit it calls
      * use(value, value_size, user) once, under the cache's lock (copy what
      * you need; call no host function from `use`), and returns 1; on a
-     * miss it returns 0. Each call counts as a hit or a miss in the stats.
+     * miss it returns 0 (`value` is 16-byte aligned and lives only during
+     * the call). Each call counts as a hit or a miss in the stats.
      * cache_put stores a copy of `value` under a copy of the key (an entry
      * already stored under the key, another thread's, is kept); it returns
      * TF_OK, also when the cache's limits drop the entry at once, or
