@@ -10,6 +10,7 @@ int tf_cli_info(int argc, char **argv);
 int tf_cli_demo(int argc, char **argv);
 int tf_cli_bench(int argc, char **argv);
 int tf_cli_check_engine(int argc, char **argv);
+int tf_cli_einsum_path(int argc, char **argv);
 
 /*
  * The engine a subcommand runs on: `name` with `threads` when the user gave

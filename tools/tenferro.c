@@ -68,6 +68,9 @@ static void usage(FILE *f)
                "                  the conformance kit: check an engine plugin against the\n"
                "                  CPU reference (primitives, gradients, lifecycle, ABI;\n"
                "                  `tenferro check-engine --help`, docs/cli.md)\n"
+               "  einsum-path EXPR SHAPES [--optimize M] [--json]\n"
+               "                  the contraction path tenferro.einsum chooses, with each\n"
+               "                  step's cost (`tenferro einsum-path --help`, docs/einsum.md)\n"
                "  version         print the library version\n"
                "  help            this text\n");
 }
@@ -87,6 +90,8 @@ int main(int argc, char **argv)
         return tf_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "check-engine") == 0)
         return tf_cli_check_engine(argc - 1, argv + 1);
+    if (strcmp(cmd, "einsum-path") == 0)
+        return tf_cli_einsum_path(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("tenferro %s (engine ABI %d.%d)\n", tf_version_string(), TF_ENGINE_ABI_MAJOR,
                TF_ENGINE_ABI_MINOR);

@@ -75,11 +75,11 @@ static void as_text(buf *b, const tf_einsum_path *d)
     add(b, "     Optimized scaling:  %u\n", d->scaling);
     add(b, "      Naive FLOP count:  %.3e\n", d->naive_flops);
     add(b, "  Optimized FLOP count:  %.3e\n", d->flops);
-    add(b, "    log10 of FLOP count:  %.4f\n", d->log10_flops);
+    add(b, "   log10 of FLOP count:  %.4f\n", d->log10_flops);
     add(b, "   Theoretical speedup:  %.3f\n", d->flops > 0 ? d->naive_flops / d->flops : 1.0);
     add(b, "  Largest intermediate:  %.3e elements\n", d->largest_intermediate);
     if (d->prep_flops > 0)
-        add(b, "   Diagonals and sums:  %.3e elements read before the path\n", d->prep_flops);
+        add(b, "    Diagonals and sums:  %.3e elements read before the path\n", d->prep_flops);
     add(b, "  Path:  [");
     for (uint32_t k = 0; k < d->n_steps; k++)
         add(b, "%s(%u, %u)", k ? ", " : "", lo_pos(&d->steps[k]), hi_pos(&d->steps[k]));
