@@ -211,11 +211,24 @@ static tf_ext_generic_fn find_kernel(const tf_ext_oprec *r, const char *engine)
     return NULL;
 }
 
+static tf_status placement_error(tf_session *s, const tf_ext_oprec *r, uint32_t arg)
+{
+    const char *name = r->desc->arg_names[r->tensor_arg[arg]];
+    return tf__error(TF_ERR_PLACEMENT, r->name, name,
+                     "%s: argument '%s' is in memory engine '%s' cannot read; move it there "
+                     "first (tf_engine_download / tf_engine_upload)",
+                     r->name, name, tf_engine_name(s->engine));
+}
+
+/*
+ * The operand of a kernel for tensor t. `host`: the kernel is the op's cpu
+ * kernel run for an engine without one (run_staged), and t is host memory.
+ */
 static tf_status make_operand(tf_session *s, const tf_ext_oprec *r, uint32_t arg,
-                              const tf_tensor *t, tf_operand *o)
+                              const tf_tensor *t, bool host, tf_operand *o)
 {
     const tf_storage *st = t->storage;
-    bool host_engine = tf_engine_uses_host_memory(s->engine) != 0;
+    bool host_engine = host || tf_engine_uses_host_memory(s->engine) != 0;
     tf_status ready = tf__ready(t); /* the kernel reads it now */
     if (ready)
         return ready;
@@ -226,7 +239,7 @@ static tf_status make_operand(tf_session *s, const tf_ext_oprec *r, uint32_t arg
     o->shape = t->shape;
     o->strides = t->strides;
     o->offset = t->offset;
-    if (st->kind == TF_STORAGE_ENGINE && st->engine == s->engine) {
+    if (!host && st->kind == TF_STORAGE_ENGINE && st->engine == s->engine) {
         o->buffer = st->buffer;
         o->data = host_engine ? st->host : NULL;
         return TF_OK;
@@ -235,29 +248,28 @@ static tf_status make_operand(tf_session *s, const tf_ext_oprec *r, uint32_t arg
         o->data = st->host;
         return TF_OK;
     }
-    const char *name = r->desc->arg_names[r->tensor_arg[arg]];
-    return tf__error(TF_ERR_PLACEMENT, r->name, name,
-                     "%s: argument '%s' is in memory engine '%s' cannot read; move it there "
-                     "first (tf_engine_download / tf_engine_upload)",
-                     r->name, name, tf_engine_name(s->engine));
+    return placement_error(s, r, arg);
 }
 
+/* Calls kernel fn with the tensor arguments ins[] (in order) and outputs outs[]. */
 static tf_status run_kernel(tf_session *s, const tf_ext_oprec *r, const call_args *ca,
-                            tf_ext_generic_fn fn, tf_tensor *const *outs)
+                            tf_ext_generic_fn fn, tf_tensor *const *ins, tf_tensor *const *outs,
+                            bool host)
 {
     uint32_t n_out = r->desc->n_outputs;
     tf_operand ops[TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
     const tf_operand *ptrs[TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
     void *values[1 + TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
-    kernel_ctx kctx = {{sizeof kctx.pub, 0, tf__host_api(), r->name, tf_engine_name(s->engine),
-                        s->engine->state, report_kind},
+    kernel_ctx kctx = {{sizeof kctx.pub, 0, tf__host_api(), r->name,
+                        host ? "cpu" : tf_engine_name(s->engine), host ? NULL : s->engine->state,
+                        report_kind},
                        r};
     const tf_ext_kernel_ctx *kp = &kctx.pub;
     uint32_t nv = 0, nt = 0, ns = 0;
     values[nv++] = &kp;
     for (uint32_t i = 0; i < r->desc->n_args; i++) {
         if (r->desc->arg_kinds[i] == TF_EXT_ARG_TENSOR) {
-            tf_status st = make_operand(s, r, nt, ca->tensors[nt]->value, &ops[nt]);
+            tf_status st = make_operand(s, r, nt, ins[nt], host, &ops[nt]);
             if (st)
                 return st;
             ptrs[nt] = &ops[nt];
@@ -271,22 +283,55 @@ static tf_status run_kernel(tf_session *s, const tf_ext_oprec *r, const call_arg
     for (uint32_t j = 0; j < n_out; j++) {
         tf_status st = tf__ready_write(outs[j]);
         if (!st)
-            st = make_operand(s, r, 0, outs[j], &ops[nt + j]);
+            st = make_operand(s, r, 0, outs[j], host, &ops[nt + j]);
         if (st)
             return st;
         ptrs[nt + j] = &ops[nt + j];
         values[nv++] = &ptrs[nt + j];
     }
     ffi_arg rv = 0;
-    bool taken = tf__engine_lock(s->engine);
+    bool taken = host ? false : tf__engine_lock(s->engine);
     tf__plugin_report_clear();
     ffi_call((ffi_cif *)&r->cif, fn, &rv, values);
     tf__engine_unlock(s->engine, taken);
     tf_status st = (tf_status)(int)rv;
     if (st)
         return tf__error_from_plugin(st, r->name, "%s: the kernel for engine '%s' failed", r->name,
-                                     tf_engine_name(s->engine));
+                                     host ? "cpu" : tf_engine_name(s->engine));
     return TF_OK;
+}
+
+/*
+ * An op without a kernel for an engine whose memory is a device's runs its
+ * cpu kernel on host copies (docs/extensions.md, "Kernels"): the tensor
+ * arguments are downloaded, the kernel writes host outputs, and those are
+ * uploaded into vals[] (new tensors of the engine). Two transfers per
+ * operand; a module that wants none ships a kernel for the engine.
+ */
+static tf_status run_staged(tf_session *s, const tf_ext_oprec *r, const call_args *ca,
+                            tf_ext_generic_fn cpu_fn, const inferred *inf, tf_tensor **vals)
+{
+    uint32_t n_out = r->desc->n_outputs;
+    tf_tensor *ins[TF_EXT_MAX_ARGS] = {NULL}, *outs[TF_EXT_MAX_OUTPUTS] = {NULL};
+    tf_status st = TF_OK;
+    for (uint32_t k = 0; k < r->n_tensors && !st; k++) {
+        tf_tensor *t = ca->tensors[k]->value;
+        /* the engine's own memory only, as its kernel would take it */
+        bool own = t->storage->kind == TF_STORAGE_ENGINE && t->storage->engine == s->engine;
+        st = own ? tf_engine_download(s->engine, t, &ins[k]) : placement_error(s, r, k);
+    }
+    for (uint32_t j = 0; j < n_out && !st; j++)
+        st = tf__tensor_host_empty((tf_dtype)inf->out[j].dtype, inf->out[j].rank,
+                                   inf->out[j].shape, &outs[j]);
+    if (!st)
+        st = run_kernel(s, r, ca, cpu_fn, ins, outs, true);
+    for (uint32_t j = 0; j < n_out && !st; j++)
+        st = tf_engine_upload(s->engine, outs[j], &vals[j]);
+    for (uint32_t k = 0; k < r->n_tensors; k++)
+        tf_tensor_release(ins[k]);
+    for (uint32_t j = 0; j < n_out; j++)
+        tf_tensor_release(outs[j]);
+    return st;
 }
 
 /* ---- running and recording ---- */
@@ -312,17 +357,28 @@ static tf_status execute(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, 
     tf_status st = infer(s, r, cache, ca, &inf);
     if (st)
         return st;
-    tf_ext_generic_fn fn = find_kernel(r, tf_engine_name(s->engine));
-    if (!fn)
+    /* an engine without a kernel of its own gets the cpu kernel: on its memory
+       when that is the host's, on host copies when it is a device's */
+    tf_ext_generic_fn fn = find_kernel(r, tf_engine_name(s->engine)), cpu_fn = NULL;
+    bool host_engine = tf_engine_uses_host_memory(s->engine) != 0;
+    if (!fn && host_engine)
+        fn = find_kernel(r, "cpu");
+    else if (!fn)
+        cpu_fn = find_kernel(r, "cpu"); /* every op has one: the install checks it */
+    if (!fn && !cpu_fn)
         return tf__error(TF_ERR_UNSUPPORTED, r->name, NULL,
                          "%s: the op has no kernel for engine '%s'", r->name,
                          tf_engine_name(s->engine));
     uint32_t n_out = r->desc->n_outputs;
-    tf_tensor *vals[TF_EXT_MAX_OUTPUTS] = {NULL};
-    for (uint32_t j = 0; j < n_out && !st; j++)
+    tf_tensor *vals[TF_EXT_MAX_OUTPUTS] = {NULL}, *ins[TF_EXT_MAX_ARGS];
+    for (uint32_t k = 0; k < r->n_tensors; k++)
+        ins[k] = ca->tensors[k]->value;
+    if (cpu_fn)
+        st = run_staged(s, r, ca, cpu_fn, &inf, vals);
+    for (uint32_t j = 0; j < n_out && !st && !cpu_fn; j++)
         st = tf__empty(s, (tf_dtype)inf.out[j].dtype, inf.out[j].rank, inf.out[j].shape, &vals[j]);
-    if (!st)
-        st = run_kernel(s, r, ca, fn, vals);
+    if (!st && !cpu_fn)
+        st = run_kernel(s, r, ca, fn, ins, vals, false);
     tf_eager *res[TF_EXT_MAX_OUTPUTS] = {NULL};
     for (uint32_t j = 0; j < n_out; j++) {
         if (st) {

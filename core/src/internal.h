@@ -157,6 +157,9 @@ tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, cons
  */
 tf_tensor *tf__tensor_block_new(tf_dtype dtype, size_t rank, const int64_t *shape, size_t numel);
 void tf__tensor_block_discard(tf_tensor *t);
+/* A new dense host tensor (library-owned memory, contents undefined). */
+tf_status tf__tensor_host_empty(tf_dtype dtype, size_t rank, const int64_t *shape,
+                                tf_tensor **out);
 void tf__storage_retain(tf_storage *storage);
 void tf__storage_release(tf_storage *storage);
 bool tf__strides_dense(size_t rank, const int64_t *shape, const int64_t *strides);

@@ -272,6 +272,25 @@ TF_API tf_status tf_tensor_from_host(tf_dtype dtype, size_t rank, const int64_t 
     return TF_OK;
 }
 
+tf_status tf__tensor_host_empty(tf_dtype dtype, size_t rank, const int64_t *shape,
+                                tf_tensor **out)
+{
+    size_t numel, nbytes;
+    tf_status st = tf__shape_check("tensor_host_empty", dtype, rank, shape, &numel, &nbytes);
+    if (st)
+        return st;
+    tf_storage *s = storage_new_owned(nbytes);
+    if (!s)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "tensor_host_empty", NULL,
+                         "out of memory for %zu bytes", nbytes);
+    tf_tensor *t = tf__tensor_new(s, dtype, rank, shape, NULL, 0, numel);
+    tf__storage_release(s);
+    if (!t)
+        return TF_ERR_OUT_OF_MEMORY;
+    *out = t;
+    return TF_OK;
+}
+
 TF_API tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t *shape, void *data,
                                      size_t count, tf_release_fn release, void *user,
                                      tf_tensor **out)

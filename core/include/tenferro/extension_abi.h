@@ -68,8 +68,12 @@
  *      the op and argument). It runs before anything is computed.
  *   3. The host picks the kernel whose engine name equals the session's
  *      engine's plugin name (tf_ext_kernel.engine: "cpu", "vulkan", ...). A
- *      "cpu" kernel is required. No kernel for the session's engine gives the
- *      caller TF_ERR_UNSUPPORTED naming op and engine.
+ *      "cpu" kernel is required, and serves every engine without a kernel of
+ *      its own: on its memory when that is host memory, and otherwise on host
+ *      copies (the host downloads the tensor arguments, which must be in the
+ *      engine's memory, calls the cpu kernel with host operands and
+ *      ctx->engine NULL, and uploads the outputs). A module that wants no
+ *      such round trip ships a kernel for the engine.
  *   4. The host allocates dense outputs in the engine's memory and calls the
  *      kernel through libffi with a typed C signature built from the op's
  *      signature: first `const tf_ext_kernel_ctx *ctx`, then one argument per
