@@ -142,8 +142,8 @@ static void host_report_error(void *ctx, tf_status status, const char *message)
 static void host_log(void *ctx, tf_log_level level, const char *message)
 {
     (void)ctx;
-    if (message)
-        log_emit(level, message);
+    if (message) /* bounded: a plugin's string may lack its NUL */
+        tf__log(level, "%.1023s", message);
 }
 
 static const tf_host_api g_host_api = {

@@ -109,9 +109,10 @@ TF_API void tf_error_clear(void)
     clear_extension();
 }
 
+/* Reads at most cap - 1 bytes of src: a plugin's string may lack its NUL. */
 static void copy_str(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src ? src : "");
+    snprintf(dst, cap, "%.*s", (int)(cap - 1), src ? src : "");
 }
 
 static tf_status record_v(tf_status status, const char *op, const char *argument, const char *fmt,

@@ -260,9 +260,12 @@ static void test_module_hook_fails_late(void **state)
  * item 7), and leave grad slots as they were.
  */
 static struct {
-    int mode;             /* 0: honest; 1: a rank-0 sum; 2: g_lie.other */
-    tf_eager *other;      /* the tensor mode 2 hands back */
+    int mode;        /* 0: honest; 1: a rank-0 sum; 2: g_lie.other; 3: fail, see below */
+    tf_eager *other; /* the tensor mode 2 hands back */
+    char *unterminated; /* mode 3 reports and logs these bytes, which have no NUL */
 } g_lie;
+
+#define UNTERMINATED_LEN 4096
 
 static tf_status liar_cpu(const tf_ext_kernel_ctx *k, const tf_operand *x, const tf_operand *y)
 {
@@ -284,6 +287,11 @@ static tf_status liar_infer(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
 
 static tf_status lie(const tf_ext_rule_ctx *c, tf_ext_tensor *honest, tf_ext_tensor **res)
 {
+    if (g_lie.mode == 3) {
+        c->host->log(c->host->ctx, TF_LOG_WARN, g_lie.unterminated);
+        c->host->report_error(c->host->ctx, TF_ERR_BACKEND, g_lie.unterminated);
+        return TF_ERR_BACKEND;
+    }
     if (g_lie.mode == 1)
         return c->ops->reduce_sum(c->session, honest, NULL, 0, res);
     tf_ext_tensor *t = g_lie.mode == 2 ? (tf_ext_tensor *)g_lie.other : honest;
@@ -331,6 +339,15 @@ static const tf_extension_module_desc k_liar = {.struct_size = sizeof(tf_extensi
                                                 .version = "1.0.0",
                                                 .description = "lying AD rules",
                                                 .install = liar_install};
+
+static size_t g_longest_log;
+static void count_log(void *user, tf_log_level level, const char *message)
+{
+    (void)user;
+    (void)level;
+    size_t n = strlen(message);
+    g_longest_log = n > g_longest_log ? n : g_longest_log;
+}
 
 /* The slot of x holds `g` still, with the values {1, 1, 1}. */
 static void expect_slot(tf_eager *x, const tf_tensor *g)
@@ -400,6 +417,20 @@ static void test_module_rule_results_checked(void **state)
     expect_refused(rt, cpu, x, y, l, TF_ERR_CONTEXT_MISMATCH, "of another runtime", g);
     tf_eager_release(g_lie.other);
     tf_tensor_release(t);
+    /* a failure reported with a message that has no NUL: read no further than the
+       host keeps (the sanitizer build checks), logged bounded too */
+    g_lie.unterminated = malloc(UNTERMINATED_LEN);
+    assert_non_null(g_lie.unterminated);
+    memset(g_lie.unterminated, 'M', UNTERMINATED_LEN);
+    g_lie.mode = 3;
+    tf_log_set(count_log, NULL, TF_LOG_WARN);
+    TF_ASSERT_STATUS(tf_eager_backward(l, cpu), TF_ERR_BACKEND);
+    tf_log_set(NULL, NULL, TF_LOG_WARN);
+    size_t cause = strlen(tf_error_cause());
+    assert_true(cause > 500 && cause < UNTERMINATED_LEN);
+    assert_true(g_longest_log > 500 && g_longest_log < UNTERMINATED_LEN);
+    expect_slot(x, g);
+    free(g_lie.unterminated);
     /* honest again: everything works on the same graph */
     g_lie.mode = 0;
     tf_eager *d = NULL;
