@@ -384,17 +384,26 @@ static tf_status exec_pad(vk_engine *e, const tf_exec *x)
     int64_t shape[TF_MAX_RANK], dst_strides[TF_MAX_RANK];
     tf_operand src = *in, dst = *out;
     for (uint32_t k = 0; k < in->rank && st == TF_OK; k++) {
-        int64_t lo = pr->low[k], step = pr->interior[k] + 1;
-        int64_t first = lo >= 0 ? 0 : (-lo + step - 1) / step;
-        int64_t last = out->shape[k] - 1 - lo < 0 ? -1 : (out->shape[k] - 1 - lo) / step;
-        if (last > in->shape[k] - 1)
-            last = in->shape[k] - 1;
-        shape[k] = last >= first ? last - first + 1 : 0;
-        if (shape[k] == 0)
+        /* in unsigned arithmetic: low and interior may be anything the ABI allows,
+           INT64_MIN and INT64_MAX included (the step is then 2^63) */
+        int64_t lo = pr->low[k], ext = out->shape[k], n = in->shape[k];
+        uint64_t step = (uint64_t)pr->interior[k] + 1u, first = 0;
+        if (n == 0 || ext == 0 || (lo >= 0 && lo >= ext))
             return TF_OK; /* nothing of the input lands in the output */
-        src.offset += first * in->strides[k];
-        dst.offset += (lo + first * step) * out->strides[k];
-        dst_strides[k] = out->strides[k] * step;
+        if (lo < 0) {
+            uint64_t need = 0u - (uint64_t)lo;
+            first = need / step + (need % step != 0);
+        }
+        uint64_t last = ((uint64_t)(ext - 1) - (uint64_t)lo) / step;
+        if (last > (uint64_t)(n - 1))
+            last = (uint64_t)(n - 1);
+        if (first > last)
+            return TF_OK;
+        shape[k] = (int64_t)(last - first + 1);
+        int64_t at = (int64_t)((uint64_t)lo + first * step); /* lands in [0, ext) */
+        src.offset += (int64_t)first * in->strides[k];
+        dst.offset += at * out->strides[k];
+        dst_strides[k] = shape[k] > 1 ? out->strides[k] * (int64_t)step : out->strides[k];
     }
     if (st != TF_OK)
         return st;

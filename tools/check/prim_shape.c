@@ -136,6 +136,12 @@ static void rows_pad(ck_ctx *ctx)
         {{0, {0}}, {0}, {0}, {0}},
         {{3, {2, 3, 2}}, {0, 1, -1}, {1, 0, 0}, {1, 1, 0}},
         {{2, {4, 3}}, {-2, 0}, {1, 1}, {-1, -2}},
+        /* attributes at the int64 extremes (issue 19): nothing may overflow */
+        {{1, {1}}, {0}, {INT64_MAX}, {0}},
+        {{1, {2}}, {-(INT64_MAX - 1)}, {INT64_MAX - 2}, {0}},
+        {{1, {3}}, {INT64_MIN}, {0}, {INT64_MAX}},
+        {{1, {1}}, {INT64_MAX - 5}, {0}, {-(INT64_MAX - 5)}},
+        {{2, {2, 3}}, {0, -(INT64_MAX - 5)}, {INT64_MAX - 2, 0}, {-(INT64_MAX - 1), INT64_MAX - 5}},
     };
     ck_row *row = ck_row_add(ctx, "pad");
     for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {

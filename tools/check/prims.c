@@ -557,7 +557,7 @@ static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, cons
             cell->max_err = d.max_abs;
         if (d.worst < 0 || d.ratio <= 1)
             continue;
-        char where[160], g[40], w[40], which[32] = "";
+        char where[160], g[40], w[40], which[40] = ""; /* room for any size_t */
         if (c->n_out > 1)
             snprintf(which, sizeof which, " in outputs[%zu]", j);
         locate(&c->out, m, d.worst, "output", where, sizeof where);
