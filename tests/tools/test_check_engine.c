@@ -319,6 +319,29 @@ static void test_dtype_filter(void **state)
     assert_null(strstr(out, "gradients"));
 }
 
+/* Plugins whose device_info lies (issue 19, items 2 and 6): the kit names the strings
+   without a NUL as failures and asks only the first 64 of 10^8 devices. */
+static void test_hostile_device_info(void **state)
+{
+    (void)state;
+    char *out;
+    const char *skip = " --skip prims --skip grads --skip lifecycle --verbose";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, KIT TF_FIXTURE_DIR "/hostile/tenferro-engine-unterminated.so%s",
+             skip);
+    assert_int_equal(run(cmd, &out), 1);
+    expect(out, "device 0: unavailable: plugin_device_info: engine 'unterminated'");
+    expect(out, "FAIL  device_info(0) of 2 devices failed: TF_ERR_BACKEND");
+    expect(out, "'name' without a terminating NUL");
+    expect(out, "FAIL  device_info(1) of 2 devices failed: TF_ERR_BACKEND");
+    expect(out, "'driver' without a terminating NUL");
+    assert_null(strstr(out, "NNNNNNNN"));
+    snprintf(cmd, sizeof cmd, KIT TF_FIXTURE_DIR "/hostile/tenferro-engine-many-devices.so%s",
+             skip);
+    assert_int_equal(run(cmd, &out), 0);
+    expect(out, "descriptor and the first 64 of 100000000 device(s) described");
+}
+
 #endif /* TF_CHECK_VULKAN */
 
 int main(void)
@@ -340,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_unloadable_plugins_exit_2),
         cmocka_unit_test(test_usage),
         cmocka_unit_test(test_dtype_filter),
+        cmocka_unit_test(test_hostile_device_info),
     };
 #endif
     return cmocka_run_group_tests(tests, NULL, teardown);
