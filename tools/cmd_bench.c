@@ -28,6 +28,7 @@
 #include <tenferro/ops.h>
 #include <tenferro/tenferro.h>
 
+#include "bench_train.h"
 #include "bench_util.h"
 #include "cli.h"
 
@@ -63,6 +64,7 @@ typedef struct bench {
     tf_runtime *rt;
     tf_session *s;
     const bench_sizes *z;
+    int quick; /* the training workloads' sizes (bench_train.h) */
 } bench;
 
 /* The first failing call's status wins; later calls are skipped. */
@@ -473,6 +475,20 @@ static tf_status run_gemm(bench *b)
     return st;
 }
 
+/* ---- training (bench_train.c, bench_ckpt.c) -------------------------------------- */
+
+static tf_status run_dp(bench *b)
+{
+    return tf_bench_dp(b->engine, b->rt, b->s,
+                       b->quick ? &tf_bench_train_quick : &tf_bench_train_full);
+}
+
+static tf_status run_checkpoint(bench *b)
+{
+    return tf_bench_checkpoint(b->engine, b->rt, b->s,
+                               b->quick ? &tf_bench_train_quick : &tf_bench_train_full);
+}
+
 /* ---- driver ----------------------------------------------------------------- */
 
 typedef struct workload {
@@ -488,6 +504,8 @@ static const workload k_workloads[] = {
     {"matmul", run_matmul, 1},
     {"gemm", run_gemm, 0},
     {"elementwise_f32", run_elementwise_f32, 0},
+    {"dp", run_dp, 0},
+    {"checkpoint", run_checkpoint, 0},
 };
 #define N_WORKLOADS (sizeof k_workloads / sizeof k_workloads[0])
 
@@ -497,7 +515,8 @@ static void bench_usage(void)
                     "[--defer off|auto|always] [WORKLOAD ...]\n"
                     "workloads: dispatch mlp elementwise matmul (the standard ones, the "
                     "default)\n"
-                    "           gemm elementwise_f32 (extra, run only when named)\n");
+                    "           gemm elementwise_f32 dp checkpoint (extra, run only when named;\n"
+                    "           dp under mpirun, docs/performance.md)\n");
 }
 
 /* Reads a whole decimal number in [1, max] into *out; returns 0 if `text` is not one. */
@@ -571,7 +590,7 @@ static tf_status run_selected(const bench_options *o, const int selected[N_WORKL
     bench_sizes z = o->quick ? k_quick : k_full;
     if (o->gemm_n)
         z.gemm_n = o->gemm_n;
-    bench b = {NULL, NULL, NULL, &z};
+    bench b = {NULL, NULL, NULL, &z, o->quick};
     tf_status st = tf_cli_open_engine(o->engine, o->threads, &b.engine);
     TRY(tf_runtime_create(&b.rt));
     TRY(tf_session_begin(b.rt, b.engine, &b.s));

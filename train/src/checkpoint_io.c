@@ -20,8 +20,29 @@
 
 #include "checkpoint_internal.h"
 
-/* Bytes moved per write or read of a reordered tensor. */
-#define CHUNK_BYTES ((size_t)4 << 20)
+/* Bytes moved per write or read of a reordered tensor: small enough to stay in the
+   cache between the reordering and the system call that copies it. */
+#define CHUNK_BYTES ((size_t)1 << 20)
+
+/* The chunk buffer of one save or load, reused by every tensor (grown when a row is larger). */
+typedef struct chunk {
+    void *p;
+    size_t cap;
+} chunk;
+
+static void *chunk_get(chunk *c, size_t bytes, const char *fn)
+{
+    if (bytes <= c->cap)
+        return c->p;
+    tt_free(c->p);
+    c->cap = 0;
+    if (!(c->p = tt_alloc(bytes))) {
+        tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "%s: out of memory", fn);
+        return NULL;
+    }
+    c->cap = bytes;
+    return c->p;
+}
 
 static tf_status io_error(const char *fn, const char *what, const char *path)
 {
@@ -104,11 +125,11 @@ static tf_status host_bytes(tf_tensor *t, const void **bytes, tf_tensor **hold, 
 }
 
 /* Writes one tensor's bytes in row-major order. */
-static tf_status write_tensor(int fd, tf_tensor *t, const char *path)
+static tf_status write_tensor(int fd, tf_tensor *t, const char *path, chunk *ch)
 {
     const void *bytes = NULL;
     tf_tensor *hold = NULL;
-    void *tmp = NULL, *chunk = NULL;
+    void *tmp = NULL, *buf = NULL;
     tf_status st = host_bytes(t, &bytes, &hold, &tmp);
     size_t rank = tf_tensor_rank(t), esize = tf_dtype_size(tf_tensor_dtype(t));
     const int64_t *shape = tf_tensor_shape(t);
@@ -119,16 +140,15 @@ static tf_status write_tensor(int fd, tf_tensor *t, const char *path)
     } else if (!st && nbytes) {
         size_t cb;
         int64_t rows = chunk_rows(rank, shape, esize, &cb);
-        if (!(chunk = tt_alloc(cb)))
-            st = tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "checkpoint_save: out of memory");
+        if (!(buf = chunk_get(ch, cb, "checkpoint_save")))
+            st = TF_ERR_OUT_OF_MEMORY;
         for (int64_t i0 = 0; !st && i0 < shape[0]; i0 += rows) {
             int64_t i1 = i0 + rows < shape[0] ? i0 + rows : shape[0];
-            ck_layout_rows((void *)bytes, chunk, rank, shape, esize, i0, i1, 1);
-            if (!write_all(fd, chunk, cb / (size_t)rows * (size_t)(i1 - i0)))
+            ck_layout_rows((void *)bytes, buf, rank, shape, esize, i0, i1, 1);
+            if (!write_all(fd, buf, cb / (size_t)rows * (size_t)(i1 - i0)))
                 st = io_error("checkpoint_save", "cannot write", path);
         }
     }
-    tt_free(chunk);
     tt_free(tmp);
     tf_tensor_release(hold);
     return st;
@@ -198,8 +218,10 @@ static tf_status write_file(const tf_checkpoint *ck, int fd, const char *path)
         head[b] = (unsigned char)((uint64_t)len >> (8 * b));
     if (!st && (!write_all(fd, head, 8) || !write_all(fd, json, len)))
         st = io_error("checkpoint_save", "cannot write", path);
+    chunk ch = {NULL, 0};
     for (size_t k = 0; !st && k < h.n; k++)
-        st = write_tensor(fd, ck->items[order[k]].tensor, path);
+        st = write_tensor(fd, ck->items[order[k]].tensor, path, &ch);
+    tt_free(ch.p);
     if (order)
         tt_free(h.e);
     tt_free(order);
@@ -249,10 +271,10 @@ static tf_status read_error(const char *path, const char *name)
 
 /* Reads one entry's bytes (at data + e->begin) into column-major memory of its own. */
 static tf_status read_entry(int fd, uint64_t data, const ck_entry *e, const char *path,
-                            void **out)
+                            chunk *ch, void **out)
 {
     size_t esize = tf_dtype_size(e->dtype), nbytes = (size_t)(e->end - e->begin);
-    char *mem = tt_alloc(nbytes), *chunk = NULL;
+    char *mem = tt_alloc(nbytes), *buf = NULL;
     if (!mem)
         return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "checkpoint_load: out of memory");
     tf_status st = TF_OK;
@@ -262,16 +284,16 @@ static tf_status read_entry(int fd, uint64_t data, const ck_entry *e, const char
     } else {
         size_t cb;
         int64_t rows = chunk_rows(e->rank, e->shape, esize, &cb);
-        if (!(chunk = tt_alloc(cb)))
-            st = tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "checkpoint_load: out of memory");
+        if (!(buf = chunk_get(ch, cb, "checkpoint_load")))
+            st = TF_ERR_OUT_OF_MEMORY;
         uint64_t at = data + e->begin;
         for (int64_t i0 = 0; !st && i0 < e->shape[0]; i0 += rows) {
             int64_t i1 = i0 + rows < e->shape[0] ? i0 + rows : e->shape[0];
             size_t n = cb / (size_t)rows * (size_t)(i1 - i0);
-            if (!read_all(fd, chunk, n, at))
+            if (!read_all(fd, buf, n, at))
                 st = read_error(path, e->name);
             else
-                ck_layout_rows(mem, chunk, e->rank, e->shape, esize, i0, i1, 0);
+                ck_layout_rows(mem, buf, e->rank, e->shape, esize, i0, i1, 0);
             at += n;
         }
     }
@@ -281,7 +303,6 @@ static tf_status read_entry(int fd, uint64_t data, const ck_entry *e, const char
                          "checkpoint_load: '%s': tensor '%.200s': a BOOL byte is 0x%02x, not 0 "
                          "or 1",
                          path, e->name, (unsigned char)mem[i]);
-    tt_free(chunk);
     if (st)
         tt_free(mem);
     else
@@ -291,7 +312,7 @@ static tf_status read_entry(int fd, uint64_t data, const ck_entry *e, const char
 
 /* The tensor of one entry: host memory wrapped, or uploaded to engine. */
 static tf_status load_entry(int fd, uint64_t data, const ck_entry *e, const char *path,
-                            tf_engine *engine, tf_tensor **out)
+                            tf_engine *engine, chunk *ch, tf_tensor **out)
 {
     size_t numel = (size_t)(e->end - e->begin) / tf_dtype_size(e->dtype);
     tf_tensor *t = NULL;
@@ -300,7 +321,7 @@ static tf_status load_entry(int fd, uint64_t data, const ck_entry *e, const char
         st = tf_tensor_from_host(e->dtype, e->rank, e->shape, NULL, 0, &t);
     } else {
         void *mem = NULL;
-        if ((st = read_entry(fd, data, e, path, &mem)))
+        if ((st = read_entry(fd, data, e, path, ch, &mem)))
             return st;
         st = tf_tensor_wrap_host(e->dtype, e->rank, e->shape, mem, numel, release_buffer, NULL,
                                  &t);
@@ -370,15 +391,19 @@ static tf_status read_header(int fd, const char *path, char **json, uint64_t *le
 static tf_status fill(tf_checkpoint *ck, ck_header *h, int fd, uint64_t data, const char *path,
                       tf_engine *engine)
 {
+    chunk ch = {NULL, 0};
     for (size_t i = 0; i < h->n; i++) {
         tf_tensor *t = NULL;
-        tf_status st = load_entry(fd, data, &h->e[i], path, engine, &t);
+        tf_status st = load_entry(fd, data, &h->e[i], path, engine, &ch, &t);
         if (!st && (st = ck_push(ck, h->e[i].name, t)))
             tf_tensor_release(t);
-        if (st)
+        if (st) {
+            tt_free(ch.p);
             return st;
+        }
         h->e[i].name = NULL;
     }
+    tt_free(ch.p);
     ck->meta = h->meta;
     ck->n_meta = ck->cap_meta = h->n_meta;
     h->meta = NULL;

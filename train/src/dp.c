@@ -2,13 +2,11 @@
  * dp.c - data-parallel training (dp.h) on the ops of the tenferro.dist
  * module, called by name like any application would.
  *
- * Averaging: one all_reduce (sum, i32) of a presence mask says which
- * parameters have a gradient on any rank; those gradients are then walked in
- * order, one dtype at a time, and packed into buckets of about bucket_bytes:
- * each bucket is the gradients flattened and concatenated, averaged by one
- * all_reduce (mean), and cut back into views of the parameters' shapes (no
- * copy). Every collective runs under no-grad in a session of the helper's
- * engine.
+ * Averaging (dp_average.c): the gradients are walked in order, one dtype at
+ * a time, and packed into buckets of about bucket_bytes: each bucket is the
+ * gradients flattened and concatenated, averaged by one all_reduce (mean),
+ * and cut back into views of the parameters' shapes (no copy). Every
+ * collective runs under no-grad in a session of the helper's engine.
  */
 #include <string.h>
 

@@ -1,6 +1,13 @@
 /*
  * dp_average.c - averaging gradients over the ranks in buckets, and the
  * data-parallel step (dp.h).
+ *
+ * Every parameter travels in a bucket (zeros where this rank has no
+ * gradient), in order, one dtype at a time, so that the buckets are the
+ * same on every rank without asking. The last bucket carries one more
+ * segment: a presence mask (1 where this rank has a gradient), so that its
+ * average, positive where any rank had one, says which parameters get an
+ * average and which none, at no extra collective.
  */
 #include <string.h>
 
@@ -12,34 +19,13 @@ typedef struct avg_ctx {
     tf_tensor **local; /* this rank's gradients (NULL: none) */
     tf_tensor **out;   /* the averages */
     size_t buckets;
+    tf_dtype last_dtype; /* the dtype of the last bucket formed (the mask's) */
+    tf_eager *mask_mean; /* the averaged mask ([n_params]), from the last bucket */
 } avg_ctx;
 
 static tf_status fail_core(tf_status st, const char *what)
 {
     return tt_fail_core(st, "dp_average_grads: %s", what);
-}
-
-/* counts[i]: on how many ranks parameter i has a gradient. */
-static tf_status presence(avg_ctx *a, int32_t *counts)
-{
-    size_t n = a->opt->n_params;
-    for (size_t i = 0; i < n; i++)
-        counts[i] = a->local[i] != NULL;
-    int64_t len = (int64_t)n;
-    tf_tensor *mask = NULL;
-    tf_eager *x = NULL, *y = NULL;
-    tf_status st = tf_tensor_from_host(TF_I32, 1, &len, counts, n, &mask);
-    if (!st)
-        st = tf_session_constant_from_host(a->s, mask, &x);
-    tf_call_arg args[2] = {TF_ARG_TENSOR(x), TF_ARG_I64(0)};
-    if (!st)
-        st = tf_session_call(a->s, TT_DIST_ALL_REDUCE, args, 2, &y, 1);
-    if (!st)
-        st = tf_tensor_copy_to_host(tf_eager_value(y), TF_I32, counts, n);
-    tf_tensor_release(mask);
-    tf_eager_release(x);
-    tf_eager_release(y);
-    return st ? fail_core(st, "which parameters have gradients") : TF_OK;
 }
 
 /* Parameter i's local gradient (zeros if none) flattened to [n_i]. */
@@ -57,14 +43,37 @@ static tf_status flat_part(avg_ctx *a, size_t i, tf_eager **out)
     return st;
 }
 
-/* Cuts the averaged bucket back into the parameters' shapes. */
-static tf_status unpack(avg_ctx *a, tf_eager *mean, const size_t *idx, size_t k)
+/* This rank's presence mask as a [n_params] constant of dtype. */
+static tf_status mask_part(avg_ctx *a, tf_dtype dtype, tf_eager **out)
 {
-    int64_t off = 0;
+    size_t n = a->opt->n_params;
+    double *m = tt_calloc(n, sizeof *m);
+    if (!m)
+        return TF_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        m[i] = a->local[i] != NULL;
+    int64_t len = (int64_t)n;
+    tf_tensor *t = NULL;
+    tf_eager *e = NULL;
+    tf_status st = tf_tensor_from_host(TF_F64, 1, &len, m, n, &t);
+    tt_free(m);
+    if (!st)
+        st = tf_session_constant_from_host(a->s, t, &e);
+    if (!st)
+        st = tf_session_cast(a->s, e, dtype, out);
+    tf_tensor_release(t);
+    tf_eager_release(e);
+    return st;
+}
+
+/* Cuts the averaged bucket back into the parameters' shapes (and the mask). */
+static tf_status unpack(avg_ctx *a, tf_eager *mean, const size_t *idx, size_t k, int with_mask)
+{
+    int64_t off = 0, one = 1;
     tf_status st = TF_OK;
     for (size_t j = 0; j < k && !st; j++) {
         const tf_tensor *p = tf_eager_value(a->opt->params[idx[j]].var);
-        int64_t n = (int64_t)tf_tensor_numel(p), lo = off, hi = off + n, one = 1;
+        int64_t lo = off, hi = off + (int64_t)tf_tensor_numel(p);
         tf_eager *piece = NULL, *shaped = NULL;
         st = tf_session_slice(a->s, mean, &lo, &hi, &one, &piece);
         if (!st)
@@ -77,31 +86,37 @@ static tf_status unpack(avg_ctx *a, tf_eager *mean, const size_t *idx, size_t k)
         tf_eager_release(shaped);
         off = hi;
     }
+    int64_t hi = off + (int64_t)a->opt->n_params;
+    if (!st && with_mask)
+        st = tf_session_slice(a->s, mean, &off, &hi, &one, &a->mask_mean);
     return st ? fail_core(st, "unpacking a bucket") : TF_OK;
 }
 
 /* One bucket: parameters idx[0 .. k) flattened, joined, averaged, cut back. */
-static tf_status bucket(avg_ctx *a, const size_t *idx, size_t k)
+static tf_status bucket(avg_ctx *a, const size_t *idx, size_t k, int with_mask)
 {
-    tf_eager **parts = tt_calloc(k, sizeof *parts), *flat = NULL, *mean = NULL;
+    size_t np = k + (with_mask != 0);
+    tf_eager **parts = tt_calloc(np, sizeof *parts), *flat = NULL, *mean = NULL;
     if (!parts)
         return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "dp_average_grads: out of memory");
     tf_status st = TF_OK;
     for (size_t j = 0; j < k && !st; j++)
         st = flat_part(a, idx[j], &parts[j]);
-    if (!st && k == 1)
+    if (!st && with_mask)
+        st = mask_part(a, a->last_dtype, &parts[k]);
+    if (!st && np == 1)
         tf_eager_retain(flat = parts[0]);
     else if (!st)
-        st = tf_session_concatenate(a->s, parts, k, 0, &flat);
+        st = tf_session_concatenate(a->s, parts, np, 0, &flat);
     if (st)
         st = fail_core(st, "packing a bucket");
     tf_call_arg args[2] = {TF_ARG_TENSOR(flat), TF_ARG_I64(1)};
     if (!st && (st = tf_session_call(a->s, TT_DIST_ALL_REDUCE, args, 2, &mean, 1)))
         st = fail_core(st, "the bucket's all_reduce");
     if (!st)
-        st = unpack(a, mean, idx, k);
+        st = unpack(a, mean, idx, k, with_mask);
     a->buckets += !st;
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; j < np; j++)
         tf_eager_release(parts[j]);
     tt_free(parts);
     tf_eager_release(flat);
@@ -109,29 +124,61 @@ static tf_status bucket(avg_ctx *a, const size_t *idx, size_t k)
     return st;
 }
 
-/* Every parameter with a gradient somewhere, one dtype at a time, in buckets. */
-static tf_status all_buckets(avg_ctx *a, const int32_t *counts, size_t *idx, size_t limit)
+/* The dtype of the last bucket formed (f64 if any parameter is): the mask rides in it. */
+static void find_last(avg_ctx *a)
+{
+    a->last_dtype = TF_F32;
+    for (size_t i = 0; i < a->opt->n_params; i++)
+        if (tf_tensor_dtype(tf_eager_value(a->opt->params[i].var)) == TF_F64)
+            a->last_dtype = TF_F64;
+}
+
+/* Every parameter, one dtype at a time, in buckets of about `limit` bytes. */
+static tf_status all_buckets(avg_ctx *a, size_t *idx, size_t limit)
 {
     static const tf_dtype dtypes[] = {TF_F32, TF_F64};
+    find_last(a);
     tf_status st = TF_OK;
     for (size_t d = 0; d < 2 && !st; d++) {
         size_t k = 0, bytes = 0;
         for (size_t i = 0; i < a->opt->n_params && !st; i++) {
             const tf_tensor *p = tf_eager_value(a->opt->params[i].var);
-            if (!counts[i] || tf_tensor_dtype(p) != dtypes[d])
+            if (tf_tensor_dtype(p) != dtypes[d])
                 continue;
             size_t b = tf_tensor_numel(p) * tf_dtype_size(dtypes[d]);
             if (k && bytes + b > limit) {
-                st = bucket(a, idx, k);
+                st = bucket(a, idx, k, 0);
                 k = bytes = 0;
             }
             idx[k++] = i;
             bytes += b;
         }
         if (!st && k)
-            st = bucket(a, idx, k);
+            st = bucket(a, idx, k, dtypes[d] == a->last_dtype);
     }
     return st;
+}
+
+/* Drops the averages of parameters no rank had a gradient for (the mask's zeros). */
+static tf_status apply_mask(avg_ctx *a)
+{
+    size_t n = a->opt->n_params;
+    if (!a->mask_mean)
+        return TF_OK;
+    double *m = tt_calloc(n, sizeof *m);
+    tf_eager *as_f64 = NULL;
+    tf_status st = m ? tf_session_cast(a->s, a->mask_mean, TF_F64, &as_f64) : TF_ERR_OUT_OF_MEMORY;
+    if (!st)
+        st = tf_tensor_copy_to_host(tf_eager_value(as_f64), TF_F64, m, n);
+    for (size_t i = 0; i < n && !st; i++) {
+        if (m[i] <= 0) {
+            tf_tensor_release(a->out[i]);
+            a->out[i] = NULL;
+        }
+    }
+    tt_free(m);
+    tf_eager_release(as_f64);
+    return st ? fail_core(st, "reading which parameters have gradients") : TF_OK;
 }
 
 static tf_status local_grads(const tf_optim *opt, tf_tensor **g)
@@ -142,6 +189,24 @@ static tf_status local_grads(const tf_optim *opt, tf_tensor **g)
             return fail_core(st, "reading a grad slot");
     }
     return TF_OK;
+}
+
+/* The buckets in a session of the helper under no-grad. */
+static tf_status average(tf_dp *dp, avg_ctx *a, size_t *idx)
+{
+    tf_scope guard;
+    tf_status st = tf_session_begin(dp->rt, dp->engine, &a->s);
+    if (st)
+        return fail_core(st, "session");
+    int guarded = tf_runtime_no_grad(dp->rt, &guard) == TF_OK;
+    st = all_buckets(a, idx, dp->bucket_bytes);
+    if (!st)
+        st = apply_mask(a);
+    tf_eager_release(a->mask_mean);
+    if (guarded)
+        tf_scope_end(&guard);
+    tf_session_end(a->s);
+    return st;
 }
 
 TF_TRAIN_API tf_status tf_dp_average_grads(tf_dp *dp, const tf_optim *opt, tf_tensor **grads,
@@ -155,23 +220,17 @@ TF_TRAIN_API tf_status tf_dp_average_grads(tf_dp *dp, const tf_optim *opt, tf_te
                        "dp_average_grads: room for %zu gradients, %zu parameters", n,
                        opt->n_params);
     size_t m = n ? n : 1;
-    avg_ctx a = {NULL, opt, tt_calloc(m, sizeof(tf_tensor *)), tt_calloc(m, sizeof(tf_tensor *)), 0};
-    int32_t *counts = tt_calloc(m, sizeof *counts);
+    avg_ctx a;
+    memset(&a, 0, sizeof a);
+    a.opt = opt;
+    a.local = tt_calloc(m, sizeof(tf_tensor *));
+    a.out = tt_calloc(m, sizeof(tf_tensor *));
     size_t *idx = tt_calloc(m, sizeof *idx);
-    tf_scope guard;
-    tf_status st = !a.local || !a.out || !counts || !idx
+    tf_status st = !a.local || !a.out || !idx
                        ? tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "dp_average_grads: out of memory")
                        : local_grads(opt, a.local);
-    if (!st && (st = tf_session_begin(dp->rt, dp->engine, &a.s)))
-        st = fail_core(st, "session");
-    int guarded = !st && tf_runtime_no_grad(dp->rt, &guard) == TF_OK;
     if (!st)
-        st = presence(&a, counts);
-    if (!st)
-        st = all_buckets(&a, counts, idx, dp->bucket_bytes);
-    if (guarded)
-        tf_scope_end(&guard);
-    tf_session_end(a.s);
+        st = average(dp, &a, idx);
     for (size_t i = 0; i < n; i++) {
         tf_tensor_release(a.local ? a.local[i] : NULL);
         if (st)
@@ -183,7 +242,6 @@ TF_TRAIN_API tf_status tf_dp_average_grads(tf_dp *dp, const tf_optim *opt, tf_te
         dp->last_buckets = a.buckets;
     tt_free(a.local);
     tt_free(a.out);
-    tt_free(counts);
     tt_free(idx);
     return st;
 }

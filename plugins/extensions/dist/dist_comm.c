@@ -53,13 +53,14 @@ typedef struct world {
     pthread_mutex_t lock; /* one collective at a time */
     int ok, rank, size;
     int ours; /* the module initialised MPI, so it finalises it */
+    int yield; /* MPI says the ranks share cores (mpi_yield_when_idle): yield at once */
     double timeout;
     MPI_Comm comm;
     atomic_int broken;
     char why[384]; /* why the connection could not be made */
 } world;
 
-static world g_world = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0.0,
+static world g_world = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0.0,
                         MPI_COMM_NULL, 0, ""};
 
 static double now(void)
@@ -81,14 +82,18 @@ static void mpi_text(int code, char *out, size_t cap)
 typedef enum wait_result { WAIT_DONE, WAIT_TIMEOUT, WAIT_ERROR } wait_result;
 
 /*
- * Polls *rq until it completes or `timeout` seconds pass. Spins first (a
- * collective of shared memory completes in microseconds), then yields the
- * core (ranks may share cores), then sleeps between polls (a stalled peer).
- * On WAIT_ERROR, `why` holds MPI's message.
+ * Polls *rq until it completes or `timeout` seconds pass. Spins first, for
+ * 2 ms (a collective on shared memory or a fast network completes in
+ * microseconds to milliseconds, and yielding the core on a busy machine can
+ * cost a whole time slice); then yields the core between polls; after 100 ms
+ * (a stalled or dead peer) sleeps between them. When MPI says the ranks
+ * share cores (mpi_yield_when_idle, set by mpirun --oversubscribe) it yields
+ * from the start, so that a waiting rank does not hold the core the rank it
+ * waits for needs. On WAIT_ERROR, `why` holds MPI's message.
  */
 static wait_result wait_bounded(MPI_Request *rq, double timeout, char *why, size_t cap)
 {
-    double t0 = now();
+    double t0 = now(), spin = g_world.yield ? 0.0 : 0.002;
     for (unsigned long it = 0;; it++) {
         int done = 0, rc = MPI_Test(rq, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) {
@@ -97,12 +102,14 @@ static wait_result wait_bounded(MPI_Request *rq, double timeout, char *why, size
         }
         if (done)
             return WAIT_DONE;
-        if (it < 1024)
+        if (it % 64 != 63)
             continue;
         double waited = now() - t0;
         if (waited > timeout)
             return WAIT_TIMEOUT;
-        if (waited < 0.05) {
+        if (waited < spin) {
+            continue;
+        } else if (waited < 0.1) {
             sched_yield();
         } else {
             struct timespec nap = {0, 100000};
@@ -124,21 +131,35 @@ static void finish(void)
     MPI_Finalize();
 }
 
-/* Open MPI: libnbc's ring all-reduce, unless the user chose (see the file comment). */
-static void choose_algorithm(void)
+/* Reads (or, with write != NULL, writes) an int or bool control variable; 0 if absent. */
+static int cvar(const char *name, const int *write)
 {
-    const char *name = "coll_libnbc_iallreduce_algorithm";
-    if (getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm"))
-        return;
-    int provided, index, count, ring = 1;
+    int index, count, value = 0; /* a bool fills one byte of it */
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(index, NULL, &h, &count) != MPI_SUCCESS)
+        return 0;
+    if (write)
+        MPI_T_cvar_write(h, write);
+    else
+        MPI_T_cvar_read(h, &value);
+    MPI_T_cvar_handle_free(&h);
+    return value;
+}
+
+/*
+ * Through the MPI tools interface (Open MPI's variable names; absent
+ * elsewhere): whether ranks share cores, and libnbc's ring all-reduce unless
+ * the user chose an algorithm (see the file comment).
+ */
+static void tune(world *w)
+{
+    int provided, ring = 1;
     if (MPI_T_init_thread(MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
         return;
-    MPI_T_cvar_handle h;
-    if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS &&
-        MPI_T_cvar_handle_alloc(index, NULL, &h, &count) == MPI_SUCCESS) {
-        MPI_T_cvar_write(h, &ring);
-        MPI_T_cvar_handle_free(&h);
-    }
+    w->yield = cvar("mpi_yield_when_idle", NULL) != 0;
+    if (!getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm"))
+        cvar("coll_libnbc_iallreduce_algorithm", &ring);
     MPI_T_finalize();
 }
 
@@ -181,7 +202,7 @@ static void init_once(void)
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         atexit(finish);
     }
-    choose_algorithm();
+    tune(w);
     MPI_Request rq;
     int rc = MPI_Comm_idup(MPI_COMM_WORLD, &w->comm, &rq);
     char text[256] = "";

@@ -17,8 +17,10 @@
  *
  * A parameter whose grad slot is empty on every rank gets no gradient (the
  * optimizer leaves it alone, as in one process); one whose slot is empty on
- * some ranks only counts as zero there. Which is which is agreed by one
- * small all_reduce per step before the buckets.
+ * some ranks only counts as zero there. Every parameter travels in a bucket
+ * (zeros where a rank has none), so the buckets are the same on every rank
+ * without asking, and a presence mask carried in the last bucket says which
+ * parameters had a gradient anywhere, at no extra collective.
  *
  * The collectives run in sessions on the helper's engine, which must be one
  * the dist module has kernels for (the CPU engine). Every rank must make the
