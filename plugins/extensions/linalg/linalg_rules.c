@@ -17,6 +17,7 @@
  *            dL = L Phi(L^-1 dA L^-T), Phi(M) = (tril(M) + tril(M,-1))/2
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -693,30 +694,89 @@ tf_status linalg_pinv_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
  * Frobenius:  Abar = nbar A / ||A||;  dn = sum(A o dA) / ||A||  (NaN at A = 0)
  * others:     Abar = nbar G;  dn = sum(G o dA), G the subgradient:
  *   nuclear   G = U V^T (thin SVD, recomputed through svd: differentiable again)
- *   +-2       G = u v^T of the largest / smallest singular value  (norm_grad)
+ *   +-2       G = u v^T of the largest / smallest singular value (through svd as
+ *             the nuclear norm's, so differentiable again; ties share evenly)
  *   +-1, +-inf  G = sign(A) on the column / row of the largest / smallest
  *             absolute sum, the first one on ties (norm_grad; G is piecewise
  *             constant, so its own derivative is zero)
  */
+/* x [...] reshaped to [..., 1] (a value per matrix, beside a vector's axis). */
+static tf_ext_tensor *lb_append1(lb *b, tf_ext_tensor *x)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x)
+        return NULL;
+    uint32_t rank = b->o->rank(x);
+    int64_t shape[TF_MAX_RANK];
+    for (uint32_t i = 0; i < rank; i++)
+        shape[i] = b->o->extent(x, i);
+    shape[rank] = 1;
+    tf_status st = b->o->reshape(b->s, x, rank + 1, shape, &r);
+    return keep(b, st, r);
+}
+
+/*
+ * The weights a spectral norm gives the singular values s [..., k]: 1 on the
+ * largest (ord 2) or smallest (-2), shared evenly among exact ties (a convex
+ * combination of subgradients there), as a row [..., 1, k]. Built from a
+ * compare, so it carries no derivative of its own.
+ */
+static tf_ext_tensor *spectral_weights(lb *b, tf_ext_tensor *s, double ord)
+{
+    tf_ext_tensor *ext = NULL, *hit = NULL, *m = NULL, *cnt = NULL;
+    if (b->st || !s)
+        return NULL;
+    if (!TF_ABI_HAS_FIELD(b->o, tf_ext_ops, compare) || !b->o->compare) {
+        b->c->host->report_error(b->c->host->ctx, TF_ERR_UNSUPPORTED_AD_RULE,
+                                 "linalg: the spectral norm's rule needs a host of extension "
+                                 "ABI 1.2 or later");
+        b->st = TF_ERR_UNSUPPORTED_AD_RULE;
+        return NULL;
+    }
+    int last = (int)b->o->rank(s) - 1;
+    uint32_t red = ord > 0 ? TF_EXT_REDUCE_MAX : TF_EXT_REDUCE_MIN;
+    tf_status st = b->o->reduce(b->s, red, s, &last, 1, &ext);
+    ext = lb_append1(b, keep(b, st, ext)); /* [..., 1]: one per matrix, beside s */
+    if (!b->st)
+        st = b->o->compare(b->s, TF_COMPARE_EQ, s, ext, &hit);
+    hit = keep(b, b->st ? b->st : st, hit);
+    if (!b->st)
+        st = b->o->cast(b->s, hit, b->o->dtype(s), &m);
+    m = keep(b, b->st ? b->st : st, m);
+    if (!b->st)
+        st = b->o->reduce(b->s, TF_EXT_REDUCE_SUM, m, &last, 1, &cnt);
+    cnt = lb_append1(b, keep(b, b->st ? b->st : st, cnt));
+    return lb_vec2(b, lb_div(b, m, cnt), 1);
+}
+
 static tf_ext_tensor *norm_subgrad(lb *b, const tf_ext_call *call)
 {
     double ord = call->scalars[0].f;
     tf_ext_tensor *a = call->tensors[0], *o[3] = {NULL, NULL, NULL};
     if (b->st)
         return NULL;
-    if (ord != LINALG_ORD_NUC) {
+    bool spectral = fabs(ord) == 2;
+    if (ord != LINALG_ORD_NUC && !spectral) {
         tf_ext_tensor *g = NULL;
         tf_status st = b->o->call(b->s, LINALG_ID ".norm_grad", &a, 1, call->scalars, 1, &g, 1);
         return keep(b, st, g);
     }
-    tf_ext_scalar eps = {0.0, 0};
+    /*
+     * Through the (differentiable) svd, so that the subgradient has a
+     * derivative too: U diag(w) V^T with w all ones (nuclear) or the spectral
+     * weights. eps: 1e-300 keeps 1/(s_i^2 - s_j^2) out of the second
+     * derivative where two singular values the norm does not pick are equal
+     * (0 / 0 otherwise); it changes no other value.
+     */
+    tf_ext_scalar eps = {spectral ? 1e-300 : 0.0, 0};
     tf_status st = b->o->call(b->s, SVD, &a, 1, &eps, 1, o, 3);
     if (st) {
         b->st = st;
         return NULL;
     }
     tf_ext_tensor *u = keep(b, TF_OK, o[0]), *sv = keep(b, TF_OK, o[1]), *v = keep(b, TF_OK, o[2]);
-    (void)sv;
+    if (spectral)
+        u = lb_mul(b, u, spectral_weights(b, sv, ord));
     return lb_matmul(b, u, lb_transpose_last2(b, v));
 }
 
@@ -748,9 +808,9 @@ tf_status linalg_norm_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
 
 /*
  * norm_grad's own derivative: zero for +-1, +-inf (piecewise constant). For
- * +-2 it is refused on purpose (docs/extensions.md): it would differentiate
- * the singular vectors u v^T, which are not even continuous where the chosen
- * singular value is repeated.
+ * +-2 it is refused: norm's rules take that subgradient through svd instead
+ * (norm_subgrad), where it has a derivative; norm_grad's kernel picks one
+ * singular pair and is not continuous where that singular value is repeated.
  */
 static tf_status norm_grad_rule(const tf_ext_rule_ctx *c, const tf_ext_call *call)
 {
