@@ -403,9 +403,11 @@ static int parse_option(const char *a, const char *v, demo_options *o)
                 TF_CLI_MAX_THREADS, v);
         return 0;
     }
-    if (strcmp(a, "--epochs") == 0 && atoi(v) > 0) {
-        o->epochs = atoi(v);
-        return 1;
+    if (strcmp(a, "--epochs") == 0) { /* the whole word a number, as --threads */
+        if (tf_cli_parse_int(v, 1, 1000000, &o->epochs) == 0)
+            return 1;
+        fprintf(stderr, "tenferro demo: --epochs wants an integer in 1..1000000, got '%s'\n", v);
+        return 0;
     }
     if (strcmp(a, "--save") == 0 || strcmp(a, "--resume") == 0) {
         *(a[2] == 's' ? &o->save : &o->resume) = v;

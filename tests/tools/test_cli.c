@@ -113,6 +113,14 @@ static void test_demo_unknown_engine(void **state)
     free(out);
     assert_int_equal(run(TF_CLI_PATH " demo --epochs 2>/dev/null", &out), 2);
     free(out);
+    /* a number must be the whole word, as for --threads (issue 19, sibling of item 12) */
+    static const char *const bad_epochs[] = {"5abc", "0", "-3", "many"};
+    for (size_t i = 0; i < sizeof bad_epochs / sizeof bad_epochs[0]; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, TF_CLI_PATH " demo --epochs %s 2>/dev/null", bad_epochs[i]);
+        assert_int_equal(run(cmd, &out), 2);
+        free(out);
+    }
     /* --threads as bench takes it (issue 19, item 12): a whole number in 0..1024 */
     static const char *const bad_threads[] = {"-3", "many", "4x", "2000", "''", "99999999999"};
     for (size_t i = 0; i < sizeof bad_threads / sizeof bad_threads[0]; i++) {
