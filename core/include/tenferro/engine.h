@@ -30,9 +30,18 @@
  * A name without '/' ("cpu") is looked up as "tenferro-engine-<name>.so" in
  * each directory in turn; a name with '/' is a path to the file itself.
  *
- * Threads: loading, scanning and tf_plugin_* are thread-safe. A tf_engine is
- * used by one thread at a time (like the seed's `&mut dyn ExecutionEngine`);
- * tensors of it may be released from any thread.
+ * Threads: loading, scanning and tf_plugin_* are thread-safe (the
+ * environment must not change meanwhile). A tf_engine is used by one thread
+ * at a time (like the seed's `&mut dyn ExecutionEngine`): tf_engine_create's
+ * caller, or whoever it hands the engine to, calls tf_tensor_empty,
+ * tf_engine_upload, _download, _execute and _synchronize; the accessors and
+ * tf_engine_supports may be called from any thread; tensors of it may be
+ * read and released from any thread.
+ *
+ * Lifecycle: a tf_plugin is owned by the process (loaded once, never freed).
+ * A tf_engine is a handle: tf_engine_create / tf_engine_open make it,
+ * tf_engine_destroy ends the caller's use of it, while its tensors and the
+ * sessions using it keep the instance alive until the last of them goes.
  */
 #ifndef TENFERRO_ENGINE_H
 #define TENFERRO_ENGINE_H
@@ -57,10 +66,13 @@ typedef struct tf_plugin tf_plugin;
 
 /*
  * The current search path: *count directories, in order, as a NULL-terminated
- * array of strings. The array and strings are allocated; free them with
- * tf_plugin_path_free. Errors: TF_ERR_OUT_OF_MEMORY.
+ * array of strings, read from the environment and the configuration file
+ * now. The array and strings are allocated for the caller; free them with
+ * tf_plugin_path_free. Errors: TF_ERR_VALIDATION ("dirs" or "count": NULL),
+ * TF_ERR_OUT_OF_MEMORY.
  */
 tf_status tf_plugin_path_get(char ***dirs, size_t *count);
+/* Frees an array of tf_plugin_path_get and its strings. NULL is a no-op. */
 void tf_plugin_path_free(char **dirs);
 
 /* A directory or plugin file left out of the search, and why. */
@@ -72,10 +84,13 @@ typedef struct tf_plugin_path_skip {
 /*
  * Every entry of the search path that is not searched (relative or unsafe
  * directories) and every unsafe tenferro-*.so file of the searched ones, in
- * search order. Free with tf_plugin_path_skipped_free. Errors:
- * TF_ERR_OUT_OF_MEMORY.
+ * search order: *count entries, allocated for the caller; free them with
+ * tf_plugin_path_skipped_free. Errors: TF_ERR_VALIDATION ("skipped" or
+ * "count": NULL), TF_ERR_OUT_OF_MEMORY.
  */
 tf_status tf_plugin_path_skipped(tf_plugin_path_skip **skipped, size_t *count);
+/* Frees the `count` entries of tf_plugin_path_skipped and their strings. NULL
+   is a no-op. */
 void tf_plugin_path_skipped_free(tf_plugin_path_skip *skipped, size_t count);
 
 /* ---- plugins ---- */
@@ -86,6 +101,7 @@ void tf_plugin_path_skipped_free(tf_plugin_path_skip *skipped, size_t count);
  * free it.
  * Errors, each with a message naming the file, what was expected and what
  * was found, and the plugin left unloaded-or-inert:
+ *   TF_ERR_VALIDATION              "name": NULL or empty; "out": NULL,
  *   TF_ERR_PLUGIN_NOT_FOUND        no such file (on the search path),
  *   TF_ERR_PLUGIN_LOAD             dlopen refused it (not a shared object...),
  *   TF_ERR_PLUGIN_SYMBOL           no tf_engine_plugin_v1 symbol (nor any other major's),
@@ -111,9 +127,11 @@ uint32_t tf_plugin_abi_minor(const tf_plugin *plugin);
 uint32_t tf_plugin_capabilities(const tf_plugin *plugin);
 uint32_t tf_plugin_device_count(const tf_plugin *plugin);
 /* Fills *info (set info->struct_size = sizeof *info first), only on success.
-   Errors: TF_ERR_VALIDATION, TF_ERR_OUT_OF_RANGE (index >= device_count),
-   the plugin's own failure, TF_ERR_BACKEND when the plugin leaves `name` or
-   `driver` without a terminating NUL inside its array. */
+   Errors: TF_ERR_VALIDATION ("plugin" or "info": NULL; "info": struct_size
+   not set), TF_ERR_OUT_OF_RANGE ("index": index >= device_count), the
+   plugin's own failure (its report as the cause), TF_ERR_BACKEND when the
+   plugin leaves `name` or `driver` without a terminating NUL inside its
+   array. */
 tf_status tf_plugin_device_info(const tf_plugin *plugin, uint32_t index, tf_device_info *info);
 
 /* One file found by tf_plugin_scan. */
@@ -128,61 +146,87 @@ typedef struct tf_plugin_candidate {
 /*
  * Tries to load every "tenferro-engine-*.so" in every directory of the
  * search path and reports each (unsafe files are left out: see
- * tf_plugin_path_skipped). The array is allocated; free it with
- * tf_plugin_scan_free. Errors: TF_ERR_OUT_OF_MEMORY only (refusals are
- * reported per candidate).
+ * tf_plugin_path_skipped). The array is allocated for the caller (the
+ * plugins in it are the process's); free it with tf_plugin_scan_free.
+ * Errors: TF_ERR_VALIDATION ("candidates" or "count": NULL),
+ * TF_ERR_OUT_OF_MEMORY; refusals are reported per candidate.
  */
 tf_status tf_plugin_scan(tf_plugin_candidate **candidates, size_t *count);
+/* Frees the `count` candidates of tf_plugin_scan and their strings (not the
+   plugins). NULL is a no-op. */
 void tf_plugin_scan_free(tf_plugin_candidate *candidates, size_t count);
 
 /* ---- engines ---- */
 
 /*
- * Creates an instance of `plugin`. `options` may be NULL (defaults); its
- * strings are borrowed for the call. Errors: whatever the plugin reports
- * (TF_ERR_BACKEND, TF_ERR_VALIDATION for a bad option, ...), its message as
- * the cause; TF_ERR_OUT_OF_MEMORY.
+ * Creates an instance of `plugin`. `options` may be NULL (defaults); it and
+ * its strings are borrowed for the call (options of an older, shorter
+ * struct_size are read as far as they go). *out is a new handle; end it
+ * with tf_engine_destroy. Any thread; the engine is then used by one thread
+ * at a time.
+ * Errors: TF_ERR_VALIDATION ("plugin" or "out": NULL), whatever the plugin
+ * reports (TF_ERR_BACKEND, TF_ERR_VALIDATION for a bad option, ...), its
+ * message as the cause; TF_ERR_OUT_OF_MEMORY.
  */
 tf_status tf_engine_create(tf_plugin *plugin, const tf_engine_options *options,
                            tf_engine **out);
 
-/* tf_plugin_load(name) then tf_engine_create with `threads` (0: default). */
+/* tf_plugin_load(name) then tf_engine_create with `threads` (0: the
+   plugin's default), with the errors of both. */
 tf_status tf_engine_open(const char *name_or_path, int threads, tf_engine **out);
 
-/* Drops the caller's reference. NULL is a no-op. */
+/* Ends the caller's handle: the engine must not be used through it again.
+   The instance is torn down once its last tensor and session are gone too
+   (they hold references). NULL is a no-op. Any thread. */
 void tf_engine_destroy(tf_engine *engine);
 
-const char *tf_engine_name(const tf_engine *engine); /* the plugin's name, borrowed */
+/* Accessors (any thread; engine must not be NULL). The plugin's name,
+   borrowed for the life of the process. */
+const char *tf_engine_name(const tf_engine *engine);
+/* The plugin the engine is an instance of (owned by the process). */
 tf_plugin *tf_engine_get_plugin(const tf_engine *engine);
 /* non-zero if the engine computes on host memory (TF_ENGINE_CAP_HOST_MEMORY) */
 int tf_engine_uses_host_memory(const tf_engine *engine);
 
-/* Asks the engine (never fails). dtypes: inputs' then outputs'. */
+/* Non-zero if the engine implements primitive `prim` (op: its sub-op) for
+   these dtypes (inputs' then outputs'; borrowed). Never fails: 0 for a NULL
+   engine, NULL dtypes with n_dtypes > 0, or more than 64 dtypes. Any
+   thread. */
 int tf_engine_supports(tf_engine *engine, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                        size_t n_dtypes);
 
-/* Waits for the engine's pending work. */
+/* Runs the engine's open deferred batches (runtime.h) and waits for its
+   pending work. Errors: TF_ERR_VALIDATION ("engine": NULL), the failure of
+   a deferred batch, the engine's own failure (its report as the cause). */
 tf_status tf_engine_synchronize(tf_engine *engine);
 
 /*
- * A new dense column-major tensor in the engine's memory; contents
- * unspecified. Errors: as tf_tensor_from_host for the shape, and
- * TF_ERR_OUT_OF_MEMORY / the engine's own.
+ * A new dense column-major tensor in the engine's memory (one reference,
+ * holding one to the engine); contents unspecified. `shape` is copied.
+ * Errors: TF_ERR_VALIDATION ("engine" or "out": NULL), as
+ * tf_tensor_from_host for the dtype and shape, and TF_ERR_OUT_OF_MEMORY or
+ * the engine's own allocation failure (its report as the cause).
  */
 tf_status tf_tensor_empty(tf_engine *engine, tf_dtype dtype, size_t rank, const int64_t *shape,
                           tf_tensor **out);
 
 /*
- * Copies a host-accessible tensor (any strides) into a new dense tensor in
- * the engine's memory. Errors: TF_ERR_PLACEMENT (the source is in another
- * engine's device memory), allocation and engine errors.
+ * Copies a host-accessible tensor (any strides; borrowed) into a new dense
+ * tensor in the engine's memory (one reference). A pending source is
+ * computed first. Errors: TF_ERR_VALIDATION ("engine", "src" or "out":
+ * NULL), TF_ERR_PLACEMENT ("src": in an engine's device memory),
+ * TF_ERR_OUT_OF_MEMORY, the failure of the source's deferred computation,
+ * the engine's allocation or upload failure.
  */
 tf_status tf_engine_upload(tf_engine *engine, const tf_tensor *src, tf_tensor **out);
 
 /*
- * Copies a tensor of this engine (any strides) into a new dense host
- * tensor. Errors: TF_ERR_PLACEMENT (the tensor is not this engine's),
- * allocation and engine errors.
+ * Copies a tensor of this engine (any strides; borrowed) into a new dense
+ * host tensor (one reference). A pending source is computed first.
+ * Errors: TF_ERR_VALIDATION ("engine", "src" or "out": NULL),
+ * TF_ERR_PLACEMENT ("src": not in this engine's memory - a host tensor is
+ * refused too: use it directly), TF_ERR_OUT_OF_MEMORY, the failure of the
+ * source's deferred computation, the engine's copy or download failure.
  */
 tf_status tf_engine_download(tf_engine *engine, const tf_tensor *src, tf_tensor **out);
 
@@ -197,12 +241,16 @@ tf_status tf_engine_download(tf_engine *engine, const tf_tensor *src, tf_tensor 
  * the engine supports the combination (TF_ERR_UNSUPPORTED naming op, dtype
  * and engine). Engine failures come back as the engine's status with its
  * message as the cause. `params` is the primitive's params struct (its
- * struct_size set), NULL for primitives without one.
+ * struct_size set), NULL for primitives without one. Everything is
+ * borrowed for the call; the outputs' memory is written, the inputs' only
+ * read. Pending inputs are computed first, and open deferred batches that
+ * read an output run before it is written.
  */
 tf_status tf_engine_execute(tf_engine *engine, tf_prim prim, const void *params, size_t n_inputs,
                             tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs);
 
-/* Names for messages and tools: "binary", "add", ... ("?" if unknown). */
+/* Names for messages and tools: "binary", "add", ... ("?" if unknown).
+   Static strings; any thread. */
 const char *tf_prim_name(tf_prim prim);
 const char *tf_prim_op_name(tf_prim prim, uint32_t op);
 
