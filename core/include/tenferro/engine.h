@@ -34,9 +34,9 @@
  * environment must not change meanwhile). A tf_engine is used by one thread
  * at a time (like the seed's `&mut dyn ExecutionEngine`): tf_engine_create's
  * caller, or whoever it hands the engine to, calls tf_tensor_empty,
- * tf_engine_upload, _download, _execute and _synchronize; the accessors and
- * tf_engine_supports may be called from any thread; tensors of it may be
- * read and released from any thread.
+ * tf_engine_supports, _upload, _download, _execute and _synchronize; the
+ * accessors may be called from any thread; tensors of it may be read and
+ * released from any thread.
  *
  * Lifecycle: a tf_plugin is owned by the process (loaded once, never freed).
  * A tf_engine is a handle: tf_engine_create / tf_engine_open make it,
@@ -190,8 +190,8 @@ int tf_engine_uses_host_memory(const tf_engine *engine);
 
 /* Non-zero if the engine implements primitive `prim` (op: its sub-op) for
    these dtypes (inputs' then outputs'; borrowed). Never fails: 0 for a NULL
-   engine, NULL dtypes with n_dtypes > 0, or more than 64 dtypes. Any
-   thread. */
+   engine, NULL dtypes with n_dtypes > 0, or more than 64 dtypes. On the
+   engine's thread (the plugin's supports() is serialised with its work). */
 int tf_engine_supports(tf_engine *engine, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                        size_t n_dtypes);
 
