@@ -11,6 +11,10 @@
  *
  * Threads: every function here is thread-safe. tf_session_call runs on the
  * session's thread like any op; registry lookups take no lock.
+ *
+ * Lifecycle: modules are owned by the process and never freed or unloaded;
+ * a runtime keeps pointers to the modules installed in it. Arrays returned
+ * by the scan are the caller's, freed with tf_extension_scan_free.
  */
 #ifndef TENFERRO_EXTENSION_H
 #define TENFERRO_EXTENSION_H
@@ -40,22 +44,28 @@ extern "C" {
  *                                   returned NULL, or another major stated,
  *   TF_ERR_PLUGIN_STRUCT_SIZE       descriptor smaller than ABI 1.0's,
  *   TF_ERR_PLUGIN_MISSING_FUNCTION  no install hook or version,
- *   TF_ERR_VALIDATION               malformed module id (argument "id").
+ *   TF_ERR_VALIDATION               malformed module id (argument "id");
+ *                                   "name": NULL or empty; "out": NULL,
+ *   TF_ERR_OUT_OF_MEMORY.
  * A module's declared error kinds are checked when it is installed.
+ * Loading the same file again returns the same module.
  */
 tf_status tf_extension_load(const char *name_or_path, tf_extension_module **out);
 
 /*
  * Wraps a descriptor linked into the application (static storage, see
  * extension_abi.h) as a module, checked like a loaded one. Each call makes a
- * new module instance (owned by the process): installing a second instance
- * with the same id replaces the first. Errors as tf_extension_load's
- * descriptor checks.
+ * new module instance (owned by the process, never freed: call it once per
+ * descriptor): installing a second instance with the same id replaces the
+ * first. `desc` is borrowed for as long as the process runs. Errors:
+ * TF_ERR_VALIDATION ("desc" or "out": NULL), tf_extension_load's descriptor
+ * checks, TF_ERR_OUT_OF_MEMORY.
  */
 tf_status tf_extension_from_descriptor(const tf_extension_module_desc *desc,
                                        tf_extension_module **out);
 
-/* Accessors; strings borrowed for the life of the process. */
+/* Accessors (any thread; module must not be NULL); strings borrowed for the
+   life of the process. */
 const char *tf_extension_id(const tf_extension_module *module);
 const char *tf_extension_version(const tf_extension_module *module);
 const char *tf_extension_description(const tf_extension_module *module); /* "" if none */
@@ -72,8 +82,14 @@ typedef struct tf_extension_candidate {
     tf_extension_module *module;
 } tf_extension_candidate;
 
-/* Tries every tenferro-ext-*.so of the search path. Free with tf_extension_scan_free. */
+/* Tries to load every tenferro-ext-*.so of the search path and reports
+   each: *count candidates, allocated for the caller (free them with
+   tf_extension_scan_free; the modules are the process's). Errors:
+   TF_ERR_VALIDATION ("candidates" or "count": NULL), TF_ERR_OUT_OF_MEMORY;
+   refusals are reported per candidate. */
 tf_status tf_extension_scan(tf_extension_candidate **candidates, size_t *count);
+/* Frees the `count` candidates of tf_extension_scan and their strings (not
+   the modules). NULL is a no-op. */
 void tf_extension_scan_free(tf_extension_candidate *candidates, size_t count);
 
 /* ---- calling ops by name ---- */
@@ -105,10 +121,14 @@ typedef struct tf_call_arg {
 /*
  * Calls the installed op `name` (its full name, "tenferro.linalg.solve")
  * with n_args arguments, writing n_outputs new references to outputs (only
- * on success). Errors: TF_ERR_VALIDATION naming the argument ("name": no
- * such op installed in the session's runtime; "args": wrong count;
- * the op's own argument name: wrong kind or NULL tensor; "outputs": wrong
- * count), TF_ERR_CONTEXT_MISMATCH, the op's inference errors
+ * on success). Arguments are borrowed for the call; the results of a
+ * kernel op are recorded like a built-in op's (with the module's AD rule)
+ * when an input is tracked (composite ops: see below). On the session's
+ * thread. Errors: TF_ERR_VALIDATION naming the argument ("session", "name"
+ * or "outputs": NULL; "name": no such op installed in the session's
+ * runtime; "args": wrong count; the op's own argument name: wrong kind or
+ * NULL tensor; "outputs": wrong count), TF_ERR_CONTEXT_MISMATCH, the op's
+ * inference errors
  * (TF_ERR_DTYPE_MISMATCH, TF_ERR_SHAPE_MISMATCH...), TF_ERR_UNSUPPORTED when
  * the op has no kernel for the session's engine (message names both), the
  * kernel's errors with its report as the cause: TF_ERR_EXTENSION for a
@@ -144,9 +164,10 @@ tf_status tf_session_call(tf_session *s, const char *name, const tf_call_arg *ar
 int tf_error_extension_kind(const char **module_id, const char **kind, int64_t *index);
 
 /*
- * Diagnostics of the registry of rt (non-NULL): how many times the install lock was
- * taken (the idempotent re-install of an installed instance never takes
- * it), and how many snapshots were published.
+ * Diagnostics of the registry of rt (which must not be NULL): how many times
+ * the install lock was taken (the idempotent re-install of an installed
+ * instance never takes it), and how many snapshots were published. Any
+ * thread.
  */
 uint64_t tf_runtime_extension_lock_count(const tf_runtime *rt);
 uint64_t tf_runtime_extension_publish_count(const tf_runtime *rt);
@@ -155,8 +176,11 @@ uint64_t tf_runtime_extension_publish_count(const tf_runtime *rt);
  * shapes of by-name calls, keyed with the epoch). tf_runtime_stats.extensions
  * sums them; tf_runtime_extension_cache_stats gives one module's. The
  * limits apply to each module's cache; setting them evicts at once when
- * shrinking. Errors: TF_ERR_VALIDATION (NULL; max_entries 0, argument
- * "limits"; a module id never installed in rt, argument "module_id").
+ * shrinking. Any thread. Errors: TF_ERR_VALIDATION ("runtime",
+ * "module_id", "out" or "limits": NULL; "limits": max_entries 0;
+ * "module_id": no module of that id was ever offered to rt - an install
+ * that failed after its error kinds were checked counts as offered, its
+ * cache is then empty). Nothing changes on error.
  */
 tf_status tf_runtime_extension_cache_stats(tf_runtime *rt, const char *module_id,
                                            tf_cache_stats *out);
@@ -173,7 +197,8 @@ tf_status tf_runtime_set_extension_cache_limits(tf_runtime *rt, const tf_cache_l
  */
 const void *tf_extension_interface(const tf_extension_module *module, const char *name);
 
-/* Non-zero if an op of that full name is installed in rt now. */
+/* Non-zero if an op of that full name is installed in rt now; 0 for NULL
+   arguments. Any thread; takes no lock. */
 int tf_runtime_has_op(tf_runtime *rt, const char *name);
 
 #ifdef __cplusplus
