@@ -6,7 +6,9 @@
  * success. The detail of the most recent failure on the calling thread (a
  * message naming the op, the argument and the values, and the underlying cause
  * where there is one) stays in a per-thread slot until the next failure on the
- * same thread or tf_error_clear().
+ * same thread or tf_error_clear(); a successful call leaves it as it was.
+ * The functions below never fail and may be called from any thread; those
+ * of the last error answer for the calling thread.
  *
  * One X-macro list (TF_STATUS_LIST) generates the enum, the names returned by
  * tf_status_name() and the default messages returned by tf_status_message().
@@ -65,7 +67,8 @@ typedef enum tf_status {
  */
 const char *tf_status_name(tf_status status);
 
-/* The code's default one-line message. Static string. Any thread. */
+/* The code's default one-line message ("unknown status code" for a value
+   this build does not know). Static string. Any thread. */
 const char *tf_status_message(tf_status status);
 
 /*
@@ -94,7 +97,8 @@ const char *tf_error_argument(void);
  */
 const char *tf_error_cause(void);
 
-/* Resets this thread's slot to TF_OK with empty strings. */
+/* Resets this thread's slot to TF_OK with empty strings (the strings
+   returned before then become ""). */
 void tf_error_clear(void);
 
 #ifdef __cplusplus

@@ -32,7 +32,8 @@ typedef struct tf_allocator {
 
 /*
  * Installs `allocator` (copied) for every later allocation, or restores the
- * default (aligned malloc) when NULL. Call it only while the library holds no
+ * default (aligned malloc) when it is NULL or either of its functions is
+ * NULL. Never fails. Call it only while the library holds no
  * memory (before creating anything, or after releasing everything): memory is
  * always freed through the allocator that allocated it, so switching with
  * live objects is an error the library cannot detect. Not thread-safe with
@@ -40,7 +41,8 @@ typedef struct tf_allocator {
  */
 void tf_allocator_set(const tf_allocator *allocator);
 
-/* The allocator in effect (copied into *out). */
+/* The allocator in effect (copied into *out; NULL out is a no-op). Not
+   thread-safe with respect to tf_allocator_set. */
 void tf_allocator_get(tf_allocator *out);
 
 /* A log sink: level (tf_log_level), a message borrowed for the call. */
@@ -48,8 +50,10 @@ typedef void (*tf_log_fn)(void *user, tf_log_level level, const char *message);
 
 /*
  * Sets the log callback (NULL: silent, the default) and the most verbose
- * level passed to it. The library and its plugins never print otherwise.
- * Thread-safe; the callback may be called from any thread.
+ * level passed to it; `user` is passed back to every call and is the
+ * caller's. The library and its plugins never print otherwise. Never
+ * fails. Thread-safe; the callback may be called from any thread, several
+ * at once, so it must be thread-safe itself.
  */
 void tf_log_set(tf_log_fn fn, void *user, tf_log_level max_level);
 
