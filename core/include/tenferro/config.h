@@ -29,7 +29,14 @@
  * The file is read anew by every call (nothing is cached).
  *
  * Threads: every function here is thread-safe; the environment must not be
- * changed concurrently.
+ * changed concurrently. A tf_config is not changed by anything but
+ * tf_config_set_threads, which must not run concurrently with other calls
+ * on the same config.
+ *
+ * Lifecycle: tf_config_load and tf_config_load_file make a tf_config that
+ * the caller owns and frees with tf_config_free; strings its accessors
+ * return are borrowed from it until then. A report is the caller's, freed
+ * with tf_config_report_free.
  */
 #ifndef TENFERRO_CONFIG_H
 #define TENFERRO_CONFIG_H
@@ -47,15 +54,19 @@ typedef struct tf_config tf_config;
 
 /*
  * Finds and reads the configuration in the order above and applies the
- * environment overrides. Free with tf_config_free. Errors: TF_ERR_CONFIG
- * (file, line, key in the message), TF_ERR_OUT_OF_MEMORY.
+ * environment overrides. Free with tf_config_free. Errors:
+ * TF_ERR_VALIDATION ("out": NULL), TF_ERR_CONFIG (file, line, key in the
+ * message), TF_ERR_OUT_OF_MEMORY.
  */
 tf_status tf_config_load(tf_config **out);
 
-/* Reads `path` (which must exist) and applies the environment overrides. */
+/* Reads `path` (which must exist; borrowed for the call) and applies the
+   environment overrides. Errors: TF_ERR_VALIDATION ("path": NULL or empty;
+   "out": NULL), and those of tf_config_load (a missing or unreadable file
+   is TF_ERR_CONFIG). */
 tf_status tf_config_load_file(const char *path, tf_config **out);
 
-/* NULL is a no-op. */
+/* Frees a configuration and its strings. NULL is a no-op. */
 void tf_config_free(tf_config *config);
 
 /* The accessors below read a NULL config as an empty one ("", 0, NULL; no-op). */
@@ -86,13 +97,17 @@ const char *tf_config_plugin_path(const tf_config *config);
  * `report` is non-NULL) gets a text, one line per engine tried: why each was
  * skipped and which was selected; free it with tf_config_report_free. It is
  * set on failure too (NULL only when out of memory).
- * Errors: the last engine's status, with a message listing every failure.
+ * Errors: TF_ERR_VALIDATION ("config" or "out": NULL; *report is then
+ * NULL), or the last engine's status, with a message listing every
+ * failure.
  */
 tf_status tf_config_open_engine(const tf_config *config, tf_engine **out, char **report);
 
-/* tf_config_load then tf_config_open_engine. */
+/* tf_config_load then tf_config_open_engine, with the errors of both
+   (*report stays NULL when loading fails). */
 tf_status tf_engine_open_configured(tf_engine **out, char **report);
 
+/* Frees a report of tf_config_open_engine. NULL is a no-op. */
 void tf_config_report_free(char *report);
 
 #ifdef __cplusplus
