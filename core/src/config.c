@@ -731,10 +731,12 @@ static void options_for(const tf_config *c, const char *name, tf_engine_options 
     o->extra_values = (const char *const *)s->values;
 }
 
+/* The engine `name`, found on the search path with this configuration's
+   [plugins] path in the file's place (c may come from tf_config_load_file). */
 static tf_status try_engine(const tf_config *c, const char *name, tf_engine **out)
 {
     tf_plugin *p;
-    tf_status st = tf_plugin_load(name, &p);
+    tf_status st = tf__plugin_load_in(name, c->plugin_path ? c->plugin_path : "", &p);
     if (st)
         return st;
     tf_engine_options o;

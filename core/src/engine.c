@@ -541,10 +541,12 @@ static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const 
     };
     tf__plugin_report_clear();
     st = e->desc->execute(e->state, &x);
-    if (st)
-        return tf__error_from_plugin(st, "engine_execute", "engine '%s': %s %s failed (%s)",
-                                     e->desc->name, tf_prim_name(prim), tf_prim_op_name(prim, op),
-                                     tf_status_name(st));
+    if (st) { /* "binary add failed", "convert failed": a primitive without sub-ops has no name */
+        const char *opname = tf_prim_op_name(prim, op);
+        return tf__error_from_plugin(st, "engine_execute", "engine '%s': %s%s%s failed (%s)",
+                                     e->desc->name, tf_prim_name(prim), opname[0] ? " " : "",
+                                     opname, tf_status_name(st));
+    }
     return TF_OK;
 }
 

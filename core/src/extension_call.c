@@ -189,8 +189,11 @@ static tf_status infer(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, co
     tf__plugin_report_clear();
     tf_status st =
         r->desc->infer(&ctx.pub, inf->in, r->n_tensors, inf->scalars, r->n_scalars, inf->out);
-    if (st)
-        return tf__error_from_plugin(st, r->name, "%s: the arguments were refused", r->name);
+    if (st) { /* the reason in the message itself, not only in the cause */
+        const char *why = tf__plugin_report_text();
+        return tf__error_from_plugin(st, r->name, "%s: the arguments were refused%s%s", r->name,
+                                     why[0] ? ": " : " (its infer reported no reason)", why);
+    }
     if ((st = check_inferred(r, inf->out)))
         return st;
     inferred *keep = tf__alloc(sizeof *keep);

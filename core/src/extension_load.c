@@ -152,8 +152,12 @@ static tf_status open_module(const char *op, const char *file, const tf_extensio
                              "found tf_extension_module_v%u (ABI %u)",
                              file, TF_EXTENSION_ENTRY_SYMBOL, TF_EXTENSION_ABI_MAJOR, m, m);
         return tf__error(TF_ERR_PLUGIN_SYMBOL, op, NULL,
-                         "extension module '%s': expected the entry symbol %s, found none", file,
-                         TF_EXTENSION_ENTRY_SYMBOL);
+                         "extension module '%s': expected the entry symbol %s, found none "
+                         "(define it as TF_EXTENSION_EXPORT const tf_extension_module_desc *%s("
+                         "const tf_host_api *host, uint32_t abi_major, uint32_t abi_minor), with "
+                         "C linkage, and build with -fvisibility=hidden; nm -D --defined-only "
+                         "FILE lists what a file exports)",
+                         file, TF_EXTENSION_ENTRY_SYMBOL, TF_EXTENSION_ENTRY_SYMBOL);
     }
     const tf_extension_module_desc *d =
         entry(tf__host_api(), TF_EXTENSION_ABI_MAJOR, TF_EXTENSION_ABI_MINOR);
@@ -198,7 +202,7 @@ TF_API tf_status tf_extension_load(const char *name_or_path, tf_extension_module
         return tf__error(TF_ERR_VALIDATION, "extension_load", "out", "extension_load: out is NULL");
     char file[PATH_MAX];
     tf_status st = tf__plugin_resolve("extension_load", TF_EXTENSION_FILE_PREFIX,
-                                      "extension module", name_or_path, file);
+                                      "extension module", name_or_path, NULL, file);
     if (st)
         return st;
     pthread_mutex_lock(&g_lock);

@@ -239,6 +239,40 @@ static bool path_unsafe_below(const char *path, const char *trusted, char *why, 
 }
 
 /*
+ * Logs a skip of the search path as a warning, once per process for each
+ * path and reason: every search builds the path anew (a check-engine run
+ * loads two engines, `tenferro info` lists and scans), and the same folder
+ * skipped for the same reason is news only the first time. Up to
+ * WARNED_MAX different skips are remembered; past that they are logged
+ * again. Guarded by g_warned_lock.
+ */
+#define WARNED_MAX 64
+static pthread_mutex_t g_warned_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_warned[WARNED_MAX];
+static size_t g_n_warned;
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ 0xff) * 0x100000001b3ull; /* ends the string: "ab"+"c" differs from "a"+"bc" */
+}
+
+static void warn_skip_once(const char *what, const char *path, const char *reason)
+{
+    uint64_t h = fnv_str(fnv_str(0xcbf29ce484222325ull, path), reason);
+    bool seen = false;
+    pthread_mutex_lock(&g_warned_lock);
+    for (size_t i = 0; i < g_n_warned && !seen; i++)
+        seen = g_warned[i] == h;
+    if (!seen && g_n_warned < WARNED_MAX)
+        g_warned[g_n_warned++] = h;
+    pthread_mutex_unlock(&g_warned_lock);
+    if (!seen)
+        tf__log(TF_LOG_WARN, "plugin search path: skipped %s%s: %s", what, path, reason);
+}
+
+/*
  * Adds one directory entry of a path list, unless it is relative or unsafe
  * (judged below `trusted`, see push_builtin_dirs; NULL for all of it).
  */
@@ -257,12 +291,13 @@ static bool push_checked(path_list *pl, skip_list *sk, const char *dir, size_t l
         snprintf(reason, sizeof reason, "unsafe directory (from %s): %s", origin, why);
     else
         return path_push(pl, d, len);
-    /* A search warns through the log callback; tf_plugin_path_skipped (sk)
-       is the report itself, and repeating it there would say it twice. */
+    /* A search warns through the log callback (once, warn_skip_once);
+       with sk the caller reports the skips itself: tf_plugin_path_skipped
+       returns them, tf__plugin_resolve names them in its error. */
     if (sk)
         skip_push(sk, d, reason);
     else
-        tf__log(TF_LOG_WARN, "plugin search path: skipped %s: %s", d, reason);
+        warn_skip_once("", d, reason);
     return true;
 }
 
@@ -307,19 +342,25 @@ static bool push_builtin_dirs(path_list *pl, skip_list *sk)
     return true;
 }
 
-/* The search path: TENFERRO_PLUGIN_PATH, the config file's, the built-in folders. */
-static bool build_path(path_list *pl, skip_list *sk)
+/*
+ * The search path: TENFERRO_PLUGIN_PATH, the config file's, the built-in
+ * folders. `cfg_path` is the [plugins] path of a configuration the caller
+ * holds (tf_config_open_engine: "" for none); NULL reads the file in use
+ * (tf__config_plugin_path).
+ */
+static bool build_path(path_list *pl, skip_list *sk, const char *cfg_path)
 {
     if (!path_push(pl, "", 0)) /* makes the array exist even when empty */
         return false;
     tf__free(pl->dirs[0]);
     pl->count = 0;
     pl->dirs[0] = NULL;
-    char *cfg;
-    if (tf__config_plugin_path(&cfg) != TF_OK)
+    char *cfg = NULL;
+    if (!cfg_path && tf__config_plugin_path(&cfg) != TF_OK)
         return false; /* out of memory: never search without the file's directories */
     bool ok = push_list(pl, sk, getenv("TENFERRO_PLUGIN_PATH"), "TENFERRO_PLUGIN_PATH") &&
-              push_list(pl, sk, cfg, "the configuration file") && push_builtin_dirs(pl, sk);
+              push_list(pl, sk, cfg_path ? cfg_path : cfg, "the configuration file") &&
+              push_builtin_dirs(pl, sk);
     tf__free(cfg);
     return ok;
 }
@@ -330,7 +371,7 @@ TF_API tf_status tf_plugin_path_get(char ***dirs, size_t *count)
         return tf__error(TF_ERR_VALIDATION, "plugin_path_get", dirs ? "count" : "dirs",
                          "plugin_path_get: NULL out-parameter");
     path_list pl = {0};
-    if (!build_path(&pl, NULL)) {
+    if (!build_path(&pl, NULL, NULL)) {
         tf_plugin_path_free(pl.dirs);
         return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_path_get", NULL, "out of memory");
     }
@@ -376,7 +417,7 @@ TF_API tf_status tf_plugin_path_skipped(tf_plugin_path_skip **skipped, size_t *c
                          "plugin_path_skipped: NULL out-parameter");
     path_list pl = {0};
     skip_list sk = {0};
-    bool ok = build_path(&pl, &sk);
+    bool ok = build_path(&pl, &sk, NULL);
     for (size_t i = 0; ok && i < pl.count; i++)
         skip_unsafe_files(&sk, pl.dirs[i]);
     tf_plugin_path_free(pl.dirs);
@@ -391,8 +432,24 @@ TF_API tf_status tf_plugin_path_skipped(tf_plugin_path_skip **skipped, size_t *c
 
 /* ---- resolving a name ---- */
 
-tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kind,
-                             const char *name, char *path)
+/*
+ * The folders of the search path skipped on the way (sk) into `out`, as
+ * "; skipped DIR: REASON" each, and logged as warnings (once each).
+ */
+static void skips_text(const skip_list *sk, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sk->count; i++) {
+        warn_skip_once("", sk->items[i].path, sk->items[i].reason);
+        if (used < cap)
+            used += (size_t)snprintf(out + used, cap - used, "; skipped %s: %s", sk->items[i].path,
+                                     sk->items[i].reason);
+    }
+}
+
+tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kind, const char *name,
+                             const char *cfg_path, char *path)
 {
     if (strchr(name, '/')) {
         if (!realpath(name, path))
@@ -400,26 +457,31 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
                              kind, name, strerror(errno));
         return TF_OK;
     }
-    char **dirs;
-    size_t count;
-    tf_status st = tf_plugin_path_get(&dirs, &count);
-    if (st)
-        return st;
+    path_list pl = {0};
+    skip_list sk = {0};
+    if (!build_path(&pl, &sk, cfg_path)) {
+        tf_plugin_path_free(pl.dirs);
+        tf_plugin_path_skipped_free(sk.items, sk.count);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    }
+    char skipped[1024];
+    skips_text(&sk, skipped, sizeof skipped); /* sk.oom: fewer reasons, the search goes on */
+    tf_plugin_path_skipped_free(sk.items, sk.count);
     char tried[2048] = "";
     size_t used = 0;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < pl.count; i++) {
         char cand[PATH_MAX];
-        int n = snprintf(cand, sizeof cand, "%s/%s%s%s", dirs[i], prefix, name,
+        int n = snprintf(cand, sizeof cand, "%s/%s%s%s", pl.dirs[i], prefix, name,
                          TF_PLUGIN_FILE_SUFFIX);
         char why[WHY_MAX];
         if (n > 0 && (size_t)n < sizeof cand && realpath(cand, path)) {
             /* cand, not path: the checks cover the folders of both, those
                of its directory (judged when the search path was made) aside */
-            if (!path_unsafe_below(cand, dirs[i], why, sizeof why)) {
-                tf_plugin_path_free(dirs);
+            if (!path_unsafe_below(cand, pl.dirs[i], why, sizeof why)) {
+                tf_plugin_path_free(pl.dirs);
                 return TF_OK;
             }
-            tf__log(TF_LOG_WARN, "plugin search path: skipped unsafe %s: %s", cand, why);
+            warn_skip_once("unsafe ", cand, why);
             if (used < sizeof tried)
                 used += (size_t)snprintf(tried + used, sizeof tried - used,
                                          "%s(skipped unsafe %s: %s)", i ? ":" : "", cand, why);
@@ -427,17 +489,18 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
         }
         if (used < sizeof tried)
             used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", i ? ":" : "",
-                                     dirs[i]);
+                                     pl.dirs[i]);
     }
-    tf_plugin_path_free(dirs);
+    tf_plugin_path_free(pl.dirs);
     return tf__error(TF_ERR_PLUGIN_NOT_FOUND, op, "name",
-                     "no %s named '%s' (file %s%s%s) on the plugin search path '%s'", kind, name,
-                     prefix, name, TF_PLUGIN_FILE_SUFFIX, tried);
+                     "no %s named '%s' (file %s%s%s) on the plugin search path '%s'%s", kind, name,
+                     prefix, name, TF_PLUGIN_FILE_SUFFIX, tried, skipped);
 }
 
-static tf_status resolve(const char *name, char *path)
+static tf_status resolve(const char *name, const char *cfg_path, char *path)
 {
-    return tf__plugin_resolve("plugin_load", TF_ENGINE_FILE_PREFIX, "engine plugin", name, path);
+    return tf__plugin_resolve("plugin_load", TF_ENGINE_FILE_PREFIX, "engine plugin", name, cfg_path,
+                              path);
 }
 
 /* ---- checking a descriptor ---- */
@@ -542,8 +605,11 @@ static tf_status open_and_check(const char *file, void **handle, const tf_engine
                              "tf_engine_plugin_v%u (ABI %u)",
                              file, TF_ENGINE_ENTRY_SYMBOL, TF_ENGINE_ABI_MAJOR, m, m);
         return tf__error(TF_ERR_PLUGIN_SYMBOL, "plugin_load", NULL,
-                         "plugin '%s': expected the entry symbol %s, found none", file,
-                         TF_ENGINE_ENTRY_SYMBOL);
+                         "plugin '%s': expected the entry symbol %s, found none (define it as "
+                         "TF_ENGINE_EXPORT const tf_engine_plugin *%s(const tf_host_api *host), "
+                         "with C linkage, and build with -fvisibility=hidden; "
+                         "nm -D --defined-only FILE lists what a file exports)",
+                         file, TF_ENGINE_ENTRY_SYMBOL, TF_ENGINE_ENTRY_SYMBOL);
     }
     const tf_engine_plugin *d = entry(tf__host_api());
     if (!d)
@@ -636,20 +702,25 @@ static tf_status load_locked(const char *file, tf_plugin **out)
     return TF_OK;
 }
 
-TF_API tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out)
+tf_status tf__plugin_load_in(const char *name_or_path, const char *cfg_path, tf_plugin **out)
 {
     if (!name_or_path || !*name_or_path)
         return tf__error(TF_ERR_VALIDATION, "plugin_load", "name", "plugin_load: empty name");
     if (!out)
         return tf__error(TF_ERR_VALIDATION, "plugin_load", "out", "plugin_load: out is NULL");
     char file[PATH_MAX];
-    tf_status st = resolve(name_or_path, file);
+    tf_status st = resolve(name_or_path, cfg_path, file);
     if (st)
         return st;
     pthread_mutex_lock(&g_lock);
     st = load_locked(file, out);
     pthread_mutex_unlock(&g_lock);
     return st;
+}
+
+TF_API tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out)
+{
+    return tf__plugin_load_in(name_or_path, NULL, out);
 }
 
 /* ---- accessors ---- */
@@ -778,7 +849,7 @@ static bool scan_dir(path_list *files, const char *dir, const char *prefix)
         if (!name_matches(e->d_name, prefix) || n <= 0 || (size_t)n >= sizeof path)
             continue;
         if (path_unsafe_below(path, dir, why, sizeof why)) /* listed by path_skipped */
-            tf__log(TF_LOG_WARN, "plugin search path: skipped unsafe %s: %s", path, why);
+            warn_skip_once("unsafe ", path, why);
         else
             ok = path_push(&names, e->d_name, strlen(e->d_name));
     }

@@ -11,11 +11,21 @@
 /*
  * Resolves `name` to a real path (PATH_MAX bytes at `path`): a name with '/'
  * is the file itself, otherwise <dir>/<prefix><name>.so in each directory of
- * the search path. Errors: TF_ERR_PLUGIN_NOT_FOUND naming `kind`, the file
- * and the path tried (recorded under `op`).
+ * the search path. `cfg_path` stands for the configuration file's [plugins]
+ * path ("" for none; NULL: the file in use, tf__config_plugin_path). The
+ * folders skipped as unsafe or relative are logged once each as warnings.
+ * Errors: TF_ERR_PLUGIN_NOT_FOUND naming `kind`, the file, the path tried
+ * and each folder skipped with its reason (recorded under `op`).
  */
 tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kind, const char *name,
-                             char *path);
+                             const char *cfg_path, char *path);
+
+/*
+ * tf_plugin_load, with `cfg_path` for the configuration file's [plugins]
+ * path (as tf__plugin_resolve): tf_config_open_engine searches the path of
+ * the configuration it was given, which need not be the file in use.
+ */
+tf_status tf__plugin_load_in(const char *name_or_path, const char *cfg_path, tf_plugin **out);
 
 /*
  * Every file named <prefix>*.so in the search path's directories (each

@@ -763,6 +763,133 @@ static void test_unsafe_file(void **state)
     assert_string_equal(tf_plugin_name(p), "faulty");
 }
 
+/* A copy of the faulty fixture as <dir>/tenferro-engine-<name>.so, mode 644, in a new folder
+   of the given mode. */
+static void plant_engine(const char *dir, mode_t mode, const char *name)
+{
+    char cmd[1400];
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(chmod(dir, mode), 0);
+    snprintf(cmd, sizeof cmd,
+             "cp " TF_FIXTURE_DIR "/tenferro-engine-faulty.so %s/tenferro-engine-%s.so && "
+             "chmod 644 %s/tenferro-engine-%s.so",
+             dir, name, dir, name);
+    assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A configuration read by tf_config_load_file searches its own [plugins]
+ * path when it opens its engines, as the same file does through
+ * TENFERRO_CONFIG, and not the path of the file in use (issue 20, item 1).
+ */
+static void test_load_file_plugin_path(void **state)
+{
+    (void)state;
+    char mine[256], other[256], good[256], in_use[256], text[700];
+    snprintf(mine, sizeof mine, "%s", in_home("mine"));
+    snprintf(other, sizeof other, "%s", in_home("other"));
+    snprintf(good, sizeof good, "%s", in_home("good.ini"));
+    snprintf(in_use, sizeof in_use, "%s", in_home("in-use.ini"));
+    plant_engine(mine, 0755, "mine");
+    plant_engine(other, 0755, "theirs");
+    snprintf(text, sizeof text, "[engine]\ndefault = mine\nfallback = cpu\n[plugins]\npath = %s\n",
+             mine);
+    write_file(good, text);
+    snprintf(text, sizeof text, "[engine]\ndefault = theirs\n[plugins]\npath = %s\n", other);
+    write_file(in_use, text);
+    setenv("TENFERRO_CONFIG", in_use, 1);
+
+    tf_config *c = NULL;
+    TF_ASSERT_OK(tf_config_load_file(good, &c));
+    assert_string_equal(tf_config_plugin_path(c), mine);
+    tf_engine *e = NULL;
+    char *report = NULL;
+    TF_ASSERT_OK(tf_config_open_engine(c, &e, &report));
+    assert_string_equal(tf_engine_name(e), "faulty");
+    assert_non_null(strstr(report, "selected engine 'mine' (choice 1 of 2, from file"));
+    assert_non_null(strstr(report, good));
+    assert_null(strstr(report, "skipped"));
+    tf_engine_destroy(e);
+    tf_config_report_free(report);
+    tf_config_free(c);
+
+    /* the file in use is not searched for a configuration of another file */
+    write_file(good, "[engine]\ndefault = theirs\nfallback = cpu\n");
+    TF_ASSERT_OK(tf_config_load_file(good, &c));
+    assert_string_equal(tf_config_plugin_path(c), "");
+    TF_ASSERT_OK(tf_config_open_engine(c, &e, &report));
+    assert_string_equal(tf_engine_name(e), "cpu");
+    assert_non_null(strstr(report, "skipped engine 'theirs': TF_ERR_PLUGIN_NOT_FOUND"));
+    assert_null(strstr(report, other));
+    tf_engine_destroy(e);
+    tf_config_report_free(report);
+    tf_config_free(c);
+
+    /* the file in use, through tf_engine_open_configured, finds its own */
+    TF_ASSERT_OK(tf_engine_open_configured(&e, &report));
+    assert_non_null(strstr(report, "selected engine 'theirs' (choice 1 of 1, from file"));
+    tf_engine_destroy(e);
+    tf_config_report_free(report);
+}
+
+/*
+ * A plugin folder the group may write is skipped, and a lookup by name says
+ * so with the reason; the warning is logged once however many searches
+ * meet it (issue 20, item 2).
+ */
+static void test_unsafe_folder_reason(void **state)
+{
+    (void)state;
+    char group[256], why[400];
+    snprintf(group, sizeof group, "%s", in_home("group-plugins"));
+    plant_engine(group, 0775, "grouped");
+    setenv("TENFERRO_PLUGIN_PATH", group, 1);
+    tf_test_log_start(TF_LOG_WARN);
+    tf_plugin *p = (tf_plugin *)&p;
+    TF_ASSERT_STATUS(tf_plugin_load("grouped", &p), TF_ERR_PLUGIN_NOT_FOUND);
+    assert_ptr_equal(p, (tf_plugin *)&p);
+    snprintf(why, sizeof why,
+             "skipped %s: unsafe directory (from TENFERRO_PLUGIN_PATH): writable by its group "
+             "(mode 775)",
+             group);
+    if (!strstr(tf_error_message(), why))
+        fail_msg("'%s' lacks '%s'", tf_error_message(), why);
+    assert_non_null(strstr(tf_error_message(), "no engine plugin named 'grouped'"));
+    TF_ASSERT_STATUS(tf_plugin_load("grouped", &p), TF_ERR_PLUGIN_NOT_FOUND);
+    assert_non_null(strstr(tf_error_message(), why)); /* every refusal says why */
+    char **dirs;
+    size_t n;
+    TF_ASSERT_OK(tf_plugin_path_get(&dirs, &n));
+    tf_plugin_path_free(dirs);
+    tf_engine *e = NULL;
+    TF_ASSERT_STATUS(tf_engine_open("grouped", 1, &e), TF_ERR_PLUGIN_NOT_FOUND);
+    snprintf(why, sizeof why, "plugin search path: skipped %s: unsafe directory", group);
+    assert_int_equal(tf_test_log_count(TF_LOG_WARN, why), 1);
+    assert_int_equal(tf_test_log_count(TF_LOG_WARN, "skipped"), 1);
+    tf_test_log_stop();
+
+    /* the same folder named by a configuration file: its origin in the reason */
+    unsetenv("TENFERRO_PLUGIN_PATH");
+    char text[400], cfg[256];
+    snprintf(cfg, sizeof cfg, "%s", in_home("group.ini"));
+    snprintf(text, sizeof text, "[engine]\ndefault = grouped\n[plugins]\npath = %s\n", group);
+    write_file(cfg, text);
+    tf_config *c = NULL;
+    TF_ASSERT_OK(tf_config_load_file(cfg, &c));
+    char *report = NULL;
+    TF_ASSERT_STATUS(tf_config_open_engine(c, &e, &report), TF_ERR_PLUGIN_NOT_FOUND);
+    assert_non_null(strstr(report, "unsafe directory (from the configuration file): writable by "
+                                   "its group (mode 775)"));
+    tf_config_report_free(report);
+    tf_config_free(c);
+
+    /* once only its owner may write the folder, the engine loads */
+    assert_int_equal(chmod(group, 0755), 0);
+    setenv("TENFERRO_PLUGIN_PATH", group, 1);
+    TF_ASSERT_OK(tf_plugin_load("grouped", &p));
+    assert_string_equal(tf_plugin_name(p), "faulty");
+}
+
 /*
  * Folders above a plugin folder: one that others (or the group) may write
  * without the sticky bit, or that another user owns, lets them swap the
@@ -792,6 +919,7 @@ static void test_unsafe_ancestors(void **state)
              real);
     setenv("TENFERRO_PLUGIN_PATH", env, 1);
 
+    tf_test_log_start(TF_LOG_WARN); /* each search below meets the same skips */
     assert_true(path_has(sticky_pl));
     assert_true(path_has(real));
     assert_false(path_has(open_pl));
@@ -810,8 +938,8 @@ static void test_unsafe_ancestors(void **state)
     assert_true(skipped_has(group_pl, why));
     assert_false(skipped_has(sticky_pl, ""));
 
-    /* a search warns through the log callback; the report does not repeat it */
-    tf_test_log_start(TF_LOG_WARN);
+    /* searches warn through the log callback, once per folder and reason however many
+       searches skip it; the report does not repeat it */
     char **got;
     size_t n;
     TF_ASSERT_OK(tf_plugin_path_get(&got, &n));
@@ -1060,6 +1188,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_and_relative_dirs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_file_plugin_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unsafe_folder_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsafe_ancestors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_library_folder_trust, setup, teardown),
         cmocka_unit_test_setup_teardown(test_example_app, setup, teardown),

@@ -128,7 +128,7 @@ static void assert_cpu_adds(void)
 typedef struct refusal {
     const char *fixture;
     tf_status status;
-    const char *needles[3]; /* in the message, paths cut out */
+    const char *needles[4]; /* in the message, paths cut out */
 } refusal;
 
 static void check_refusal(const refusal *r)
@@ -154,7 +154,7 @@ static void check_refusal(const refusal *r)
             fail_msg("%s: the message does not name the file: \"%s\"", r->fixture, msg);
         char rest[1024];
         without(rest, sizeof rest, msg, path);
-        for (int i = 0; i < 3 && r->needles[i]; i++)
+        for (int i = 0; i < 4 && r->needles[i]; i++)
             if (!strstr(rest, r->needles[i]))
                 fail_msg("%s: the message lacks \"%s\": \"%s\"", r->fixture, r->needles[i], msg);
         /* Opening an engine of it fails the same way and leaves *out alone. */
@@ -173,7 +173,11 @@ static void test_bad_major(void **state)
 
 static void test_no_entry(void **state)
 {
-    const refusal r = {"no-entry", TF_ERR_PLUGIN_SYMBOL, {TF_ENGINE_ENTRY_SYMBOL}};
+    /* the message says how to export it (issue 20, item 11) */
+    const refusal r = {"no-entry",
+                       TF_ERR_PLUGIN_SYMBOL,
+                       {TF_ENGINE_ENTRY_SYMBOL, "TF_ENGINE_EXPORT", "-fvisibility=hidden",
+                        "nm -D --defined-only"}};
     check_refusal(&r);
 }
 
@@ -562,7 +566,12 @@ static void test_faulty_engine_error_reaches_caller(void **state)
         assert_true(tf_error_message()[0] != '\0');
         if (!strstr(tf_error_cause(), "injected fault"))
             fail_msg("cause is \"%s\" (message \"%s\")", tf_error_cause(), tf_error_message());
+        assert_non_null(strstr(tf_error_message(), "engine 'faulty': binary add failed ("));
     }
+    /* a primitive without sub-ops is named alone (issue 20, item 11: not "copy  failed") */
+    TF_ASSERT_STATUS(tf_engine_execute(e, TF_PRIM_COPY, NULL, 1, ins, 1, &out), TF_ERR_BACKEND);
+    if (!strstr(tf_error_message(), "engine 'faulty': copy failed (TF_ERR_BACKEND)"))
+        fail_msg("message \"%s\"", tf_error_message());
     tf_tensor_release(out);
     tf_tensor_release(ta);
     tf_engine_destroy(e);

@@ -25,6 +25,7 @@ static void test_load_refusals(void **state)
     (void)state;
     expect_load_error(FX_PATH("other_major"), TF_ERR_PLUGIN_ABI, "tf_extension_module_v2");
     expect_load_error(FX_PATH("no_symbol"), TF_ERR_PLUGIN_SYMBOL, "tf_extension_module_v1");
+    expect_load_error(FX_PATH("no_symbol"), TF_ERR_PLUGIN_SYMBOL, "TF_EXTENSION_EXPORT const");
     char found[32]; /* the fixture states major 2 and the current minor */
     snprintf(found, sizeof found, "found 2.%d", TF_EXTENSION_ABI_MINOR);
     expect_load_error(FX_PATH("desc_major"), TF_ERR_PLUGIN_ABI, found);
@@ -352,6 +353,9 @@ static void test_call_signature_mismatch(void **state)
         tf_session_call(s, op, (tf_call_arg[]){TF_ARG_TENSOR(xi), TF_ARG_F64(2)}, 2, &y, 1),
         TF_ERR_DTYPE_MISMATCH);
     assert_non_null(strstr(tf_error_cause(), "must be f32 or f64"));
+    /* the message itself carries infer's reason (issue 20, item 11) */
+    assert_non_null(strstr(tf_error_message(), "the arguments were refused: "));
+    assert_non_null(strstr(tf_error_message(), "must be f32 or f64"));
     tf_eager_release(xi);
     tf_eager_release(x);
     tf_eager_release(z);

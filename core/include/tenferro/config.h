@@ -93,7 +93,10 @@ const char *tf_config_plugin_path(const tf_config *config);
 
 /*
  * Tries the engines of `config` in order, each created with the options of
- * its [engine.NAME] section, and returns the first that starts. *report (if
+ * its [engine.NAME] section, and returns the first that starts. Each is
+ * looked for on the plugin search path with the [plugins] path of `config`
+ * in the configuration file's place, so a configuration read by
+ * tf_config_load_file finds the plugins its own file names. *report (if
  * `report` is non-NULL) gets a text, one line per engine tried: why each was
  * skipped and which was selected; free it with tf_config_report_free. It is
  * set on failure too (NULL only when out of memory).
