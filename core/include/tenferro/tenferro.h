@@ -39,7 +39,8 @@
  *                        variables, its caches, the extension modules
  *                        installed in it. It holds no engine. Thread-safe.
  *   tf_ad_context        the AD-transform cache; runtimes may share one.
- *   tf_session           a runtime paired with an engine, for one thread.
+ *   tf_session           a runtime paired with an engine, used by one thread
+ *                        at a time.
  *                        Every op is issued through a session
  *                        (tf_session_add(s, x, y, &z)) and computed on its
  *                        engine.
@@ -105,31 +106,32 @@
  *
  * ---- One lifecycle vocabulary ------------------------------------------
  *
- *   refcounted objects       _create (and other constructors) give one
- *                            reference; _retain adds one; _release drops
- *                            one, the last frees. tf_runtime,
- *                            tf_ad_context, tf_tensor, tf_eager.
- *   exclusively owned        _create or _open makes it; _destroy ends it.
- *   handles                  tf_engine (tensors and sessions of an engine
- *                            keep the instance alive after tf_engine_destroy).
- *   scopes                   _begin starts one on this thread; _end ends it,
- *                            in reverse order of beginning. tf_session.
- *   process-owned objects    _load (or _from_descriptor) returns it; it is
- *                            never freed. tf_plugin, tf_extension_module.
- *   plain data the library   _free releases it (arrays of paths, scan
- *   allocates for the caller results, reports).
+ *   Refcounted objects (tf_runtime, tf_ad_context, tf_tensor, tf_eager):
+ *     _create and the other constructors give one reference, _retain adds
+ *     one, _release drops one; the last one frees the object.
+ *   Exclusively owned handles (tf_engine, tf_config): _create or _open
+ *     makes one, _destroy ends it. (An engine's tensors and sessions keep
+ *     the instance alive after tf_engine_destroy.)
+ *   Scopes (tf_session; the no-grad and trace-capture tf_scope): _begin
+ *     starts one on the calling thread, _end ends it; nested scopes end in
+ *     reverse order.
+ *   Process-owned objects (tf_plugin, tf_extension_module): _load (or
+ *     _from_descriptor) returns one; it is never freed.
+ *   Plain data the library allocates for the caller (search paths, scan
+ *     results, reports): _free releases it.
  *
  * Every _release, _destroy, _end and _free accepts NULL as a no-op.
  * Names that do not follow the vocabulary yet: tf_runtime_no_grad and
- * tf_runtime_capture_trace begin scopes that tf_scope_end ends;
- * tf_config_load / tf_config_load_file make a handle that tf_config_free
- * destroys.
+ * tf_runtime_capture_trace begin the scopes that tf_scope_end ends;
+ * tf_config_load and tf_config_load_file make the handle that
+ * tf_config_free destroys.
  *
  * ---- Where to read more ------------------------------------------------
  *
+ *   docs/README.md           the index of the guides
  *   docs/runtime.md          the eager runtime, the tape, deferred chains,
  *                            the caches, numerical conventions
- *   docs/apps.md             building an application, the config file
+ *   docs/apps.md             choosing engines by configuration
  *   docs/extensions.md       extension modules and by-name calls
  *   docs/engine-abi.md       the engine plugin ABI
  *   docs/plugin-authors.md   writing engines and extension modules
