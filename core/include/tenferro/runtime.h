@@ -249,7 +249,9 @@ tf_status tf_runtime_capture_trace(tf_runtime *rt, tf_scope *scope);
 /*
  * Ends a scope begun by tf_runtime_no_grad or tf_runtime_capture_trace and
  * drops its reference to the runtime (which frees the runtime if it was the
- * last). NULL, or a scope already ended, is a no-op. Call it on the thread
+ * last). NULL, a scope already ended, or a zero-initialised scope (so that
+ * `tf_scope sc = {0};` may be ended on every path) is a no-op; any other
+ * struct must come from a successful begin. Call it on the thread
  * that began the scope: ended on another thread, the reference is dropped
  * but the scope stays in effect on the thread that began it.
  */
