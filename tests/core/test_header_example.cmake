@@ -9,7 +9,8 @@
 # the result against the public headers and registers it as test_header_example,
 # so the program the header documents cannot rot.
 if(NOT DEFINED HEADER OR NOT DEFINED OUT)
-  message(FATAL_ERROR "usage: cmake -DHEADER=tenferro.h -DOUT=program.c -P ${CMAKE_CURRENT_LIST_FILE}")
+  message(FATAL_ERROR
+          "usage: cmake -DHEADER=tenferro.h -DOUT=program.c -P ${CMAKE_CURRENT_LIST_FILE}")
 endif()
 set(begin_marker "/* ---- tenferro.h example program: begin ---- */\n")
 set(end_marker "/* ---- tenferro.h example program: end ---- */")
