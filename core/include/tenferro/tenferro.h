@@ -156,14 +156,13 @@
 #include <tenferro/tenferro.h>
 
 /* On failure: print the status and the thread's detailed message, then clean up. */
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        tf_status st_ = (call);                                                      \
-        if (st_ != TF_OK) {                                                          \
-            fprintf(stderr, "%s: %s: %s\n", #call, tf_status_name(st_),              \
-                    tf_error_message());                                             \
-            goto cleanup;                                                            \
-        }                                                                            \
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        tf_status st_ = (call);                                                              \
+        if (st_ != TF_OK) {                                                                  \
+            fprintf(stderr, "%s: %s: %s\n", #call, tf_status_name(st_), tf_error_message()); \
+            goto cleanup;                                                                    \
+        }                                                                                    \
     } while (0)
 
 /* Prints g[0..n) and says whether it is 2 w x, the gradient of sum(w * w * x). */
