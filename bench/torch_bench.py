@@ -7,7 +7,9 @@ Each figure is the median of 5 timed repetitions (15 for matmul, whose f64 step 
 only ~10 ms) after one untimed warm-up; peak
 resident memory (of the host process) per workload comes from VmHWM, reset before
 each workload. Without a workload named it runs the four standard ones of
-BENCHMARKS.md; the extra ones (gemm, elementwise_f32) run only when named.
+BENCHMARKS.md; the extra ones (gemm, elementwise_f32, einsum_path, einsum_tn) run only when
+named (the einsum peers, NumPy and a randomized greedy besides torch, live in
+bench/einsum_peers.py).
 
 On `--device cuda` every timed section starts and ends with torch.cuda.synchronize(),
 as `tenferro bench` ends its own with tf_engine_synchronize, and TF32 is off for
@@ -207,7 +209,24 @@ def run_gemm(z, gen):
 
 STANDARD = {"dispatch": run_dispatch, "mlp": run_mlp, "elementwise": run_elementwise,
             "matmul": run_matmul}
-EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32}
+def einsum_figure(system, workload, metric, value, unit):
+    print(f"{system}:{workload} {metric} {value:.6g} {unit}", flush=True)
+
+
+def run_einsum_path(z, gen):
+    """Extra: NumPy's and a randomized greedy's contraction paths (bench/einsum_peers.py)."""
+    import einsum_peers
+    einsum_peers.run_path(einsum_figure, z["reps"] == 1)  # --quick runs one repetition
+
+
+def run_einsum_tn(z, gen):
+    """Extra: MPS-MPO-MPS and the four-index transformation, NumPy and torch.einsum."""
+    import einsum_peers
+    einsum_peers.run_tn(torch, einsum_figure, z["reps"], z["reps"] == 1)
+
+
+EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32,
+         "einsum_path": run_einsum_path, "einsum_tn": run_einsum_tn}
 WORKLOADS = {**STANDARD, **EXTRA}
 
 

@@ -28,6 +28,7 @@
 #include <tenferro/ops.h>
 #include <tenferro/tenferro.h>
 
+#include "bench_einsum.h"
 #include "bench_train.h"
 #include "bench_util.h"
 #include "cli.h"
@@ -489,6 +490,18 @@ static tf_status run_checkpoint(bench *b)
                                b->quick ? &tf_bench_train_quick : &tf_bench_train_full);
 }
 
+/* ---- einsum (bench_einsum.c) ------------------------------------------------------ */
+
+static tf_status run_einsum_path(bench *b)
+{
+    return tf_bench_einsum_path(b->engine, b->rt, b->s, b->quick);
+}
+
+static tf_status run_einsum_tn(bench *b)
+{
+    return tf_bench_einsum_tn(b->engine, b->rt, b->s, b->quick);
+}
+
 /* ---- driver ----------------------------------------------------------------- */
 
 typedef struct workload {
@@ -506,6 +519,8 @@ static const workload k_workloads[] = {
     {"elementwise_f32", run_elementwise_f32, 0},
     {"dp", run_dp, 0},
     {"checkpoint", run_checkpoint, 0},
+    {"einsum_path", run_einsum_path, 0},
+    {"einsum_tn", run_einsum_tn, 0},
 };
 #define N_WORKLOADS (sizeof k_workloads / sizeof k_workloads[0])
 
@@ -515,8 +530,8 @@ static void bench_usage(void)
                     "[--defer off|auto|always] [WORKLOAD ...]\n"
                     "workloads: dispatch mlp elementwise matmul (the standard ones, the "
                     "default)\n"
-                    "           gemm elementwise_f32 dp checkpoint (extra, run only when named;\n"
-                    "           dp under mpirun, docs/performance.md)\n");
+                    "           gemm elementwise_f32 dp checkpoint einsum_path einsum_tn (extra,\n"
+                    "           run only when named; dp under mpirun, docs/performance.md)\n");
 }
 
 /* Reads a whole decimal number in [1, max] into *out; returns 0 if `text` is not one. */

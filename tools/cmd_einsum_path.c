@@ -31,13 +31,14 @@ typedef struct shapes {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tenferro einsum-path EXPR SHAPES [--optimize auto|optimal|dp|greedy|search]\n"
-               "                            [--memory-limit N] [--seconds S] [--max-rank R] "
-               "[--json]\n"
+               "                            [--memory-limit N] [--seconds S] [--seed N] "
+               "[--max-rank R] [--json]\n"
                "  EXPR    NumPy einsum subscripts, e.g. 'ij,jk->ik' (quote it for the shell)\n"
                "  SHAPES  one shape per operand, comma-separated, extents joined by 'x':\n"
                "          '2x3,3x4'; an empty shape is a rank-0 operand (',2x3')\n"
                "  --memory-limit N  no intermediate above N elements (default: none)\n"
                "  --seconds S       the search's time budget (default 1)\n"
+               "  --seed N          the search's random stream (default: a fixed one)\n"
                "  --max-rank R      no intermediate above R axes (default: none)\n"
                "exit status: 0 printed, 1 refused (why on stderr), 2 usage\n");
 }
@@ -118,6 +119,8 @@ static int parse_options(int argc, char **argv, tf_einsum_options *o, int *json)
             bad = parse_number(v, &o->memory_limit), i++;
         else if (strcmp(a, "--seconds") == 0 && v)
             bad = parse_number(v, &o->search_seconds), i++;
+        else if (strcmp(a, "--seed") == 0 && v)
+            bad = tf_cli_parse_int(v, 1, 1 << 30, &rank), o->seed = (uint64_t)rank, i++;
         else if (strcmp(a, "--max-rank") == 0 && v)
             bad = tf_cli_parse_int(v, 1, 64, &rank), o->max_rank = (uint32_t)rank, i++;
         else

@@ -162,6 +162,11 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
    `window` pieces improves (or `passes` sweeps); deterministic. */
 tf_status ein_reconfigure(const ein_mem *m, const ein_net *net, const ein_limits *lim,
                           uint32_t window, uint32_t passes, uint32_t (*steps)[2]);
+/* AUTO beyond the DP's reach: plain greedy and count - 1 randomized restarts
+   (a fixed stream), the best annealed for min(64 n, 8192) moves and polished
+   by reconfiguration; deterministic. */
+tf_status ein_restarts_polished(const ein_mem *m, const ein_net *net, const ein_limits *lim,
+                                uint32_t count, uint32_t (*steps)[2], ein_err *err);
 /* Chooses and runs the method (AUTO resolved) and costs the result into path. */
 tf_status ein_find_path(const ein_mem *m, const ein_net *net, uint32_t method,
                         const ein_limits *lim, ein_path *path, ein_err *err);

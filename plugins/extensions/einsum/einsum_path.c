@@ -352,30 +352,28 @@ bool ein_greedy_random(const ein_mem *m, const ein_net *net, const ein_limits *l
 
 /* ---- choosing the method ---- */
 
+/* AUTO's large networks: 32 greedy runs (plain, then randomized), annealed and polished. */
 static tf_status greedy_polished(const ein_mem *m, const ein_net *net, const ein_limits *lim,
                                  uint32_t (*steps)[2], ein_err *err)
 {
-    tf_status st = ein_greedy(m, net, lim, steps, err);
-    if (!st && (st = ein_reconfigure(m, net, lim, 8, 4, steps)))
-        st = ein_fail(err, st, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
-    return st;
+    return ein_restarts_polished(m, net, lim, 32, steps, err);
 }
 
 static tf_status run_method(const ein_mem *m, const ein_net *net, uint32_t *method,
                             const ein_limits *lim, uint32_t (*steps)[2], ein_err *err)
 {
     if (*method == TF_EINSUM_AUTO) {
-        if (net->n <= 10)
+        if (net->n <= 10) {
             *method = TF_EINSUM_OPTIMAL;
-        else if (net->n <= 24) {
+        } else if (net->n <= 16) {
             *method = TF_EINSUM_DP;
             tf_status st = ein_dp(m, net, lim, steps, err);
             if (st != TF_ERR_UNSUPPORTED)
                 return st;
-            *method = TF_EINSUM_GREEDY; /* the DP outgrew its budget */
+            *method = TF_EINSUM_SEARCH; /* the DP outgrew its budget */
             return greedy_polished(m, net, lim, steps, err);
         } else {
-            *method = TF_EINSUM_GREEDY;
+            *method = TF_EINSUM_SEARCH; /* a search of fixed effort: deterministic */
             return greedy_polished(m, net, lim, steps, err);
         }
     }

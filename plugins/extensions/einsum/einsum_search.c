@@ -366,12 +366,14 @@ static void rotate(tree *t, int32_t v, double temp, uint64_t *rng)
     t->flops = old_flops;
 }
 
-/* Randomized greedy restarts until `until`; the best path into steps. */
-static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *lim, double until,
-                       uint64_t *rng, uint32_t (*steps)[2], uint32_t (*trial)[2])
+/* Randomized greedy restarts, at least `count` and until `until` (the first
+   one plain greedy); the best feasible path into steps, its cost returned. */
+static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *lim,
+                       uint32_t count, double until, uint64_t *rng, uint32_t (*steps)[2],
+                       uint32_t (*trial)[2])
 {
     double best = INFINITY;
-    for (uint32_t r = 0; r < 16 || now_seconds() < until; r++) {
+    for (uint32_t r = 0; r < count || now_seconds() < until; r++) {
         double temp = r == 0 ? 0.0 : exp(log(0.001) + unit(rng) * (log(1.0) - log(0.001)));
         double costmod = r == 0 ? 1.0 : 0.1 + 3.9 * unit(rng);
         double flops, largest;
@@ -387,16 +389,18 @@ static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *l
     return best;
 }
 
+/* Anneals cur until `until` (seconds; iters 0) or for `iters` moves (then
+   deterministic), keeping the best tree seen in best. */
 static void anneal(const ein_mem *m, tree *cur, tree *best, double start, double until,
-                   uint64_t *rng, scratch *s)
+                   uint64_t iters, uint64_t *rng, scratch *s)
 {
     const double t0 = 0.3, t1 = 0.002;
     uint32_t inner = cur->n - 1;
     double now = start;
     for (uint64_t it = 0;; it++) {
-        if (it % 16 == 0 && (now = now_seconds()) >= until)
+        if (iters ? it >= iters : it % 16 == 0 && (now = now_seconds()) >= until)
             break;
-        double frac = (now - start) / (until - start);
+        double frac = iters ? (double)it / (double)iters : (now - start) / (until - start);
         double temp = t0 * pow(t1 / t0, frac < 0 ? 0 : frac > 1 ? 1 : frac);
         int32_t v = (int32_t)(cur->n + (uint32_t)(unit(rng) * inner) % inner);
         if (unit(rng) < 0.6) {
@@ -420,7 +424,7 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
     uint32_t (*trial)[2] = ein_calloc(m, net->n, sizeof *trial);
     if (!trial)
         return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
-    double found = restarts(m, net, lim, start + budget / 4, &rng, steps, trial);
+    double found = restarts(m, net, lim, 16, start + budget / 4, &rng, steps, trial);
     ein_free(m, trial);
     if (isinf(found))
         return ein_fail(err, TF_ERR_UNSUPPORTED, EIN_ARG_MEMORY, -1, -1,
@@ -435,7 +439,7 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
     if (ok) {
         tree_load(&cur, (const uint32_t(*)[2])steps);
         tree_load(&best, (const uint32_t(*)[2])steps);
-        anneal(m, &cur, &best, now_seconds(), start + budget, &rng, &s);
+        anneal(m, &cur, &best, now_seconds(), start + budget, 0, &rng, &s);
         tree_store(&best, steps);
     }
     scratch_free(m, &s);
@@ -443,4 +447,46 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
     tree_free(m, &best);
     return ok ? TF_OK
               : ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
+}
+
+/* Deterministic annealing of `steps` for `iters` moves; false on OOM. */
+static bool anneal_fixed(const ein_mem *m, const ein_net *net, const ein_limits *lim,
+                         uint64_t iters, uint64_t *rng, uint32_t (*steps)[2])
+{
+    tree cur, best;
+    scratch s = {NULL, NULL};
+    bool ok = tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) &&
+              scratch_init(m, net, &s);
+    if (ok) {
+        tree_load(&cur, (const uint32_t(*)[2])steps);
+        tree_load(&best, (const uint32_t(*)[2])steps);
+        anneal(m, &cur, &best, 0, 0, iters, rng, &s);
+        tree_store(&best, steps);
+    }
+    scratch_free(m, &s);
+    tree_free(m, &cur);
+    tree_free(m, &best);
+    return ok;
+}
+
+tf_status ein_restarts_polished(const ein_mem *m, const ein_net *net, const ein_limits *lim,
+                                uint32_t count, uint32_t (*steps)[2], ein_err *err)
+{
+    uint64_t rng = 0x5eed5eedull; /* a fixed stream: the same path on every run */
+    uint32_t (*trial)[2] = ein_calloc(m, net->n, sizeof *trial);
+    if (!trial)
+        return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
+    double found = restarts(m, net, lim, count, -INFINITY, &rng, steps, trial);
+    ein_free(m, trial);
+    if (isinf(found))
+        return ein_fail(err, TF_ERR_UNSUPPORTED, EIN_ARG_MEMORY, -1, -1,
+                        "no greedy order (plain or randomized) keeps every intermediate within "
+                        "the memory limit and rank");
+    uint64_t moves = 64 * (uint64_t)net->n;
+    if (moves > 8192)
+        moves = 8192;
+    if (net->n >= 3 && (!anneal_fixed(m, net, lim, moves, &rng, steps) ||
+                        ein_reconfigure(m, net, lim, 10, 16, steps)))
+        return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
+    return TF_OK;
 }

@@ -40,8 +40,9 @@ extern "C" {
 
 /* How the contraction path is chosen. Values are ABI; only ever appended. */
 typedef enum tf_einsum_optimize {
-    /* optimal for up to 10 operands, dp up to 24, greedy polished by
-       subtree reconfiguration beyond (deterministic). */
+    /* optimal for up to 10 operands, dp up to 16, beyond that a search of
+       fixed effort (greedy restarts, annealing, reconfiguration): the same
+       path on every run. */
     TF_EINSUM_AUTO = 0,
     /* Exhaustive over every contraction tree, outer products included
        (dynamic programming over subsets, bounded by the greedy cost): the
