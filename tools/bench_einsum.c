@@ -67,7 +67,7 @@ static size_t put_symbol(char *p, uint32_t k)
 
 typedef struct network {
     uint32_t n;
-    char *subscripts;           /* malloc'd */
+    char *subscripts; /* malloc'd */
     uint32_t *rank;
     int64_t (*shape)[TF_MAX_RANK];
     const int64_t **shapes;
@@ -157,8 +157,7 @@ static const char *const k_small[][2] = {
     {"ea,fb,abcd,gc,hd->efgh", "10x10,10x10,10x10x10x10,10x10,10x10"},
     {"ab,bc,cd,de,ef,fg,ga->", "5x4,4x6,6x3,3x5,5x2,2x6,6x5"},
     {"abA,bcA,cdB,deB,efC,fgC,ghD,haD->", "4x3x2,3x5x2,5x2x3,2x4x3,4x3x5,3x2x5,2x4x2,4x4x2"},
-    {"abA,bcA,cdB,deB,efC,fgC,ghD,hiD,ia->",
-     "4x3x2,3x5x2,5x2x3,2x4x3,4x3x5,3x2x5,2x4x2,4x3x2,3x4"},
+    {"abA,bcA,cdB,deB,efC,fgC,ghD,hiD,ia->", "4x3x2,3x5x2,5x2x3,2x4x3,4x3x5,3x2x5,2x4x2,4x3x2,3x4"},
     {"abA,bcA,cdB,deB,efC,fgC,ghD,hiD,ijE,jaE->",
      "4x3x2,3x5x2,5x2x3,2x4x3,4x3x5,3x2x5,2x4x2,4x3x2,3x5x3,5x4x3"},
     {"ai,ab,bc,cd,de,ef,fg,gh,hi->", "3x5,3x4,4x6,6x3,3x5,5x2,2x6,6x4,4x5"},
@@ -437,8 +436,7 @@ static void tn_path_figure(const tn_case *c, const char *name)
     const tf_einsum_planner *p = NULL;
     tf_einsum_options o = {sizeof o, TF_EINSUM_AUTO, 0, 0, 0, TF_MAX_RANK, 0};
     tf_einsum_path *path = NULL;
-    if (planner(&p) ||
-        p->path(c->g.subscripts, c->g.n, c->g.rank, c->g.shapes, &o, &path, NULL))
+    if (planner(&p) || p->path(c->g.subscripts, c->g.n, c->g.rank, c->g.shapes, &o, &path, NULL))
         return;
     char metric[64];
     snprintf(metric, sizeof metric, "%s_path_log10_flops", name);

@@ -30,17 +30,18 @@ typedef struct shapes {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tenferro einsum-path EXPR SHAPES [--optimize auto|optimal|dp|greedy|search]\n"
-               "                            [--memory-limit N] [--seconds S] [--seed N] "
-               "[--max-rank R] [--json]\n"
-               "  EXPR    NumPy einsum subscripts, e.g. 'ij,jk->ik' (quote it for the shell)\n"
-               "  SHAPES  one shape per operand, comma-separated, extents joined by 'x':\n"
-               "          '2x3,3x4'; an empty shape is a rank-0 operand (',2x3')\n"
-               "  --memory-limit N  no intermediate above N elements (default: none)\n"
-               "  --seconds S       the search's time budget (default 1)\n"
-               "  --seed N          the search's random stream (default: a fixed one)\n"
-               "  --max-rank R      no intermediate above R axes (default: none)\n"
-               "exit status: 0 printed, 1 refused (why on stderr), 2 usage\n");
+    fprintf(f,
+            "usage: tenferro einsum-path EXPR SHAPES [--optimize auto|optimal|dp|greedy|search]\n"
+            "                            [--memory-limit N] [--seconds S] [--seed N] "
+            "[--max-rank R] [--json]\n"
+            "  EXPR    NumPy einsum subscripts, e.g. 'ij,jk->ik' (quote it for the shell)\n"
+            "  SHAPES  one shape per operand, comma-separated, extents joined by 'x':\n"
+            "          '2x3,3x4'; an empty shape is a rank-0 operand (',2x3')\n"
+            "  --memory-limit N  no intermediate above N elements (default: none)\n"
+            "  --seconds S       the search's time budget (default 1)\n"
+            "  --seed N          the search's random stream (default: a fixed one)\n"
+            "  --max-rank R      no intermediate above R axes (default: none)\n"
+            "exit status: 0 printed, 1 refused (why on stderr), 2 usage\n");
 }
 
 /* "2x3,3x4" into s; 0 on success. */
@@ -126,8 +127,8 @@ static int parse_options(int argc, char **argv, tf_einsum_options *o, int *json)
         else
             bad = 1;
         if (bad) {
-            fprintf(stderr, "tenferro einsum-path: bad option or value '%s%s%s'\n", a,
-                    v ? " " : "", v ? v : "");
+            fprintf(stderr, "tenferro einsum-path: bad option or value '%s%s%s'\n", a, v ? " " : "",
+                    v ? v : "");
             usage(stderr);
             return 2;
         }
@@ -172,8 +173,9 @@ int tf_cli_einsum_path(int argc, char **argv)
     }
     static shapes s;
     if (parse_shapes(argv[2], &s)) {
-        fprintf(stderr, "tenferro einsum-path: bad SHAPES '%s' (e.g. 2x3,3x4; at most %d axes, "
-                        "%d operands)\n",
+        fprintf(stderr,
+                "tenferro einsum-path: bad SHAPES '%s' (e.g. 2x3,3x4; at most %d axes, "
+                "%d operands)\n",
                 argv[2], TF_MAX_RANK, MAX_OPERANDS);
         return 2;
     }

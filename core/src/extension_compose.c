@@ -53,8 +53,8 @@ static tf_status check_list(tf_session *s, const tf_ext_oprec *r, const char *ar
 {
     if (a->i < 0 || a->i > TF_EXT_MAX_LIST || (a->i > 0 && !a->tensors))
         return tf__error(TF_ERR_VALIDATION, r->name, arg,
-                         "%s: argument '%s' must be a list of 0 to %d tensors, got %lld%s",
-                         r->name, arg, TF_EXT_MAX_LIST, (long long)a->i,
+                         "%s: argument '%s' must be a list of 0 to %d tensors, got %lld%s", r->name,
+                         arg, TF_EXT_MAX_LIST, (long long)a->i,
                          a->i > 0 && !a->tensors ? " and a NULL array" : "");
     for (int64_t k = 0; k < a->i; k++) {
         if (!a->tensors[k])
@@ -80,11 +80,11 @@ static tf_status check_one(tf_session *s, const tf_ext_oprec *r, uint32_t i, con
         return check_tensor(s, r, arg, a->tensor);
     if (want == TF_EXT_ARG_TENSORS)
         return check_list(s, r, arg, a);
-    if (want == TF_EXT_ARG_STRING && (!a->str || strnlen(a->str, TF_EXT_MAX_STRING + 1) >
-                                                     TF_EXT_MAX_STRING))
+    if (want == TF_EXT_ARG_STRING &&
+        (!a->str || strnlen(a->str, TF_EXT_MAX_STRING + 1) > TF_EXT_MAX_STRING))
         return tf__error(TF_ERR_VALIDATION, r->name, arg,
-                         "%s: argument '%s' must be a string of at most %d bytes, got %s",
-                         r->name, arg, TF_EXT_MAX_STRING, a->str ? "a longer one" : "NULL");
+                         "%s: argument '%s' must be a string of at most %d bytes, got %s", r->name,
+                         arg, TF_EXT_MAX_STRING, a->str ? "a longer one" : "NULL");
     return TF_OK;
 }
 
@@ -106,9 +106,7 @@ static tf_status gather_args(const tf_ext_oprec *r, const tf_call_arg *args, com
             for (int64_t k = 0; k < a->i; k++)
                 ca->tensors[nt++] = a->tensors[k];
             break;
-        default:
-            ca->scalars[ns].f = a->f;
-            ca->scalars[ns++].i = a->i;
+        default: ca->scalars[ns].f = a->f; ca->scalars[ns++].i = a->i;
         }
     }
     ca->n_tensors = nt;

@@ -33,9 +33,9 @@ static const unary_fn k_unary[TF_UNARY_COUNT_] = {
 };
 
 static const binary_fn k_binary[TF_BINARY_COUNT_] = {
-    [TF_BINARY_ADD] = tf_session_add, [TF_BINARY_SUB] = tf_session_sub,
-    [TF_BINARY_MUL] = tf_session_mul, [TF_BINARY_DIV] = tf_session_div,
-    [TF_BINARY_POW] = tf_session_pow, [TF_BINARY_MAX] = tf_session_maximum,
+    [TF_BINARY_ADD] = tf_session_add,     [TF_BINARY_SUB] = tf_session_sub,
+    [TF_BINARY_MUL] = tf_session_mul,     [TF_BINARY_DIV] = tf_session_div,
+    [TF_BINARY_POW] = tf_session_pow,     [TF_BINARY_MAX] = tf_session_maximum,
     [TF_BINARY_MIN] = tf_session_minimum, [TF_BINARY_REM] = tf_session_rem,
 };
 
@@ -133,10 +133,10 @@ tf_status tf__xo_dot_general(tf_ext_session *s, tf_ext_tensor *lhs, tf_ext_tenso
     d.n_batch = p->n_batch;
     /* An axis too large for an int stays out of range (the op refuses it). */
     for (uint32_t i = 0; i < p->n_contracting; i++) {
-        d.lhs_contracting[i] = p->lhs_contracting[i] > TF_MAX_RANK ? TF_MAX_RANK
-                                                                  : (int)p->lhs_contracting[i];
-        d.rhs_contracting[i] = p->rhs_contracting[i] > TF_MAX_RANK ? TF_MAX_RANK
-                                                                  : (int)p->rhs_contracting[i];
+        d.lhs_contracting[i] =
+            p->lhs_contracting[i] > TF_MAX_RANK ? TF_MAX_RANK : (int)p->lhs_contracting[i];
+        d.rhs_contracting[i] =
+            p->rhs_contracting[i] > TF_MAX_RANK ? TF_MAX_RANK : (int)p->rhs_contracting[i];
     }
     for (uint32_t i = 0; i < p->n_batch; i++) {
         d.lhs_batch[i] = p->lhs_batch[i] > TF_MAX_RANK ? TF_MAX_RANK : (int)p->lhs_batch[i];
@@ -172,11 +172,11 @@ tf_status tf__xo_dynamic_slice(tf_ext_session *s, tf_ext_tensor *x, tf_ext_tenso
 static tf_status check_mode(const char *entry, uint32_t mode, uint32_t combine)
 {
     if (mode > TF_GATHER_ALONG_AXIS)
-        return tf__error(TF_ERR_VALIDATION, entry, "mode", "%s: %u is not a tf_gather_mode",
-                         entry, mode);
+        return tf__error(TF_ERR_VALIDATION, entry, "mode", "%s: %u is not a tf_gather_mode", entry,
+                         mode);
     if (combine > TF_SCATTER_REPLACE)
-        return tf__error(TF_ERR_VALIDATION, entry, "combine",
-                         "%s: %u is not a tf_scatter_combine", entry, combine);
+        return tf__error(TF_ERR_VALIDATION, entry, "combine", "%s: %u is not a tf_scatter_combine",
+                         entry, combine);
     return TF_OK;
 }
 

@@ -45,8 +45,7 @@ static void fill(double *d, size_t n, unsigned seed)
 }
 
 /* An f64 constant of e's runtime in g_engine's memory. */
-static tf_eager *operand(tft_env *e, uint32_t rank, const int64_t *shape, const double *d,
-                         size_t n)
+static tf_eager *operand(tft_env *e, uint32_t rank, const int64_t *shape, const double *d, size_t n)
 {
     if (tf_engine_uses_host_memory(g_engine))
         return tft_f64(e->rt, 0, rank, shape, d, n);
@@ -99,8 +98,8 @@ static void check_case(tft_env *e, const ref_case *c, uint32_t opt)
     read_back(out, got, n);
     for (size_t i = 0; i < n; i++)
         if (fabs(got[i] - want[i]) > 1e-12 * (1 + fabs(want[i])))
-            fail_msg("'%s' (optimize %u) element %zu: %.17g, the referee says %.17g",
-                     c->subscripts, opt, i, got[i], want[i]);
+            fail_msg("'%s' (optimize %u) element %zu: %.17g, the referee says %.17g", c->subscripts,
+                     opt, i, got[i], want[i]);
     tf_eager_release(out);
     for (uint32_t t = 0; t < c->n; t++) {
         tf_eager_release(ops[t]);
@@ -154,12 +153,12 @@ static const char *const k_cases[][2] = {
     {"a...b,b...c->...ac", "2x3x4,4x3x5"},
     {"a...b,b...c->...ac", "2x1x4,4x3x5"},
     {"...ii->...i", "2x3x3"},
-    {"ij,jk", "2x1,3x4"},      /* j: 1 broadcasts against 3 */
+    {"ij,jk", "2x1,3x4"}, /* j: 1 broadcasts against 3 */
     {"i,i->i", "1,3"},
     {"ba", "2x3"},
     {"Ba,aB->", "2x3,3x2"},
     {"\xce\xb1\xce\xb2,\xce\xb2\xce\xb3->\xce\xb1\xce\xb3", "2x3,3x2"}, /* αβ,βγ->αγ */
-    {"i\xe4\xb8\xad,\xe4\xb8\xadj", "2x3,3x2"},                          /* i中,中j */
+    {"i\xe4\xb8\xad,\xe4\xb8\xadj", "2x3,3x2"},                         /* i中,中j */
     {"ij,jk,kl,lm->im", "2x3,3x4,4x2,2x3"},
     {"ab,bc,cd,de,ef,fg,gh,ha->", "2x2,2x3,3x2,2x2,2x3,3x2,2x2,2x2"},
     {"pi,qj,ijkl,rk,sl->pqrs", "2x3,2x3,3x3x3x3,2x3,2x3"},
@@ -247,7 +246,7 @@ static void test_strided_operands(void **state)
     tf_tensor *ha = tft_host(TF_F64, 2, s34, a, 12), *hb = tft_host(TF_F64, 2, s43, b, 12);
     tf_tensor *ta, *rb;
     const int perm[2] = {1, 0}, axes[1] = {0};
-    TF_ASSERT_OK(tf_tensor_transpose(ha, perm, &ta)); /* [4, 3], strided */
+    TF_ASSERT_OK(tf_tensor_transpose(ha, perm, &ta));  /* [4, 3], strided */
     TF_ASSERT_OK(tf_tensor_reverse(hb, 1, axes, &rb)); /* [4, 3], reversed rows */
     tf_eager *x, *y, *out;
     TF_ASSERT_OK(tf_runtime_constant_from(e.rt, ta, &x));
@@ -355,11 +354,11 @@ static void test_bad_options_and_operands(void **state)
                     out);
     o.optimize = TF_EINSUM_AUTO;
     o.memory_limit = -1;
-    TFT_EXPECT_FAIL(tf_einsum_with(e.s, "i->", 1, ops, &o, &out), TF_ERR_VALIDATION,
-                    "memory_limit", out);
+    TFT_EXPECT_FAIL(tf_einsum_with(e.s, "i->", 1, ops, &o, &out), TF_ERR_VALIDATION, "memory_limit",
+                    out);
     o.memory_limit = NAN;
-    TFT_EXPECT_FAIL(tf_einsum_with(e.s, "i->", 1, ops, &o, &out), TF_ERR_VALIDATION,
-                    "memory_limit", out);
+    TFT_EXPECT_FAIL(tf_einsum_with(e.s, "i->", 1, ops, &o, &out), TF_ERR_VALIDATION, "memory_limit",
+                    out);
     TFT_EXPECT_FAIL(tf_einsum(e.s, "", 0, ops, &out), TF_ERR_VALIDATION, "operands", out);
     TFT_EXPECT_FAIL(tf_einsum(e.s, NULL, 1, ops, &out), TF_ERR_VALIDATION, "subscripts", out);
     tf_eager *with_null[2] = {x, NULL};

@@ -41,8 +41,8 @@ static void test_text(void **state)
     const char *methods[] = {"auto", "optimal", "dp", "greedy", "search --seconds 0.05"};
     for (size_t i = 0; i < 5; i++) {
         char args[128];
-        snprintf(args, sizeof args, "'pi,qj,ijkl,rk,sl->pqrs' 4x4,4x4,4x4x4x4,4x4,4x4 --optimize %s",
-                 methods[i]);
+        snprintf(args, sizeof args,
+                 "'pi,qj,ijkl,rk,sl->pqrs' 4x4,4x4,4x4x4x4,4x4,4x4 --optimize %s", methods[i]);
         assert_int_equal(run(args, &out), 0);
         assert_non_null(strstr(out, "Optimized FLOP count:  8.192e+03")); /* 4 x 2 x 4^5 */
         free(out);
@@ -87,8 +87,13 @@ static void test_usage(void **state)
 {
     (void)state;
     char *out;
-    const char *bad[] = {"", "'ij'", "'ij' 2xx3", "'ij' 2x-3", "'ij' 2x3 --optimize best",
-                         "'ij' 2x3 --memory-limit -1", "'ij' 2x3 --bogus",
+    const char *bad[] = {"",
+                         "'ij'",
+                         "'ij' 2xx3",
+                         "'ij' 2x-3",
+                         "'ij' 2x3 --optimize best",
+                         "'ij' 2x3 --memory-limit -1",
+                         "'ij' 2x3 --bogus",
                          "'ij' 2x3 --max-rank 0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = run_err(bad[i], &out);

@@ -29,8 +29,7 @@ typedef struct grad_case {
     gc_spec in[6];
 } grad_case;
 
-static tf_status gc_einsum(tf_session *s, tf_eager *const *xs, size_t n, void *user,
-                           tf_eager **out)
+static tf_status gc_einsum(tf_session *s, tf_eager *const *xs, size_t n, void *user, tf_eager **out)
 {
     const grad_case *c = user;
     tf_status st = tf_einsum_install(tf_session_runtime(s), NULL);

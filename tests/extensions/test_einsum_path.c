@@ -138,7 +138,7 @@ static double join(const net *g, uint64_t a, uint64_t b, uint64_t rest, uint64_t
 
 typedef struct brute {
     const net *g;
-    double limit;  /* largest intermediate; 0 none */
+    double limit; /* largest intermediate; 0 none */
     bool connected;
     double best;
 } brute;
@@ -421,8 +421,7 @@ static void test_refusals(void **state)
     assert_int_equal(err.operand, 1);
     assert_int_equal(err.position, 3);
     assert_ptr_equal(p, (tf_einsum_path *)&p); /* untouched */
-    assert_int_equal(g_planner->path("ij,j?", 2, ranks, shapes, NULL, &p, &err),
-                     TF_ERR_VALIDATION);
+    assert_int_equal(g_planner->path("ij,j?", 2, ranks, shapes, NULL, &p, &err), TF_ERR_VALIDATION);
     assert_int_equal(err.position, 4);
     assert_non_null(strstr(err.message, "'?' is not an index"));
     assert_int_equal(g_planner->path(NULL, 2, ranks, shapes, NULL, &p, &err), TF_ERR_VALIDATION);

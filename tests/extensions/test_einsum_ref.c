@@ -172,8 +172,8 @@ static unsigned rnd(unsigned *s, unsigned n)
 }
 
 /* Index names: letters and non-ASCII characters of 2, 3 and 4 UTF-8 bytes. */
-static const char *const k_names[] = {"a", "b", "c", "d", "e", "Z", "\xce\xb1", "\xce\xb2",
-                                      "\xe4\xb8\xad", "\xf0\x9d\x84\x9e"};
+static const char *const k_names[] = {
+    "a", "b", "c", "d", "e", "Z", "\xce\xb1", "\xce\xb2", "\xe4\xb8\xad", "\xf0\x9d\x84\x9e"};
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 
 static void append(char *buf, const char *s)

@@ -59,13 +59,12 @@ static tf_eager *i64_const(tf_session *s, size_t rank, const int64_t *shape, con
 typedef tf_status (*unary_fn)(tf_session *, tf_eager *, tf_eager **);
 typedef tf_status (*binary_fn)(tf_session *, tf_eager *, tf_eager *, tf_eager **);
 
-static const unary_fn k_unary[] = {tf_session_neg,   tf_session_abs,  tf_session_sign,
-                                   tf_session_exp,   tf_session_log,  tf_session_expm1,
-                                   tf_session_log1p, tf_session_sin,  tf_session_cos,
-                                   tf_session_tanh,  tf_session_sqrt, tf_session_rsqrt,
-                                   tf_session_erf,   tf_session_sigmoid};
-static const binary_fn k_binary[] = {tf_session_add, tf_session_sub,     tf_session_mul,
-                                     tf_session_div, tf_session_pow,     tf_session_maximum,
+static const unary_fn k_unary[] = {
+    tf_session_neg,   tf_session_abs,   tf_session_sign, tf_session_exp,    tf_session_log,
+    tf_session_expm1, tf_session_log1p, tf_session_sin,  tf_session_cos,    tf_session_tanh,
+    tf_session_sqrt,  tf_session_rsqrt, tf_session_erf,  tf_session_sigmoid};
+static const binary_fn k_binary[] = {tf_session_add,     tf_session_sub, tf_session_mul,
+                                     tf_session_div,     tf_session_pow, tf_session_maximum,
                                      tf_session_minimum, tf_session_rem};
 #define N_UNARY (int)(sizeof k_unary / sizeof k_unary[0])
 #define N_BINARY (int)(sizeof k_binary / sizeof k_binary[0])
@@ -118,7 +117,7 @@ static tf_status ref_misc(tf_session *s, int code, tf_eager *x, tf_eager *y, poo
     case FX12_CAST:
         TF_ASSERT_OK(tf_session_cast(s, x, TF_F32, &t));
         return (code == FX12_CONVERT ? tf_session_convert : tf_session_cast)(s, keep(p, t), TF_F64,
-                                                                            out);
+                                                                             out);
     case FX12_DOT: {
         tf_dot_dims d;
         memset(&d, 0, sizeof d);
@@ -131,7 +130,8 @@ static tf_status ref_misc(tf_session *s, int code, tf_eager *x, tf_eager *y, poo
     case FX12_SLICE: return tf_session_slice(s, x, s0, l0, st2, out);
     case FX12_DYNAMIC_SLICE:
         return tf_session_dynamic_slice(s, x, keep(p, i64_const(s, 1, two, starts, 2)), sizes, out);
-    case FX12_INDEX_SELECT: return tf_session_index_select(s, x, 1, keep(p, i64_const(s, 1, two, sel, 2)), out);
+    case FX12_INDEX_SELECT:
+        return tf_session_index_select(s, x, 1, keep(p, i64_const(s, 1, two, sel, 2)), out);
     case FX12_ALONG_AXIS:
         return tf_session_take_along_axis(s, x, 1, keep(p, i64_const(s, 2, three_two, along, 6)),
                                           out);

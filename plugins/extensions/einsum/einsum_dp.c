@@ -31,10 +31,10 @@
 
 typedef struct pieces {
     uint32_t k, n_rel, rw;
-    uint32_t *occ;     /* per relevant label: the pieces holding it */
+    uint32_t *occ; /* per relevant label: the pieces holding it */
     uint8_t *in_out;
     double *ext;
-    uint64_t *idx;     /* 2^k * rw: the labels each subset keeps */
+    uint64_t *idx; /* 2^k * rw: the labels each subset keeps */
     double *size;
 } pieces;
 
@@ -250,12 +250,12 @@ typedef struct dp_table {
     dp_entry *e;
     uint64_t *labels; /* per entry, net->words */
     size_t n, cap;
-    uint32_t *slot;   /* open addressing: entry index + 1, 0 empty */
+    uint32_t *slot; /* open addressing: entry index + 1, 0 empty */
     size_t n_slots;
     uint32_t **level; /* per size: entry indices */
     size_t *level_n, *level_cap;
-    uint64_t *occ;    /* per label: tensors holding it */
-    uint64_t all;     /* every tensor: the whole network's result is the output */
+    uint64_t *occ; /* per label: tensors holding it */
+    uint64_t all;  /* every tensor: the whole network's result is the output */
     uint64_t visits;
 } dp_table;
 
@@ -429,7 +429,8 @@ static int dp_component(const ein_mem *m, dp_table *t, uint64_t comp, uint64_t *
         dp_reset(m, t);
         for (uint32_t i = 0; i < net->n; i++)
             if ((comp >> i) & 1)
-                if (dp_offer(m, t, (uint64_t)1 << i, 0, 0.0, net->sets + (size_t)i * net->words) < 0)
+                if (dp_offer(m, t, (uint64_t)1 << i, 0, 0.0, net->sets + (size_t)i * net->words) <
+                    0)
                     return -1;
         uint32_t size = (uint32_t)__builtin_popcountll(comp);
         for (uint32_t k = 2; k <= size; k++)
@@ -554,8 +555,8 @@ static tf_status dp_run(const ein_mem *m, dp_table *t, uint32_t (*steps)[2], ein
     return st;
 }
 
-tf_status ein_dp(const ein_mem *m, const ein_net *net, const ein_limits *lim,
-                 uint32_t (*steps)[2], ein_err *err)
+tf_status ein_dp(const ein_mem *m, const ein_net *net, const ein_limits *lim, uint32_t (*steps)[2],
+                 ein_err *err)
 {
     if (net->n > 64)
         return ein_fail(err, TF_ERR_UNSUPPORTED, EIN_ARG_OPTIMIZE, -1, -1,

@@ -48,7 +48,12 @@ void ein_free(const ein_mem *m, void *p);
 /* ---- errors (what the op reports; the planner interface copies them out) ---- */
 
 /* Which op argument an error is about, for report_argument. */
-enum { EIN_ARG_SUBSCRIPTS = 0, EIN_ARG_OPTIMIZE = 1, EIN_ARG_MEMORY = 2, EIN_ARG_OPERANDS = 3 };
+enum {
+    EIN_ARG_SUBSCRIPTS = 0,
+    EIN_ARG_OPTIMIZE = 1,
+    EIN_ARG_MEMORY = 2,
+    EIN_ARG_OPERANDS = 3
+};
 
 typedef struct ein_err {
     tf_status status;
@@ -75,18 +80,18 @@ tf_status ein_fail(ein_err *e, tf_status status, uint32_t arg, int64_t position,
 typedef struct ein_expr {
     uint32_t n_ops;
     uint32_t n_labels;
-    uint32_t *code;      /* per label: the code point, or EIN_ELLIPSIS + k */
-    uint32_t *rank;      /* per operand: its term's length (its rank) */
-    uint32_t **term;     /* per operand, per axis: the label */
-    int64_t **term_pos;  /* per operand, per axis: the index's byte offset (ellipsis: the '...') */
+    uint32_t *code;     /* per label: the code point, or EIN_ELLIPSIS + k */
+    uint32_t *rank;     /* per operand: its term's length (its rank) */
+    uint32_t **term;    /* per operand, per axis: the label */
+    int64_t **term_pos; /* per operand, per axis: the index's byte offset (ellipsis: the '...') */
     uint32_t out_rank;
-    uint32_t *out;       /* the output's labels */
+    uint32_t *out; /* the output's labels */
     int64_t *out_pos;
-    int64_t out_start;   /* byte offset after "->", or the length when implicit */
+    int64_t out_start; /* byte offset after "->", or the length when implicit */
     bool implicit;
-    const char *text;    /* the subscripts (borrowed) */
+    const char *text; /* the subscripts (borrowed) */
     size_t length;
-    void *block;         /* everything above, one allocation */
+    void *block; /* everything above, one allocation */
 } ein_expr;
 
 /* Parses subscripts for n operands of the given ranks (<= TF_MAX_RANK). */
@@ -99,9 +104,9 @@ size_t ein_put_label(char *buf, uint32_t code, const uint32_t *ell_codes);
 /* ---- the network a path sees (einsum_problem.c, einsum_path.c) ---- */
 
 typedef struct ein_net {
-    uint32_t n;          /* tensors */
+    uint32_t n; /* tensors */
     uint32_t n_labels;
-    uint32_t words;      /* uint64_t per label set */
+    uint32_t words; /* uint64_t per label set */
     const double *extent;
     const uint64_t *sets; /* n * words */
     const uint64_t *out;  /* words */
@@ -149,13 +154,12 @@ tf_status ein_greedy(const ein_mem *m, const ein_net *net, const ein_limits *lim
 /* One randomized greedy run: `temperature` > 0 samples the pairs, costmod weighs the
    inputs' sizes; *state the random stream. Returns false when it found no path. */
 bool ein_greedy_random(const ein_mem *m, const ein_net *net, const ein_limits *lim,
-                       double temperature, double costmod, uint64_t *state,
-                       uint32_t (*steps)[2]);
+                       double temperature, double costmod, uint64_t *state, uint32_t (*steps)[2]);
 tf_status ein_optimal(const ein_mem *m, const ein_net *net, const ein_limits *lim,
                       uint32_t (*steps)[2], ein_err *err);
 /* DP over connected subnetworks; TF_ERR_UNSUPPORTED when it outgrows its budget. */
-tf_status ein_dp(const ein_mem *m, const ein_net *net, const ein_limits *lim,
-                 uint32_t (*steps)[2], ein_err *err);
+tf_status ein_dp(const ein_mem *m, const ein_net *net, const ein_limits *lim, uint32_t (*steps)[2],
+                 ein_err *err);
 tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim,
                      uint32_t (*steps)[2], ein_err *err);
 /* Improves a path in place by subtree reconfiguration until no window of up to
@@ -183,8 +187,7 @@ double ein_subset_dp(const ein_mem *m, const ein_net *net, uint32_t k, const uin
 
 /* Flops (numpy's count) and result of contracting a and b when `keep` is what
    stays needed; writes the result's labels to res. */
-double ein_pair_cost(const ein_net *net, const uint64_t *a, const uint64_t *b,
-                     const uint64_t *res);
+double ein_pair_cost(const ein_net *net, const uint64_t *a, const uint64_t *b, const uint64_t *res);
 
 /* ---- problems (einsum_problem.c) ---- */
 
@@ -193,20 +196,20 @@ double ein_pair_cost(const ein_net *net, const uint64_t *a, const uint64_t *b,
 /* What one operand needs before the path: diagonals, then one reduce_sum. */
 typedef struct ein_prep {
     uint8_t n_diag;
-    uint8_t rank;                          /* the operand's rank */
-    uint8_t diag_rank[EIN_MAX_DIAG];       /* rank before each diagonal */
-    int8_t diag_perm[EIN_MAX_DIAG][8];     /* the transpose putting the pair last */
+    uint8_t rank;                      /* the operand's rank */
+    uint8_t diag_rank[EIN_MAX_DIAG];   /* rank before each diagonal */
+    int8_t diag_perm[EIN_MAX_DIAG][8]; /* the transpose putting the pair last */
     uint8_t n_sum;
-    int8_t sum_axes[8];                    /* summed after the diagonals */
-    uint8_t n_labels;                      /* labels left, in axis order: */
+    int8_t sum_axes[8]; /* summed after the diagonals */
+    uint8_t n_labels;   /* labels left, in axis order: */
     uint32_t labels[8];
 } ein_prep;
 
 typedef struct ein_problem {
     ein_expr expr;
-    double *extent;   /* per label */
-    ein_prep *prep;   /* per operand */
-    uint64_t *sets;   /* the net's */
+    double *extent; /* per label */
+    ein_prep *prep; /* per operand */
+    uint64_t *sets; /* the net's */
     uint64_t *out;
     ein_net net;
     double prep_flops;

@@ -203,13 +203,13 @@ static void copy_error(const ein_err *e, tf_einsum_error *out)
 }
 
 static tf_status check_planner_args(const char *subscripts, size_t n, const uint32_t *ranks,
-                                    const int64_t *const *shapes, tf_einsum_path **out,
-                                    ein_err *e)
+                                    const int64_t *const *shapes, tf_einsum_path **out, ein_err *e)
 {
     if (!subscripts || !out || (n && (!ranks || !shapes)))
-        return ein_fail(e, TF_ERR_VALIDATION, EIN_ARG_SUBSCRIPTS, -1, -1,
-                        "einsum path: NULL %s", !subscripts ? "subscripts" : !out ? "out"
-                                                                                  : "ranks/shapes");
+        return ein_fail(e, TF_ERR_VALIDATION, EIN_ARG_SUBSCRIPTS, -1, -1, "einsum path: NULL %s",
+                        !subscripts ? "subscripts"
+                        : !out      ? "out"
+                                    : "ranks/shapes");
     if (n > TF_EXT_MAX_LIST)
         return ein_fail(e, TF_ERR_VALIDATION, EIN_ARG_OPERANDS, -1, -1,
                         "einsum path: %zu operands, at most %d", n, TF_EXT_MAX_LIST);

@@ -34,9 +34,9 @@ typedef struct scan {
     size_t n_toks;
     size_t *term_start; /* n_terms + 1 entries into toks */
     uint32_t n_terms;
-    int64_t *term_end;  /* byte offset where each term ends */
+    int64_t *term_end;         /* byte offset where each term ends */
     size_t out_start, out_end; /* tokens of the output (when explicit) */
-    int64_t arrow;      /* byte offset of "->", -1 if implicit */
+    int64_t arrow;             /* byte offset of "->", -1 if implicit */
     ein_err *err;
 } scan;
 
@@ -124,8 +124,7 @@ static tf_status scan_term(scan *sc, size_t *i, bool output)
             return st;
         if (got && sc->toks[sc->n_toks - 1].code == EIN_ELLIPSIS) {
             if (ellipsis)
-                return bad(sc, sc->toks[sc->n_toks - 1].pos, "%s",
-                           "a second '...' in one term");
+                return bad(sc, sc->toks[sc->n_toks - 1].pos, "%s", "a second '...' in one term");
             ellipsis = true;
         }
     }
@@ -203,8 +202,8 @@ static tf_status check_ranks(scan *sc, uint32_t n, const uint32_t *ranks, uint32
             }
             if (++nl > ranks[t]) {
                 char what[96];
-                snprintf(what, sizeof what, "operand %u has rank %u, and its term names more indices",
-                         t, ranks[t]);
+                snprintf(what, sizeof what,
+                         "operand %u has rank %u, and its term names more indices", t, ranks[t]);
                 return bad(sc, sc->toks[k].pos, "%s", what);
             }
         }
@@ -227,8 +226,7 @@ static tf_status collect_codes(const ein_mem *m, scan *sc, size_t n_in, uint32_t
 {
     uint32_t *c = ein_calloc(m, n_in + n_ell + 1, sizeof *c);
     if (!c)
-        return ein_fail(sc->err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1,
-                        "out of memory");
+        return ein_fail(sc->err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
     uint32_t k = 0;
     for (size_t i = 0; i < n_in; i++)
         if (sc->toks[i].code != EIN_ELLIPSIS)
@@ -336,7 +334,8 @@ static tf_status layout(const ein_mem *m, ein_expr *e, const uint32_t *ranks, ui
     size_t total = 0;
     for (uint32_t t = 0; t < e->n_ops; t++)
         total += ranks[t];
-    size_t bytes = e->n_labels * sizeof(uint32_t) + e->n_ops * (sizeof(uint32_t) + 2 * sizeof(void *)) +
+    size_t bytes = e->n_labels * sizeof(uint32_t) +
+                   e->n_ops * (sizeof(uint32_t) + 2 * sizeof(void *)) +
                    total * (sizeof(uint32_t) + sizeof(int64_t)) +
                    TF_MAX_RANK * (sizeof(uint32_t) + sizeof(int64_t)) + 64;
     char *b = ein_calloc(m, 1, bytes);
@@ -371,7 +370,8 @@ static tf_status parse_scanned(const ein_mem *m, scan *sc, uint32_t n, const uin
         char what[96];
         snprintf(what, sizeof what, "%u terms for %u operands (one term per operand)", sc->n_terms,
                  n);
-        int64_t pos = sc->n_terms > n ? (int64_t)sc->term_end[n - 1] : sc->term_end[sc->n_terms - 1];
+        int64_t pos =
+            sc->n_terms > n ? (int64_t)sc->term_end[n - 1] : sc->term_end[sc->n_terms - 1];
         tf_status st = bad(sc, pos, "%s", what);
         sc->err->arg = sc->n_terms > n ? EIN_ARG_SUBSCRIPTS : EIN_ARG_OPERANDS;
         return st;
@@ -414,10 +414,10 @@ tf_status ein_parse(const ein_mem *m, const char *subscripts, uint32_t n, const 
     sc.toks = ein_calloc(m, len + 1, sizeof *sc.toks);
     sc.term_start = ein_calloc(m, len + 3, sizeof *sc.term_start);
     sc.term_end = ein_calloc(m, len + 2, sizeof *sc.term_end);
-    tf_status st = sc.toks && sc.term_start && sc.term_end
-                       ? scan_all(&sc)
-                       : ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1,
-                                  "out of memory");
+    tf_status st =
+        sc.toks && sc.term_start && sc.term_end
+            ? scan_all(&sc)
+            : ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
     if (!st)
         st = parse_scanned(m, &sc, n, ranks, e);
     ein_free(m, sc.toks);

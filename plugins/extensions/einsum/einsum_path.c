@@ -36,8 +36,7 @@ uint32_t ein_set_count(uint32_t words, const uint64_t *set)
     return n;
 }
 
-double ein_pair_cost(const ein_net *net, const uint64_t *a, const uint64_t *b,
-                     const uint64_t *res)
+double ein_pair_cost(const ein_net *net, const uint64_t *a, const uint64_t *b, const uint64_t *res)
 {
     double size = 1;
     uint64_t removed = 0;
@@ -61,11 +60,11 @@ static bool fits(const ein_net *net, const ein_limits *lim, const uint64_t *set,
 typedef struct live {
     const ein_net *net;
     uint32_t words, next;
-    uint64_t *sets;   /* (2n - 1) * words */
-    double *size;     /* per id */
+    uint64_t *sets; /* (2n - 1) * words */
+    double *size;   /* per id */
     uint8_t *alive;
-    uint32_t *count;  /* per label: alive tensors holding it */
-    uint64_t *tmp;    /* words */
+    uint32_t *count; /* per label: alive tensors holding it */
+    uint64_t *tmp;   /* words */
 } live;
 
 static bool live_init(const ein_mem *m, const ein_net *net, live *s)
@@ -163,8 +162,8 @@ bool ein_path_cost(const ein_mem *m, const ein_net *net, const uint32_t (*steps)
             break;
         }
         result_of(&s, a, b, s.tmp);
-        *flops += ein_pair_cost(net, s.sets + (size_t)a * s.words, s.sets + (size_t)b * s.words,
-                                s.tmp);
+        *flops +=
+            ein_pair_cost(net, s.sets + (size_t)a * s.words, s.sets + (size_t)b * s.words, s.tmp);
         uint32_t c = live_contract(&s, a, b);
         if (s.size[c] > *largest)
             *largest = s.size[c];
@@ -344,8 +343,7 @@ tf_status ein_greedy(const ein_mem *m, const ein_net *net, const ein_limits *lim
 }
 
 bool ein_greedy_random(const ein_mem *m, const ein_net *net, const ein_limits *lim,
-                       double temperature, double costmod, uint64_t *state,
-                       uint32_t (*steps)[2])
+                       double temperature, double costmod, uint64_t *state, uint32_t (*steps)[2])
 {
     return greedy_run(m, net, lim, temperature, costmod, state, steps) > 0;
 }

@@ -23,7 +23,7 @@
 typedef struct orders {
     uint32_t (*lab)[8]; /* per SSA id, its labels in axis order */
     uint8_t *len;
-    uint32_t *count;    /* per label: tensors holding it */
+    uint32_t *count; /* per label: tensors holding it */
 } orders;
 
 static bool in_list(const uint32_t *v, uint32_t n, uint32_t x, uint32_t *at)
@@ -70,8 +70,8 @@ static tf_status plan_step(const ein_problem *p, orders *o, uint32_t a, uint32_t
         res[nr++] = batch[k];
     if (nr > TF_MAX_RANK)
         return ein_fail(err, TF_ERR_UNSUPPORTED, EIN_ARG_SUBSCRIPTS, -1, -1,
-                        "the path has an intermediate of rank %u; tensors have at most %d axes",
-                        nr, TF_MAX_RANK);
+                        "the path has an intermediate of rank %u; tensors have at most %d axes", nr,
+                        TF_MAX_RANK);
     for (uint32_t i = 0; i < na; i++)
         o->count[la[i]]--;
     for (uint32_t j = 0; j < nb; j++)
@@ -221,7 +221,7 @@ static double naive_flops(const ein_problem *p)
 typedef struct walk {
     uint64_t *sets; /* per SSA id */
     uint32_t *count;
-    uint32_t *pos;  /* the numpy-style list of ids */
+    uint32_t *pos; /* the numpy-style list of ids */
     uint32_t n_pos;
 } walk;
 
@@ -272,8 +272,8 @@ static void describe_step(const ein_problem *p, const uint32_t *ell, walk *w, ui
 }
 
 /* Lays the description out in t (a NULL t->p only measures). */
-static void describe_into(const ein_problem *p, const ein_path *path, walk *w,
-                          tf_einsum_path *d, tf_einsum_step *steps, text *t)
+static void describe_into(const ein_problem *p, const ein_path *path, walk *w, tf_einsum_path *d,
+                          tf_einsum_step *steps, text *t)
 {
     const ein_net *net = &p->net;
     uint32_t ell[64] = {0};

@@ -115,8 +115,8 @@ static tf_status bind_extents(const ein_expr *e, const int64_t *const *shapes, d
             label_text(e, l, name);
             for (uint32_t b = 0; b < a; b++)
                 if (e->term[t][b] == l && shapes[t][b] != x)
-                    return ein_fail(err, TF_ERR_SHAPE_MISMATCH, EIN_ARG_OPERANDS,
-                                    e->term_pos[t][a], t,
+                    return ein_fail(err, TF_ERR_SHAPE_MISMATCH, EIN_ARG_OPERANDS, e->term_pos[t][a],
+                                    t,
                                     "index %s is repeated in operand %u with extents %lld and "
                                     "%lld (subscripts byte %lld); a diagonal needs equal extents",
                                     name, t, (long long)shapes[t][b], (long long)x,
@@ -124,8 +124,7 @@ static tf_status bind_extents(const ein_expr *e, const int64_t *const *shapes, d
             if (x == 1)
                 continue;
             if (first_op[l] >= 0 && (double)x != extent[l])
-                return ein_fail(err, TF_ERR_SHAPE_MISMATCH, EIN_ARG_OPERANDS, e->term_pos[t][a],
-                                t,
+                return ein_fail(err, TF_ERR_SHAPE_MISMATCH, EIN_ARG_OPERANDS, e->term_pos[t][a], t,
                                 "index %s has extent %.0f in operand %lld and %lld in operand %u "
                                 "(subscripts byte %lld); extents must agree or be 1",
                                 name, extent[l], (long long)first_op[l], (long long)x, t,

@@ -37,9 +37,9 @@ typedef struct tree {
     const ein_limits *lim;
     uint32_t n, ids, words;
     int32_t *left, *right, *parent;
-    double *cost; /* internal nodes: the step's flops */
-    uint64_t *idx; /* ids * words */
-    uint32_t *sub; /* ids * n_labels: leaves under the node holding each label */
+    double *cost;    /* internal nodes: the step's flops */
+    uint64_t *idx;   /* ids * words */
+    uint32_t *sub;   /* ids * n_labels: leaves under the node holding each label */
     uint32_t *total; /* per label: leaves holding it */
     double flops;
     int32_t root;
@@ -194,8 +194,11 @@ static void window_open(const tree *t, int32_t v, uint32_t size, uint64_t *rng, 
             if (t->left[p] < 0)
                 continue;
             seen++;
-            bool take = rng ? ((uint32_t)((*rng = *rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % seen) == 0
-                            : pick < 0 || t->cost[p] > t->cost[w->pieces[pick]];
+            bool take =
+                rng ? ((uint32_t)((*rng = *rng * 6364136223846793005ull + 1442695040888963407ull) >>
+                                  33) %
+                       seen) == 0
+                    : pick < 0 || t->cost[p] > t->cost[w->pieces[pick]];
             if (take)
                 pick = (int32_t)i;
         }
@@ -210,8 +213,7 @@ static void window_open(const tree *t, int32_t v, uint32_t size, uint64_t *rng, 
 }
 
 /* Rewires the window's internal nodes along choice (root: inner[0]). */
-static int32_t rewire(tree *t, const window *w, const uint32_t *choice, uint32_t s,
-                      uint32_t *used)
+static int32_t rewire(tree *t, const window *w, const uint32_t *choice, uint32_t s, uint32_t *used)
 {
     if ((s & (s - 1)) == 0)
         return w->pieces[__builtin_ctz(s)];
@@ -235,8 +237,8 @@ static bool window_improve(const ein_mem *m, tree *t, int32_t v, uint32_t size, 
         return false;
     for (uint32_t i = 0; i < w.n_pieces; i++)
         memcpy(sets + (size_t)i * t->words, idx_of(t, w.pieces[i]), t->words * 8);
-    double best = ein_subset_dp(m, t->net, w.n_pieces, sets, idx_of(t, v), t->lim,
-                                w.old_cost, choice);
+    double best =
+        ein_subset_dp(m, t->net, w.n_pieces, sets, idx_of(t, v), t->lim, w.old_cost, choice);
     if (!(best < w.old_cost * (1 - 1e-12)))
         return false;
     int32_t up = t->parent[v];
@@ -350,9 +352,8 @@ static void rotate(tree *t, int32_t v, double temp, uint64_t *rng)
     refresh(t, v);
     refresh(t, p);
     double flops = old_flops - before + t->cost[v] + t->cost[p];
-    bool accept = fits_node(t, v) &&
-                  (flops <= old_flops ||
-                   unit(rng) < exp(-(log10(flops) - log10(old_flops)) / temp));
+    bool accept = fits_node(t, v) && (flops <= old_flops ||
+                                      unit(rng) < exp(-(log10(flops) - log10(old_flops)) / temp));
     if (accept) {
         t->flops = flops;
         return;
@@ -368,9 +369,8 @@ static void rotate(tree *t, int32_t v, double temp, uint64_t *rng)
 
 /* Randomized greedy restarts, at least `count` and until `until` (the first
    one plain greedy); the best feasible path into steps, its cost returned. */
-static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *lim,
-                       uint32_t count, double until, uint64_t *rng, uint32_t (*steps)[2],
-                       uint32_t (*trial)[2])
+static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *lim, uint32_t count,
+                       double until, uint64_t *rng, uint32_t (*steps)[2], uint32_t (*trial)[2])
 {
     double best = INFINITY;
     for (uint32_t r = 0; r < count || now_seconds() < until; r++) {
@@ -379,8 +379,7 @@ static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *l
         double flops, largest;
         bool feasible;
         if (!ein_greedy_random(m, net, lim, temp, costmod, rng, trial) ||
-            !ein_path_cost(m, net, (const uint32_t(*)[2])trial, lim, &flops, &largest,
-                           &feasible) ||
+            !ein_path_cost(m, net, (const uint32_t(*)[2])trial, lim, &flops, &largest, &feasible) ||
             !feasible || !(flops < best))
             continue;
         best = flops;
@@ -421,7 +420,7 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
         return ein_optimal(m, net, lim, steps, err);
     double start = now_seconds(), budget = lim->seconds > 0 ? lim->seconds : 1.0;
     uint64_t rng = lim->seed ? lim->seed : 0x5eed5eedull;
-    uint32_t (*trial)[2] = ein_calloc(m, net->n, sizeof *trial);
+    uint32_t(*trial)[2] = ein_calloc(m, net->n, sizeof *trial);
     if (!trial)
         return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
     double found = restarts(m, net, lim, 16, start + budget / 4, &rng, steps, trial);
@@ -434,8 +433,8 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
         return TF_OK;
     tree cur, best;
     scratch s = {NULL, NULL};
-    bool ok = tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) &&
-              scratch_init(m, net, &s);
+    bool ok =
+        tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) && scratch_init(m, net, &s);
     if (ok) {
         tree_load(&cur, (const uint32_t(*)[2])steps);
         tree_load(&best, (const uint32_t(*)[2])steps);
@@ -455,8 +454,8 @@ static bool anneal_fixed(const ein_mem *m, const ein_net *net, const ein_limits 
 {
     tree cur, best;
     scratch s = {NULL, NULL};
-    bool ok = tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) &&
-              scratch_init(m, net, &s);
+    bool ok =
+        tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) && scratch_init(m, net, &s);
     if (ok) {
         tree_load(&cur, (const uint32_t(*)[2])steps);
         tree_load(&best, (const uint32_t(*)[2])steps);
@@ -473,7 +472,7 @@ tf_status ein_restarts_polished(const ein_mem *m, const ein_net *net, const ein_
                                 uint32_t count, uint32_t (*steps)[2], ein_err *err)
 {
     uint64_t rng = 0x5eed5eedull; /* a fixed stream: the same path on every run */
-    uint32_t (*trial)[2] = ein_calloc(m, net->n, sizeof *trial);
+    uint32_t(*trial)[2] = ein_calloc(m, net->n, sizeof *trial);
     if (!trial)
         return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
     double found = restarts(m, net, lim, count, -INFINITY, &rng, steps, trial);

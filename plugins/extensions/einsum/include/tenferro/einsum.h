@@ -61,8 +61,8 @@ static inline tf_status tf_einsum_install(tf_runtime *rt, tf_extension_module **
  * Nothing is recorded on failure.
  */
 static inline tf_status tf_einsum_with(tf_session *s, const char *subscripts, size_t n,
-                                       tf_eager *const *operands,
-                                       const tf_einsum_options *options, tf_eager **out)
+                                       tf_eager *const *operands, const tf_einsum_options *options,
+                                       tf_eager **out)
 {
     int64_t optimize = options ? (int64_t)options->optimize : TF_EINSUM_AUTO;
     double memory_limit = options ? options->memory_limit : 0.0;

@@ -63,12 +63,12 @@ typedef enum tf_einsum_optimize {
 /* Options of a path; zero fields take the defaults. Size-prefixed. */
 typedef struct tf_einsum_options {
     uint32_t struct_size;
-    uint32_t optimize;      /* tf_einsum_optimize */
-    double memory_limit;    /* largest intermediate allowed, in elements; 0: none */
-    double search_seconds;  /* TF_EINSUM_SEARCH's budget; 0: 1 second */
-    uint64_t seed;          /* TF_EINSUM_SEARCH's random stream; 0: a fixed one */
-    uint32_t max_rank;      /* most axes of an intermediate; 0: no limit (executions
-                               always use TF_MAX_RANK) */
+    uint32_t optimize;     /* tf_einsum_optimize */
+    double memory_limit;   /* largest intermediate allowed, in elements; 0: none */
+    double search_seconds; /* TF_EINSUM_SEARCH's budget; 0: 1 second */
+    uint64_t seed;         /* TF_EINSUM_SEARCH's random stream; 0: a fixed one */
+    uint32_t max_rank;     /* most axes of an intermediate; 0: no limit (executions
+                              always use TF_MAX_RANK) */
     uint32_t reserved0;
 } tf_einsum_options;
 
@@ -79,9 +79,9 @@ typedef struct tf_einsum_step {
     /* numpy.einsum_path's numbering: positions in the current list of tensors,
        where each step removes its two and appends its result. */
     uint32_t lhs_pos, rhs_pos;
-    double flops; /* numpy's count: product of every extent involved, x2 when summing */
-    double size;  /* elements of the result */
-    uint32_t scaling;     /* how many distinct indices the step involves */
+    double flops;     /* numpy's count: product of every extent involved, x2 when summing */
+    double size;      /* elements of the result */
+    uint32_t scaling; /* how many distinct indices the step involves */
     uint32_t reserved0;
     const char *subscripts; /* the step as an einsum, e.g. "jk,ij->ik" (in the path's storage) */
 } tf_einsum_step;
@@ -90,16 +90,16 @@ typedef struct tf_einsum_step {
 typedef struct tf_einsum_path {
     uint32_t struct_size;
     uint32_t n_operands;
-    uint32_t n_steps;   /* n_operands - 1 (0 for one operand) */
-    uint32_t optimize;  /* the method that chose it (AUTO resolved) */
+    uint32_t n_steps;  /* n_operands - 1 (0 for one operand) */
+    uint32_t optimize; /* the method that chose it (AUTO resolved) */
     const tf_einsum_step *steps;
     const char *subscripts; /* the whole expression in explicit form ("ij,jk->ik") */
-    double flops;          /* sum over steps (numpy's "Optimized FLOP count" minus 1) */
+    double flops;           /* sum over steps (numpy's "Optimized FLOP count" minus 1) */
     double log10_flops;
-    double naive_flops;    /* numpy's "Naive FLOP count": one loop over every index */
+    double naive_flops;          /* numpy's "Naive FLOP count": one loop over every index */
     double largest_intermediate; /* elements of the largest step result */
-    double prep_flops;     /* diagonals and one-operand sums before the path */
-    uint32_t scaling;      /* largest step scaling */
+    double prep_flops;           /* diagonals and one-operand sums before the path */
+    uint32_t scaling;            /* largest step scaling */
     uint32_t reserved0;
 } tf_einsum_path;
 
