@@ -444,6 +444,64 @@ static void test_refusals(void **state)
     assert_int_equal(g_planner->format(NULL, 0, NULL), TF_ERR_VALIDATION);
 }
 
+/* Random bytes from the parser's alphabet and its neighbours: every answer is a path or
+   a clean refusal (run under the sanitizers, this is a small fuzzer). */
+static void test_garbage_subscripts(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a",
+                                         "b",
+                                         "i",
+                                         "Z",
+                                         ",",
+                                         "-",
+                                         ">",
+                                         "->",
+                                         ".",
+                                         "...",
+                                         " ",
+                                         "\xce\xb1",
+                                         "\xe4\xb8\xad",
+                                         "\xff",
+                                         "\x80",
+                                         "\xc2",
+                                         "1",
+                                         "_"};
+    unsigned seed = 4242;
+    for (int k = 0; k < 3000; k++) {
+        char expr[128] = "";
+        uint32_t len = rnd(&seed, 14);
+        for (uint32_t i = 0; i < len; i++)
+            strcat(expr, pieces[rnd(&seed, sizeof pieces / sizeof pieces[0])]);
+        uint32_t n = 1 + rnd(&seed, 3), ranks[3];
+        int64_t ext[3][3];
+        const int64_t *shapes[3];
+        for (uint32_t t = 0; t < n; t++) {
+            ranks[t] = rnd(&seed, 4);
+            for (uint32_t a = 0; a < ranks[t]; a++)
+                ext[t][a] = rnd(&seed, 4);
+            shapes[t] = ext[t];
+        }
+        tf_einsum_path *p = (tf_einsum_path *)&p;
+        tf_einsum_error err = {sizeof err, 0, -1, -1, ""};
+        tf_status st = g_planner->path(expr, n, ranks, shapes, NULL, &p, &err);
+        if (st) {
+            if (st != TF_ERR_VALIDATION && st != TF_ERR_SHAPE_MISMATCH)
+                fail_msg("'%s': %s", expr, tf_status_name(st));
+            assert_ptr_equal(p, (tf_einsum_path *)&p);
+            assert_true(err.message[0] != '\0');
+            assert_true(err.position >= -1 && err.position <= (int64_t)strlen(expr));
+            continue;
+        }
+        assert_int_equal(p->n_steps, n - 1);
+        char *text = NULL;
+        TF_ASSERT_OK(g_planner->format(p, 1, &text));
+        assert_true(json_check(text));
+        g_planner->text_free(text);
+        g_planner->path_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_rank_limit),
         cmocka_unit_test(test_text_and_json),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_garbage_subscripts),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
