@@ -536,10 +536,10 @@ static tf_status make_dense(tf_session *s, tf_eager **x)
  */
 static void end_batch(tf_session *s, tf_status *st)
 {
-    tf_status end = tf__defer_end(s);
+    tf_status end = tf__lazy_end(&s->lazy);
     if (!*st)
         *st = end;
-    s->defer = TF_DEFER_OFF;
+    s->lazy.mode = TF_DEFER_OFF;
 }
 
 /* ---- argument checks ---- */
@@ -648,7 +648,7 @@ static tf_status accumulate_all(tf_session *s, const graph *g, tf_eager **cot)
 
 static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
 {
-    tf_session s = {.rt = x->rt, .engine = engine, .defer = x->rt->defer};
+    tf_session s = tf__session_make(x->rt, engine, x->rt->defer);
     graph g = {0};
     tf_status st = x->tracked ? walk(&g, x, true) : TF_OK;
     if (st || !x->tracked) {
@@ -702,7 +702,7 @@ TF_API tf_status tf_eager_backward(tf_eager *x, tf_engine *engine)
                          "backward: the output has %zu elements; backward needs a scalar (use "
                          "tf_eager_backward_with_seed for other shapes)",
                          x->value->numel);
-    tf_session s = {.rt = x->rt, .engine = engine};
+    tf_session s = tf__session_make(x->rt, engine, TF_DEFER_OFF);
     tf_eager *one;
     tf_status st = tf_session_full(&s, x->value->dtype, x->value->rank, x->value->shape, 1.0,
                                    &one);
@@ -755,7 +755,7 @@ static tf_status inactive(const char *op, bool optional, tf_eager **out)
 static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
                           tf_eager *wrt, tf_eager *cotangent, bool optional, tf_eager **out)
 {
-    tf_session s = {.rt = rt, .engine = engine, .defer = rt->defer};
+    tf_session s = tf__session_make(rt, engine, rt->defer);
     graph g = {0};
     tf_status st = walk(&g, output, false);
     size_t wi = st ? 0 : lookup(&g, wrt);
@@ -810,7 +810,7 @@ static tf_status grad_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf
         return tf__error(TF_ERR_NON_SCALAR_GRAD, op, "output",
                          "%s: the output has %zu elements; grad needs a scalar (use vjp)", op,
                          output->value->numel);
-    tf_session s = {.rt = rt, .engine = engine};
+    tf_session s = tf__session_make(rt, engine, TF_DEFER_OFF);
     tf_eager *one;
     const tf_tensor *v = output->value;
     if ((st = tf_session_full(&s, v->dtype, v->rank, v->shape, 1.0, &one)))
@@ -878,7 +878,7 @@ static tf_status jvp_step(tf_session *s, const graph *g, size_t i, tf_eager **ta
 static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
                           tf_eager *wrt, tf_eager *tangent, bool optional, tf_eager **out)
 {
-    tf_session s = {.rt = rt, .engine = engine, .defer = rt->defer};
+    tf_session s = tf__session_make(rt, engine, rt->defer);
     graph g = {0};
     tf_status st = walk(&g, output, false);
     size_t wi = st ? 0 : lookup(&g, wrt);

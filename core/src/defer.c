@@ -42,25 +42,25 @@
  * tape nodes whose rules read its shape alone (tf_op_rule.unread: `+` and
  * `-` of their inputs, `reduce_sum` of its input; their results and `*`'s),
  * nothing can read it: it is dropped like a released one and its memory
- * marked tf__defer_unwritten. So a training step's exp(x) * y, which the
+ * marked unwritten (k_unwritten). So a training step's exp(x) * y, which the
  * tape holds only as the input of `+`, is not written. The eager is asked
  * only when the batch runs on its session's thread: there the counts it
  * reads can only fall while it reads them (an op of another thread reading
  * the value runs the batch first); another thread running the batch takes
  * every such result as held. The eager forgets its batch under the engine
- * lock when it dies (tf__defer_disown).
+ * lock when it dies (tf__lazy_disown).
  *
  * A batch runs: when one of its results is read; when an op does not fit it
  * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
  * TF_FUSED_MAX_OUTPUTS steps); at tf_engine_synchronize; at session end. If
  * the engine fails it, the error goes to whoever made it run, and its
- * results are marked lost (tf__defer_lost): reading them later is a
+ * results are marked lost (k_lost): reading them later is a
  * TF_ERR_BACKEND error, never stale memory.
  */
 #include <string.h>
 
-#include "eager_internal.h"
 #include "fused.h"
+#include "lazy.h"
 
 /* The most steps of a batch: each may become an output of its one call. */
 #define DEFER_MAX_STEPS TF_FUSED_MAX_OUTPUTS
@@ -76,7 +76,8 @@ struct tf_batch {
     tf_tensor *in[TF_FUSED_MAX_INPUTS]; /* retained; their storages count us as readers */
     tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
     tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
-    struct tf_eager *owner[DEFER_MAX_STEPS]; /* the eager out[k] became, or NULL */
+    const void *owner[DEFER_MAX_STEPS];   /* what out[k] became (an eager tensor), or NULL */
+    bool (*wanted)(const void *owner);    /* whether anything may still read an owner's value */
     pthread_t thread;                     /* the session's (the batch opened there) */
     tf_tensor *tail_in;                   /* retained: the result the tail reduces, or NULL */
     tf_tensor *tail_out;                  /* retained; its storage points at us */
@@ -84,28 +85,11 @@ struct tf_batch {
     tf_defer_stats stats;                 /* the session's (changed under the lock) */
 };
 
-struct tf_batch tf__defer_lost;
-struct tf_batch tf__defer_unwritten;
+static struct tf_batch k_lost; /* the mark of memory whose batch failed */
+static struct tf_batch k_unwritten; /* the mark of a result left unwritten */
 
-/* ---- the engine lock ---- */
-
-static _Thread_local tf_engine *t_locked; /* the engine whose lock this thread holds */
-static _Thread_local bool t_running;      /* inside run_batch's engine calls */
-
-bool tf__engine_lock_slow(tf_engine *e)
-{
-    if (t_locked == e)
-        return false;
-    pthread_mutex_lock(&e->defer_lock);
-    t_locked = e;
-    return true;
-}
-
-void tf__engine_unlock_slow(tf_engine *e)
-{
-    t_locked = NULL;
-    pthread_mutex_unlock(&e->defer_lock);
-}
+/* inside run_batch's engine calls: the batch's own operands need no flush */
+static _Thread_local bool t_running;
 
 /* ---- running a batch (engine lock held) ---- */
 
@@ -125,7 +109,7 @@ static bool step_held(const struct tf_batch *b, uint32_t k)
     if (refs != 2) /* 1: the batch alone; more: views, another eager, the tail */
         return refs > 1;
     return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) ||
-           tf__eager_value_wanted(b->owner[k]);
+           !b->wanted || b->wanted(b->owner[k]);
 }
 
 /* An engine that cannot take the program in one call: its steps one by one,
@@ -198,19 +182,19 @@ static tf_status run_batch(struct tf_batch *b)
     t_running = false;
     if (!st)
         b->stats.results_written += written;
-    struct tf_batch *mark = st ? &tf__defer_lost : NULL;
+    struct tf_batch *mark = st ? &k_lost : NULL;
     for (uint32_t k = 0; k < b->n_steps; k++) {
         /* not written, yet its eager lives on in the tape: never to be read */
         bool unwritten = !st && !held[k] &&
                          atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
-        atomic_store_explicit(&b->out[k]->storage->pending, unwritten ? &tf__defer_unwritten : mark,
+        atomic_store_explicit(&b->out[k]->storage->pending, unwritten ? &k_unwritten : mark,
                               memory_order_release);
         tf_tensor_release(b->out[k]);
         b->owner[k] = NULL;
     }
     if (b->tail_out) {
         atomic_store_explicit(&b->tail_out->storage->pending,
-                              st || tail_st ? &tf__defer_lost : NULL, memory_order_release);
+                              st || tail_st ? &k_lost : NULL, memory_order_release);
         tf_tensor_release(b->tail_out);
         tf_tensor_release(b->tail_in);
         b->tail_out = b->tail_in = NULL;
@@ -236,13 +220,13 @@ static tf_status run_batch(struct tf_batch *b)
 /* Whether pb marks memory no batch will write (lost, unwritten) rather than naming a batch. */
 static bool is_mark(const struct tf_batch *pb)
 {
-    return pb == &tf__defer_lost || pb == &tf__defer_unwritten;
+    return pb == &k_lost || pb == &k_unwritten;
 }
 
 /* The error of `op` reading memory under the mark pb. */
 static tf_status mark_error(const struct tf_batch *pb, const char *op)
 {
-    if (pb == &tf__defer_lost)
+    if (pb == &k_lost)
         return tf__error(TF_ERR_BACKEND, op, NULL,
                          "%s: the value was lost: the engine failed the deferred elementwise "
                          "ops that compute it (the error was reported to the call that ran "
@@ -254,7 +238,7 @@ static tf_status mark_error(const struct tf_batch *pb, const char *op)
                      op);
 }
 
-tf_status tf__defer_flush_storage(tf_storage *storage)
+static tf_status flush_storage(tf_storage *storage)
 {
     if (t_running)
         return TF_OK; /* a batch's own operands, inside its run */
@@ -289,7 +273,7 @@ static tf_status run_all(tf_engine *e)
     return first;
 }
 
-tf_status tf__defer_flush_engine(tf_engine *e)
+static tf_status flush_engine(tf_engine *e)
 {
     if (t_running || atomic_load_explicit(&e->n_open, memory_order_acquire) == 0)
         return TF_OK;
@@ -299,15 +283,18 @@ tf_status tf__defer_flush_engine(tf_engine *e)
     return st;
 }
 
-tf_status tf__defer_before_write(const tf_tensor *t)
+static tf_status before_write(const tf_tensor *t)
 {
     tf_storage *s = t->storage;
     tf_status st = tf__ready(t);
     if (st || t_running || !atomic_load_explicit(&s->readers, memory_order_acquire))
         return st;
     /* only memory of the batch's own engine joins a batch */
-    return s->kind == TF_STORAGE_ENGINE ? tf__defer_flush_engine(s->engine) : TF_OK;
+    return s->kind == TF_STORAGE_ENGINE ? flush_engine(s->engine) : TF_OK;
 }
+
+/* How the layers below make pending memory current (internal.h). */
+static const tf_pending_hooks k_hooks = {flush_storage, before_write, flush_engine};
 
 /* ---- building a batch ---- */
 
@@ -372,34 +359,34 @@ static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs
     return PLAN_OK;
 }
 
-bool tf__defer_chains(const tf_session *s, const tf_tensor *out)
+bool tf__lazy_defers(const tf_lazy *z, const tf_tensor *out)
 {
-    if (s->defer == TF_DEFER_OFF || out->numel == 0 || !tf_dtype_is_float(out->dtype))
+    if (z->mode == TF_DEFER_OFF || out->numel == 0 || !tf_dtype_is_float(out->dtype))
         return false;
-    uint32_t caps = s->engine->caps;
-    return s->defer == TF_DEFER_ALWAYS ||
+    uint32_t caps = z->engine->caps;
+    return z->mode == TF_DEFER_ALWAYS ||
            ((caps & TF_ENGINE_CAP_DEFER_CHAINS) &&
             (!(caps & TF_ENGINE_CAP_HOST_MEMORY) ||
              out->numel * tf_dtype_size(out->dtype) >= TF_DEFER_HOST_MIN_BYTES));
 }
 
 /* Whether the op may join a batch at all (before any lock is taken). */
-static bool deferrable(const tf_session *s, tf_prim prim, const void *params, size_t n,
+static bool deferrable(const tf_lazy *z, tf_prim prim, const void *params, size_t n,
                        tf_tensor *const *in, const tf_tensor *out)
 {
     /* (session ops never run inside a batch's run: no t_running check) */
-    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || !tf__defer_chains(s, out))
+    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || !tf__lazy_defers(z, out))
         return false;
     for (size_t i = 0; i < n; i++) {
         const tf_storage *st = in[i]->storage;
-        if (st->kind != TF_STORAGE_ENGINE || st->engine != s->engine ||
+        if (st->kind != TF_STORAGE_ENGINE || st->engine != z->engine ||
             in[i]->dtype != out->dtype)
             return false;
     }
     uint32_t op = prim == TF_PRIM_UNARY ? ((const tf_unary_params *)params)->op
                                          : ((const tf_binary_params *)params)->op;
-    return tf__engine_fuses(s->engine, out->dtype, 1, 1) &&
-           tf__engine_supports_uniform(s->engine, prim, op, n + 1, out->dtype);
+    return tf__engine_fuses(z->engine, out->dtype, 1, 1) &&
+           tf__engine_supports_uniform(z->engine, prim, op, n + 1, out->dtype);
 }
 
 static bool same_shape(const struct tf_batch *b, const tf_tensor *t)
@@ -448,27 +435,34 @@ static void append(struct tf_batch *b, tf_prim prim, const void *params, const u
 }
 
 /* Whether a REDUCE of `in` into `out` may become the tail of s's batch (before the lock). */
-static bool tail_fits(const tf_session *s, const void *params, size_t n, tf_tensor *const *in,
+static bool tail_fits(const tf_lazy *z, const void *params, size_t n, tf_tensor *const *in,
                       tf_tensor *out)
 {
-    if (s->defer == TF_DEFER_OFF || n != 1 || out->numel == 0 || out->dtype != in[0]->dtype ||
-        !tf__defer_in_batch(s, in[0]))
+    if (z->mode == TF_DEFER_OFF || n != 1 || out->numel == 0 || out->dtype != in[0]->dtype ||
+        !tf__lazy_in_batch(z, in[0]))
         return false;
     /* every check the op would meet if it ran now, so that it cannot fail later for them */
     if (tf__prim_check(TF_PRIM_REDUCE, params, 1, in, 1, &out) != TF_OK)
         return false; /* run now: the same check fails again and says why */
-    return tf__engine_supports_uniform(s->engine, TF_PRIM_REDUCE,
+    return tf__engine_supports_uniform(z->engine, TF_PRIM_REDUCE,
                                        ((const tf_reduce_params *)params)->op, 2, out->dtype);
 }
 
+/* An op that does not join a batch: run on the engine now. */
+static tf_status exec_now(tf_lazy *z, tf_prim prim, const void *params, size_t n,
+                          tf_tensor *const *in, tf_tensor *out)
+{
+    return tf_engine_execute(z->engine, prim, params, n, in, 1, &out);
+}
+
 /* A REDUCE of a batch result: the batch's tail if it fits, else run now. */
-static tf_status defer_reduce(tf_session *s, const void *params, size_t n, tf_tensor *const *in,
+static tf_status defer_reduce(tf_lazy *z, const void *params, size_t n, tf_tensor *const *in,
                               tf_tensor *out)
 {
-    if (!tail_fits(s, params, n, in, out))
-        return tf__exec(s, TF_PRIM_REDUCE, params, n, in, out);
-    struct tf_batch *b = s->batch;
-    bool taken = tf__engine_lock_slow(s->engine);
+    if (!tail_fits(z, params, n, in, out))
+        return exec_now(z, TF_PRIM_REDUCE, params, n, in, out);
+    struct tf_batch *b = z->batch;
+    bool taken = tf__engine_lock_slow(z->engine);
     /* another thread may have run the batch meanwhile (a read) */
     bool joined = b->open && !b->tail_out &&
                   atomic_load_explicit(&in[0]->storage->pending, memory_order_acquire) == b &&
@@ -482,18 +476,18 @@ static tf_status defer_reduce(tf_session *s, const void *params, size_t n, tf_te
         b->stats.ops_deferred++;
         atomic_store_explicit(&out->storage->pending, b, memory_order_release);
     }
-    tf__engine_unlock(s->engine, taken);
-    return joined ? TF_OK : tf__exec(s, TF_PRIM_REDUCE, params, n, in, out);
+    tf__engine_unlock(z->engine, taken);
+    return joined ? TF_OK : exec_now(z, TF_PRIM_REDUCE, params, n, in, out);
 }
 
-tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t n,
-                         tf_tensor *const *in, tf_tensor *out)
+tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n,
+                        tf_tensor *const *in, tf_tensor *out)
 {
     if (prim == TF_PRIM_REDUCE)
-        return defer_reduce(s, params, n, in, out);
-    if (!deferrable(s, prim, params, n, in, out))
-        return tf__exec(s, prim, params, n, in, out);
-    struct tf_batch *b = s->batch;
+        return defer_reduce(z, params, n, in, out);
+    if (!deferrable(z, prim, params, n, in, out))
+        return exec_now(z, prim, params, n, in, out);
+    struct tf_batch *b = z->batch;
     tf_status st;
     /* operands another batch computes: that batch runs now (it takes the lock itself) */
     for (size_t i = 0; i < n; i++) {
@@ -503,11 +497,13 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
     }
     if (!b) {
         if (!(b = tf__calloc(1, sizeof *b)))
-            return tf__exec(s, prim, params, n, in, out);
-        b->engine = s->engine;
-        s->batch = b;
+            return exec_now(z, prim, params, n, in, out);
+        b->engine = z->engine;
+        b->wanted = z->wanted;
+        z->batch = b;
+        tf__pending_hooks_set(&k_hooks); /* before anything is marked pending */
     }
-    bool taken = tf__engine_lock_slow(s->engine);
+    bool taken = tf__engine_lock_slow(z->engine);
     /* the batch runs first if the op does not fit it; its failure is this op's */
     st = TF_OK;
     if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
@@ -520,15 +516,15 @@ tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t
         pr = plan(b, n, in, ref, ins, &n_in, &mark); /* an empty batch takes any op */
     if (!st && pr == PLAN_OK)
         append(b, prim, params, ref, ins, n_in, out);
-    tf__engine_unlock(s->engine, taken);
+    tf__engine_unlock(z->engine, taken);
     if (st)
         return st;
     return pr == PLAN_OK ? TF_OK : mark_error(mark, tf_prim_name(prim));
 }
 
-bool tf__defer_in_batch(const tf_session *s, const tf_tensor *t)
+bool tf__lazy_in_batch(const tf_lazy *z, const tf_tensor *t)
 {
-    const struct tf_batch *b = s->batch;
+    const struct tf_batch *b = z->batch;
     return b && b->open && atomic_load_explicit(&t->storage->pending, memory_order_acquire) == b;
 }
 
@@ -540,7 +536,7 @@ static bool real_batch(const struct tf_batch *pb)
 
 /* If t is the result of a step of an open batch whose owner is `from`, makes
    it `to` (under the engine lock). */
-static void swap_owner(tf_tensor *t, const struct tf_eager *from, struct tf_eager *to)
+static void swap_owner(tf_tensor *t, const void *from, const void *to)
 {
     tf_storage *s = t->storage;
     if (!real_batch(atomic_load_explicit(&s->pending, memory_order_acquire)))
@@ -553,59 +549,47 @@ static void swap_owner(tf_tensor *t, const struct tf_eager *from, struct tf_eage
     tf__engine_unlock(s->engine, taken);
 }
 
-void tf__defer_adopt_slow(tf_tensor *t, struct tf_eager *x)
+void tf__lazy_adopt_slow(tf_tensor *t, const void *owner)
 {
-    swap_owner(t, NULL, x);
+    swap_owner(t, NULL, owner);
 }
 
-void tf__defer_disown_slow(tf_tensor *t, const struct tf_eager *x)
+void tf__lazy_disown_slow(tf_tensor *t, const void *owner)
 {
-    swap_owner(t, x, NULL);
+    swap_owner(t, owner, NULL);
 }
 
-tf_status tf__defer_end(tf_session *s)
+tf_status tf__lazy_end(tf_lazy *z)
 {
-    struct tf_batch *b = s->batch;
+    struct tf_batch *b = z->batch;
     if (!b)
         return TF_OK;
-    bool taken = tf__engine_lock_slow(s->engine);
+    bool taken = tf__engine_lock_slow(z->engine);
     tf_status st = run_batch(b);
-    tf__engine_unlock(s->engine, taken);
+    tf__engine_unlock(z->engine, taken);
     tf__free(b);
-    s->batch = NULL;
+    z->batch = NULL;
     return st;
 }
 
-TF_API tf_status tf_session_set_defer(tf_session *s, tf_defer_mode mode)
+tf_status tf__lazy_set_mode(tf_lazy *z, uint8_t mode)
 {
-    if (!s)
-        return tf__error(TF_ERR_VALIDATION, "session_set_defer", "session",
-                         "session_set_defer: session is NULL");
-    if ((unsigned)mode > TF_DEFER_ALWAYS)
-        return tf__error(TF_ERR_VALIDATION, "session_set_defer", "mode",
-                         "session_set_defer: unknown mode %d (expected TF_DEFER_OFF, "
-                         "TF_DEFER_AUTO or TF_DEFER_ALWAYS)",
-                         (int)mode);
     tf_status st = TF_OK;
-    if (mode == TF_DEFER_OFF && s->batch) {
-        bool taken = tf__engine_lock_slow(s->engine);
-        st = run_batch(s->batch);
-        tf__engine_unlock(s->engine, taken);
+    if (mode == TF_DEFER_OFF && z->batch) {
+        bool taken = tf__engine_lock_slow(z->engine);
+        st = run_batch(z->batch);
+        tf__engine_unlock(z->engine, taken);
     }
-    s->defer = (uint8_t)mode;
+    z->mode = mode;
     return st;
 }
 
-TF_API tf_status tf_session_defer_stats(tf_session *s, tf_defer_stats *out)
+void tf__lazy_stats(tf_lazy *z, tf_defer_stats *out)
 {
-    if (!s || !out)
-        return tf__error(TF_ERR_VALIDATION, "session_defer_stats", s ? "out" : "session",
-                         "session_defer_stats: NULL argument");
     *out = (tf_defer_stats){0};
-    if (s->batch) {
-        bool taken = tf__engine_lock_slow(s->engine);
-        *out = s->batch->stats;
-        tf__engine_unlock(s->engine, taken);
+    if (z->batch) {
+        bool taken = tf__engine_lock_slow(z->engine);
+        *out = z->batch->stats;
+        tf__engine_unlock(z->engine, taken);
     }
-    return TF_OK;
 }

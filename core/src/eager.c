@@ -118,7 +118,7 @@ TF_API void tf_eager_release(tf_eager *x)
     if (!x || atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1)
         return;
     tf_eager *dead = x;
-    tf__defer_disown(x->value, x);
+    tf__lazy_disown(x->value, x);
     tf_tensor_release(x->value);
     x->value = NULL;
     while (dead) {
@@ -131,7 +131,7 @@ TF_API void tf_eager_release(tf_eager *x)
                 if (i < 7 && (e->node->unread & TF_UNREAD_IN(i)))
                     atomic_fetch_sub_explicit(&in->unread_refs, 1, memory_order_relaxed);
                 if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) == 1) {
-                    tf__defer_disown(in->value, in);
+                    tf__lazy_disown(in->value, in);
                     tf_tensor_release(in->value);
                     in->value = (tf_tensor *)dead;
                     dead = in;
@@ -149,8 +149,9 @@ TF_API void tf_eager_release(tf_eager *x)
     }
 }
 
-bool tf__eager_value_wanted(const tf_eager *x)
+bool tf__eager_owner_wanted(const void *owner)
 {
+    const tf_eager *x = owner;
     if (x->node && !(x->node->unread & TF_UNREAD_OUT))
         return true; /* its own rule reads it */
     /* refs first: between the two loads refs may only fall (see defer.c) */

@@ -15,6 +15,7 @@
 #include <tenferro/runtime.h>
 
 #include "internal.h"
+#include "lazy.h"
 
 /* ---- caches (cache.c) ---- */
 
@@ -140,12 +141,13 @@ struct tf_eager {
 };
 
 /*
- * Whether anything may still read x's value: a reference other than the
- * nodes that only need its shape, or its own node's rule reading it. Asked
- * by a deferred batch deciding which results to write (defer.c), on the
- * session's own thread, while x is alive.
+ * Whether anything may still read the value of `owner`, an eager tensor: a
+ * reference other than the nodes that only need its shape, or its own
+ * node's rule reading it. The `wanted` of sessions' tf_lazy: asked by a
+ * deferred batch deciding which results to write (defer.c), on the
+ * session's own thread, while the tensor is alive.
  */
-bool tf__eager_value_wanted(const tf_eager *x);
+bool tf__eager_owner_wanted(const void *owner);
 
 /* Folds a, member by member (never its padding bytes), into an FNV-1a hash. */
 uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a);
@@ -159,37 +161,20 @@ struct tf_session {
     tf_runtime *rt;
     tf_engine *engine;
     /*
-     * Deferred chains (defer.c): the tf_defer_mode of this session (those
-     * the application begins: TF_DEFER_AUTO unless it changed it; the
-     * runtime's own, as backward's: TF_DEFER_OFF, zero), and the batch that
-     * collects its ops (NULL until the first).
+     * Deferred chains (lazy.h): the session's mode (those the application
+     * begins: the runtime's TENFERRO_DEFER mode, else TF_DEFER_AUTO; its
+     * derivatives' sessions begin in it too) and its batch.
      */
-    uint8_t defer;
-    struct tf_batch *batch;
+    tf_lazy lazy;
 };
 
-/*
- * tf__exec for the UNARY or BINARY primitive of an elementwise session op:
- * appends it to the session's batch when it can, leaving `out` pending until
- * something reads it or the batch closes; otherwise runs it at once.
- */
-tf_status tf__defer_exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
-                         tf_tensor *const *in, tf_tensor *out);
-/*
- * Whether the session defers elementwise results like `out` (its float dtype
- * and size): its defer mode, and under TF_DEFER_AUTO the engine's
- * TF_ENGINE_CAP_DEFER_CHAINS (on a host-memory engine, for results of
- * TF_DEFER_HOST_MIN_BYTES or more). Reverse rules' programs follow it too.
- */
-bool tf__defer_chains(const tf_session *s, const tf_tensor *out);
-/* Runs the session's open batch and frees it (session end). */
-tf_status tf__defer_end(tf_session *s);
-/*
- * Whether t's contents are a step of the session's open batch, not yet run:
- * then an op that reads it at once (an in-place sum) would run the batch
- * first, where one more deferred step would not. The session's thread only.
- */
-bool tf__defer_in_batch(const tf_session *s, const tf_tensor *t);
+/* A session of rt on engine deferring in `mode` (for sessions on the stack). */
+static inline tf_session tf__session_make(tf_runtime *rt, tf_engine *engine, uint8_t mode)
+{
+    return (tf_session){.rt = rt,
+                        .engine = engine,
+                        .lazy = {.engine = engine, .mode = mode, .wanted = tf__eager_owner_wanted}};
+}
 
 /* ---- ops and their rules (op_table.c) ---- */
 

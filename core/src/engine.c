@@ -13,6 +13,25 @@
 /* The most operands one tf_engine_execute call may pass. */
 #define MAX_OPERANDS 64
 
+/* ---- the engine lock ---- */
+
+static _Thread_local tf_engine *t_locked; /* the engine whose lock this thread holds */
+
+bool tf__engine_lock_slow(tf_engine *e)
+{
+    if (t_locked == e)
+        return false;
+    pthread_mutex_lock(&e->defer_lock);
+    t_locked = e;
+    return true;
+}
+
+void tf__engine_unlock_slow(tf_engine *e)
+{
+    t_locked = NULL;
+    pthread_mutex_unlock(&e->defer_lock);
+}
+
 /* ---- lifecycle ---- */
 
 void tf__engine_retain(tf_engine *e)
@@ -116,7 +135,9 @@ TF_API tf_status tf_engine_synchronize(tf_engine *e)
 {
     if (!e)
         return tf__error(TF_ERR_VALIDATION, "engine_synchronize", "engine", "engine is NULL");
-    tf_status st = tf__defer_flush_engine(e); /* queued work includes open batches */
+    tf_status st = TF_OK; /* queued work includes open batches */
+    if (atomic_load_explicit(&e->n_open, memory_order_acquire))
+        st = tf__pending_hooks()->flush_engine(e);
     if (st)
         return st;
     bool taken = tf__engine_lock(e);
@@ -130,6 +151,13 @@ TF_API tf_status tf_engine_synchronize(tf_engine *e)
 }
 
 /* ---- engine tensors ---- */
+
+/* How an engine storage's memory goes back (tf_storage.free.engine). */
+static void free_engine_memory(tf_storage *s)
+{
+    s->engine->desc->buffer_free(s->engine->state, s->buffer);
+    tf__engine_release(s->engine);
+}
 
 static tf_status new_engine_tensor(const char *op, tf_engine *e, tf_dtype dtype, size_t rank,
                                    const int64_t *shape, tf_tensor **out)
@@ -155,6 +183,7 @@ static tf_status new_engine_tensor(const char *op, tf_engine *e, tf_dtype dtype,
         s->host = NULL;
     s->nbytes = alloc;
     s->engine = e;
+    s->free.engine = free_engine_memory;
     tf__engine_retain(e);
     *out = t;
     return TF_OK;

@@ -81,7 +81,7 @@ static tf_status run_step(tf_engine *e, tf_session *s, const tf_fused_step *step
     tf_prim prim = unary ? TF_PRIM_UNARY : TF_PRIM_BINARY;
     const void *params = unary ? (const void *)&up : (const void *)&bp;
     size_t n = unary ? 1 : 2;
-    return s ? tf__defer_exec(s, prim, params, n, args, out)
+    return s ? tf__lazy_exec(&s->lazy, prim, params, n, args, out)
              : tf_engine_execute(e, prim, params, n, args, 1, &out);
 }
 
@@ -188,7 +188,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     bool with_acc = *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS &&
                     result + 1 < TF_FUSED_MAX_STEPS;
     uint32_t n_in = fx->n_in + (with_acc ? 1 : 0);
-    bool fused = (with_acc || !*acc) && !tf__defer_chains(s, like->value) &&
+    bool fused = (with_acc || !*acc) && !tf__lazy_defers(&s->lazy, like->value) &&
                  tf__engine_fuses(s->engine, like->value->dtype, n_in, 1);
     if (!fused) {
         with_acc = false;

@@ -87,24 +87,37 @@ typedef enum tf_storage_kind {
     TF_STORAGE_ENGINE = 2         /* an engine buffer */
 } tf_storage_kind;
 
-typedef struct tf_storage {
+typedef struct tf_storage tf_storage;
+
+struct tf_storage {
     atomic_size_t refs;
     tf_storage_kind kind;
     void *host;    /* host address of the memory, NULL for device memory */
     size_t nbytes; /* usable bytes */
-    tf_release_fn release;
-    void *user;
-    tf_engine *engine; /* engine memory: the instance (retained) */
+    /*
+     * Who frees the memory: the caller's callback for borrowed host memory,
+     * the engine boundary for engine memory (which sets it with the buffer),
+     * so that tensors need to know nothing of engines.
+     */
+    union {
+        struct {
+            tf_release_fn fn;
+            void *user;
+        } borrowed;
+        void (*engine)(tf_storage *storage);
+    } free;
+    tf_engine *engine; /* engine memory: the instance (retained; opaque here) */
     tf_engine_buffer *buffer;
     bool in_block; /* allocated with its first tensor (tf__tensor_block_new) */
     /*
-     * Deferred chains (defer.c): the batch that will compute these contents,
-     * NULL once they are current (or tf__defer_lost when that batch failed);
-     * and how many open batches read this memory.
+     * Deferred chains (the lazy layer's): the batch that will compute these
+     * contents, NULL once they are current (or a mark: lost, unwritten); and
+     * how many open batches read this memory. Opaque here: what it means is
+     * tf_pending_hooks' business.
      */
     struct tf_batch *_Atomic pending;
     atomic_uint readers;
-} tf_storage;
+};
 
 struct tf_tensor {
     atomic_size_t refs;
@@ -191,10 +204,11 @@ struct tf_engine {
      */
     _Atomic uint64_t supports_memo[TF_SUPPORTS_MEMO];
     /*
-     * Deferred chains (defer.c): open batches of this engine, and the lock
-     * that serialises running them with the owner's calls into the engine
-     * while any is open (a value may be read, and so its batch run, from
-     * another thread).
+     * Deferred chains (the lazy layer's): open batches of this engine, and
+     * the lock that serialises running them with the owner's calls into the
+     * engine while any is open (a value may be read, and so its batch run,
+     * from another thread). The lock is the engine boundary's (engine.c);
+     * the list and its count are the lazy layer's.
      */
     pthread_mutex_t defer_lock;
     atomic_uint n_open;
@@ -260,56 +274,54 @@ uint32_t tf__prim_op(tf_prim prim, const void *params);
 /* Whether the primitive accepts strided outputs. */
 bool tf__prim_strided_output(tf_prim prim);
 
-/* ---- deferred elementwise chains (defer.c) ---- */
+/* ---- what pending memory waits for (tensor.c keeps the hooks) ---- */
 
-/* The `pending` mark of memory whose batch failed: reading it is an error. */
-extern struct tf_batch tf__defer_lost;
-/* Runs the batch that computes this memory (the slow path of tf__ready). */
-tf_status tf__defer_flush_storage(tf_storage *storage);
+/*
+ * The lazy layer (defer.c) marks memory whose contents a batch has yet to
+ * compute, and registers these hooks before it marks any, so that the
+ * readers and writers below it (tensors, the engine boundary) can make that
+ * memory current without knowing what a batch is:
+ *   flush         the storage is pending: run what computes it (or report
+ *                 the mark's error: a lost or unwritten result);
+ *   before_write  the storage is pending or open batches read it: run them;
+ *   flush_engine  run every open batch of the engine (synchronize).
+ */
+typedef struct tf_pending_hooks {
+    tf_status (*flush)(tf_storage *storage);
+    tf_status (*before_write)(const tf_tensor *t);
+    tf_status (*flush_engine)(tf_engine *engine);
+} tf_pending_hooks;
+
+/* Registers the hooks (the same table every time; the lazy layer's). */
+void tf__pending_hooks_set(const tf_pending_hooks *hooks);
+/* The hooks; NULL until registered (then nothing can be pending). */
+const tf_pending_hooks *tf__pending_hooks(void);
+
 /* Makes t's contents current before they are read. */
 static inline tf_status tf__ready(const tf_tensor *t)
 {
     if (atomic_load_explicit(&t->storage->pending, memory_order_acquire))
-        return tf__defer_flush_storage(t->storage);
+        return tf__pending_hooks()->flush(t->storage);
     return TF_OK;
 }
-/* The slow path of tf__ready_write. */
-tf_status tf__defer_before_write(const tf_tensor *t);
 /* Before t's memory is written: also runs the open batches that read it. */
 static inline tf_status tf__ready_write(const tf_tensor *t)
 {
     const tf_storage *s = t->storage;
     if (atomic_load_explicit(&s->pending, memory_order_acquire) ||
         atomic_load_explicit(&s->readers, memory_order_acquire))
-        return tf__defer_before_write(t);
+        return tf__pending_hooks()->before_write(t);
     return TF_OK;
 }
-/* The `pending` mark of memory a batch left unwritten because only derivative
-   rules that never read it held it: reading it is an internal error. */
-extern struct tf_batch tf__defer_unwritten;
-struct tf_eager;
-/* t is the value of the new eager x: if t is a pending batch result, the batch
-   may ask x whether anything can still read it (tf__eager_value_wanted). */
-void tf__defer_adopt_slow(tf_tensor *t, struct tf_eager *x);
-static inline void tf__defer_adopt(tf_tensor *t, struct tf_eager *x)
-{
-    if (atomic_load_explicit(&t->storage->pending, memory_order_acquire))
-        tf__defer_adopt_slow(t, x);
-}
-/* x, t's owner, is going away: its batch forgets it (under the engine lock). */
-void tf__defer_disown_slow(tf_tensor *t, const struct tf_eager *x);
-static inline void tf__defer_disown(tf_tensor *t, const struct tf_eager *x)
-{
-    if (t && atomic_load_explicit(&t->storage->pending, memory_order_acquire))
-        tf__defer_disown_slow(t, x);
-}
-/* Runs every open batch of e (synchronize). */
-tf_status tf__defer_flush_engine(tf_engine *e);
+
+/* ---- the engine lock (engine.c) ---- */
+
 /*
- * Around a call into e's plugin: tf__engine_lock takes e's defer lock while e
- * has an open batch; tf__engine_lock_slow (defer.c, which changes batches)
- * takes it whatever the count. Both skip it when this thread holds it already
- * and return whether they took it, for tf__engine_unlock.
+ * Around a call into e's plugin: tf__engine_lock takes e's lock while e has
+ * an open batch (n_open, kept by the lazy layer); tf__engine_lock_slow (for
+ * code that changes batches) takes it whatever the count. Both skip it when
+ * this thread holds it already and return whether they took it, for
+ * tf__engine_unlock.
  */
 bool tf__engine_lock_slow(tf_engine *e);
 static inline bool tf__engine_lock(tf_engine *e)

@@ -101,7 +101,7 @@ tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager
     tf_tensor_release(value); /* x holds it now (or it is gone with the error) */
     if (!x)
         return TF_ERR_OUT_OF_MEMORY;
-    tf__defer_adopt(x->value, x); /* a deferred result: its batch asks x who reads it */
+    tf__lazy_adopt(x->value, x); /* a deferred result: its batch asks x who reads it */
     if (keep_node && !node_init(&x->node_store, op, attrs, inputs, n_inputs, x->value, capture)) {
         tf_eager_release(x);
         return tf__error(TF_ERR_OUT_OF_MEMORY, tf__op_rule(op)->name, NULL,
@@ -329,7 +329,7 @@ static tf_status accumulate(tf_session *s, tf_eager **acc, tf_eager *b, bool tak
      * result) joins that batch as one more step: summed in place, it would
      * make the batch run now, and be written only to be read back at once.
      */
-    bool pending = tf__defer_in_batch(s, b->value) || tf__defer_in_batch(s, (*acc)->value);
+    bool pending = tf__lazy_in_batch(&s->lazy, b->value) || tf__lazy_in_batch(&s->lazy, (*acc)->value);
     if (!pending && tf__can_add_in_place(s, *acc, b)) {
         tf_tensor *in[2] = {(*acc)->value, b->value};
         st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);

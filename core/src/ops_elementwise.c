@@ -33,7 +33,7 @@ static tf_status unary_forward(tf_session *s, uint32_t opid, tf_unary_op prim_op
         return st;
     tf_unary_params p = {sizeof p, (uint32_t)prim_op};
     tf_tensor *in = x->value;
-    if ((st = tf__defer_exec(s, TF_PRIM_UNARY, &p, 1, &in, t))) {
+    if ((st = tf__lazy_exec(&s->lazy, TF_PRIM_UNARY, &p, 1, &in, t))) {
         tf_tensor_release(t);
         return st;
     }
@@ -67,7 +67,7 @@ static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim,
     if (!st)
         st = tf__empty(s, dtype, rank, shape, &t);
     if (!st)
-        st = tf__defer_exec(s, prim, params, n, views, t);
+        st = tf__lazy_exec(&s->lazy, prim, params, n, views, t);
     for (size_t i = 0; i < n; i++)
         tf_tensor_release(views[i]);
     if (st) {

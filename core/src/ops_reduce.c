@@ -42,7 +42,7 @@ tf_status tf__reduce_value(tf_session *s, tf_reduce_op op, tf_tensor *v, uint64_
     if (st)
         return st;
     tf_reduce_params p = {sizeof p, (uint32_t)op, mask};
-    if (!(st = tf__defer_exec(s, TF_PRIM_REDUCE, &p, 1, &v, t)))
+    if (!(st = tf__lazy_exec(&s->lazy, TF_PRIM_REDUCE, &p, 1, &v, t)))
         st = tf_tensor_reshape(t, r, kept, &view);
     tf_tensor_release(t);
     if (!st)

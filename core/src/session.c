@@ -18,7 +18,7 @@ TF_API tf_status tf_session_begin(tf_runtime *rt, tf_engine *engine, tf_session 
     /* both outlive the session whatever the caller releases first */
     tf_runtime_retain(rt);
     tf__engine_retain(engine);
-    *s = (tf_session){.rt = rt, .engine = engine, .defer = rt->defer};
+    *s = tf__session_make(rt, engine, rt->defer);
     *out = s;
     return TF_OK;
 }
@@ -27,7 +27,7 @@ TF_API void tf_session_end(tf_session *s)
 {
     if (!s)
         return;
-    (void)tf__defer_end(s); /* a failure marks the batch's results lost */
+    (void)tf__lazy_end(&s->lazy); /* a failure marks the batch's results lost */
     tf__engine_release(s->engine);
     tf_runtime_release(s->rt);
     tf__free(s);
@@ -45,9 +45,9 @@ TF_API tf_status tf_runtime_with_session(tf_runtime *rt, tf_engine *engine, tf_s
     if (!rt || !engine)
         return tf__error(TF_ERR_VALIDATION, "with_session", rt ? "engine" : "runtime",
                          "with_session: NULL argument");
-    tf_session s = {.rt = rt, .engine = engine, .defer = rt->defer};
+    tf_session s = tf__session_make(rt, engine, rt->defer);
     tf_status st = fn(&s, user);
-    tf_status end = tf__defer_end(&s);
+    tf_status end = tf__lazy_end(&s.lazy);
     return st ? st : end;
 }
 
@@ -95,4 +95,26 @@ TF_API tf_status tf_session_full(tf_session *s, tf_dtype dtype, size_t rank,
 TF_API tf_status tf_session_scalar(tf_session *s, tf_dtype dtype, double value, tf_eager **out)
 {
     return tf_session_full(s, dtype, 0, NULL, value, out);
+}
+
+TF_API tf_status tf_session_set_defer(tf_session *s, tf_defer_mode mode)
+{
+    if (!s)
+        return tf__error(TF_ERR_VALIDATION, "session_set_defer", "session",
+                         "session_set_defer: session is NULL");
+    if ((unsigned)mode > TF_DEFER_ALWAYS)
+        return tf__error(TF_ERR_VALIDATION, "session_set_defer", "mode",
+                         "session_set_defer: unknown mode %d (expected TF_DEFER_OFF, "
+                         "TF_DEFER_AUTO or TF_DEFER_ALWAYS)",
+                         (int)mode);
+    return tf__lazy_set_mode(&s->lazy, (uint8_t)mode);
+}
+
+TF_API tf_status tf_session_defer_stats(tf_session *s, tf_defer_stats *out)
+{
+    if (!s || !out)
+        return tf__error(TF_ERR_VALIDATION, "session_defer_stats", s ? "out" : "session",
+                         "session_defer_stats: NULL argument");
+    tf__lazy_stats(&s->lazy, out);
+    return TF_OK;
 }

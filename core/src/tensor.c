@@ -106,6 +106,20 @@ tf_scalar tf__scalar_of(tf_dtype dtype, double v)
     return r;
 }
 
+/* ---- what pending memory waits for ---- */
+
+static const tf_pending_hooks *_Atomic g_pending_hooks;
+
+void tf__pending_hooks_set(const tf_pending_hooks *hooks)
+{
+    atomic_store_explicit(&g_pending_hooks, hooks, memory_order_release);
+}
+
+const tf_pending_hooks *tf__pending_hooks(void)
+{
+    return atomic_load_explicit(&g_pending_hooks, memory_order_acquire);
+}
+
 /* ---- storage ---- */
 
 /*
@@ -142,12 +156,11 @@ void tf__storage_release(tf_storage *storage)
     case TF_STORAGE_HOST_OWNED:
         break; /* the bytes live in the same block as the storage */
     case TF_STORAGE_HOST_BORROWED:
-        if (storage->release)
-            storage->release(storage->user, storage->host);
+        if (storage->free.borrowed.fn)
+            storage->free.borrowed.fn(storage->free.borrowed.user, storage->host);
         break;
     case TF_STORAGE_ENGINE:
-        storage->engine->desc->buffer_free(storage->engine->state, storage->buffer);
-        tf__engine_release(storage->engine);
+        storage->free.engine(storage); /* the buffer, and the storage's engine reference */
         if (storage->in_block) /* its first tensor has been released already */
             tf__pool_free(block_of(storage), sizeof(tensor_block));
         else
@@ -326,8 +339,8 @@ TF_API tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t 
         return TF_ERR_OUT_OF_MEMORY;
     }
     /* only now does the storage own the caller's memory */
-    s->release = release;
-    s->user = user;
+    s->free.borrowed.fn = release;
+    s->free.borrowed.user = user;
     tf__storage_release(s);
     *out = t;
     return TF_OK;
