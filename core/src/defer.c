@@ -103,6 +103,8 @@ static bool still_held(const tf_tensor *t)
 static bool step_held(const struct tf_batch *b, uint32_t k)
 {
     const tf_tensor *t = b->out[k];
+    if (!t) /* a program's inner step: only its own program reads it */
+        return false;
     if (atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1)
         return true;
     size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
@@ -121,7 +123,8 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     for (uint32_t k = 0; k < n; k++)
         dst[k] = held[k] ? b->out[k] : NULL;
     b->stats.engine_calls += n;
-    tf_status st = tf__fx_run_steps(b->engine, steps, n, b->n_in, b->in, b->out[0], dst);
+    tf_status st = tf__fx_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank,
+                                    b->shape, dst);
     for (uint32_t k = 0; k < n; k++)
         if (!held[k])
             tf_tensor_release(dst[k]);
@@ -152,7 +155,7 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
         return run_unfused(b, steps, n, held);
     b->stats.engine_calls++;
     if (n == 1) /* one step: the primitive itself */
-        return tf__fx_run_step(b->engine, &steps[0], b->in, b->out[0]);
+        return tf__fx_run_step(b->engine, &steps[0], b->in, out_t[0]);
     tf_fused_params p = {sizeof p, n, steps, n_out, outs};
     return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
 }
@@ -184,6 +187,8 @@ static tf_status run_batch(struct tf_batch *b)
         b->stats.results_written += written;
     struct tf_batch *mark = st ? &k_lost : NULL;
     for (uint32_t k = 0; k < b->n_steps; k++) {
+        if (!b->out[k])
+            continue;
         /* not written, yet its eager lives on in the tape: never to be read */
         bool unwritten = !st && !held[k] &&
                          atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
@@ -314,7 +319,7 @@ static bool same_view(const tf_tensor *a, const tf_tensor *b)
 static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
 {
     for (uint32_t k = 0; k < b->n_steps; k++)
-        if (same_view(b->out[k], t))
+        if (b->out[k] && same_view(b->out[k], t))
             return k;
     return TF_FX_NONE;
 }
@@ -322,17 +327,19 @@ static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
 typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_MARKED } plan_result;
 
 /*
- * The references of the op's operands in b: its results as steps, other
- * memory as inputs (new ones appended to in[*n_in ..], a copy of b's).
- * PLAN_FULL: the op does not fit b as it is, which must run first.
- * PLAN_MARKED: an operand is lost or unwritten memory (*mark says which).
+ * The references in b of a program's n inputs xs[] (to append n_steps
+ * steps): results of b as their steps, other memory as inputs of b (new ones
+ * appended to in[*n_in ..], a copy of b's). PLAN_FULL: the program does not
+ * fit b as it is, which must run first. PLAN_MARKED: an input is lost or
+ * unwritten memory (*mark says which).
  */
-static plan_result plan(const struct tf_batch *b, size_t n, tf_tensor *const *xs, uint32_t *ref,
-                        tf_tensor **in, uint32_t *n_in, const struct tf_batch **mark)
+static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf_tensor *const *xs,
+                        uint32_t *ref, tf_tensor **in, uint32_t *n_in,
+                        const struct tf_batch **mark)
 {
     *n_in = b->n_in;
     memcpy(in, b->in, sizeof b->in);
-    if (b->n_steps == DEFER_MAX_STEPS)
+    if (b->n_steps + n_steps > DEFER_MAX_STEPS)
         return PLAN_FULL;
     for (size_t i = 0; i < n; i++) {
         struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
@@ -370,23 +377,27 @@ bool tf__lazy_defers(const tf_lazy *z, const tf_tensor *out)
              out->numel * tf_dtype_size(out->dtype) >= TF_DEFER_HOST_MIN_BYTES));
 }
 
-/* Whether the op may join a batch at all (before any lock is taken). */
-static bool deferrable(const tf_lazy *z, tf_prim prim, const void *params, size_t n,
-                       tf_tensor *const *in, const tf_tensor *out)
+/* Whether a program of resolved steps over in[] into out may join a batch at
+   all (before any lock is taken). */
+static bool deferrable(const tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps,
+                       uint32_t n, tf_tensor *const *in, const tf_tensor *out)
 {
     /* (session ops never run inside a batch's run: no t_running check) */
-    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || !tf__lazy_defers(z, out))
+    if (!tf__lazy_defers(z, out) || !tf__engine_fuses(z->engine, out->dtype, 1, 1))
         return false;
-    for (size_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         const tf_storage *st = in[i]->storage;
         if (st->kind != TF_STORAGE_ENGINE || st->engine != z->engine ||
             in[i]->dtype != out->dtype)
             return false;
     }
-    uint32_t op = prim == TF_PRIM_UNARY ? ((const tf_unary_params *)params)->op
-                                         : ((const tf_binary_params *)params)->op;
-    return tf__engine_fuses(z->engine, out->dtype, 1, 1) &&
-           tf__engine_supports_uniform(z->engine, prim, op, n + 1, out->dtype);
+    for (uint32_t k = 0; k < n_steps; k++) {
+        bool unary = steps[k].kind == TF_FUSED_UNARY;
+        if (!tf__engine_supports_uniform(z->engine, unary ? TF_PRIM_UNARY : TF_PRIM_BINARY,
+                                         steps[k].op, unary ? 2 : 3, out->dtype))
+            return false;
+    }
+    return true;
 }
 
 static bool same_shape(const struct tf_batch *b, const tf_tensor *t)
@@ -411,9 +422,13 @@ static void open_batch(struct tf_batch *b, const tf_tensor *out)
     atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
 }
 
-/* Appends the op to b (it fits: plan said so); the lock is held. */
-static void append(struct tf_batch *b, tf_prim prim, const void *params, const uint32_t *ref,
-                   tf_tensor *const *in, uint32_t n_in, tf_tensor *out)
+/*
+ * Appends a program to b (it fits: plan said so), ref[] mapping its inputs;
+ * the lock is held. Only its last step has a result of its own (out).
+ */
+static void append(struct tf_batch *b, const tf_fused_step *steps, uint32_t n_steps,
+                   uint32_t n_prog_in, const uint32_t *ref, tf_tensor *const *in, uint32_t n_in,
+                   tf_tensor *out)
 {
     if (!b->open)
         open_batch(b, out);
@@ -423,14 +438,20 @@ static void append(struct tf_batch *b, tf_prim prim, const void *params, const u
         b->in[i] = in[i];
     }
     b->n_in = n_in;
-    bool unary = prim == TF_PRIM_UNARY;
-    uint32_t op = unary ? ((const tf_unary_params *)params)->op
-                        : ((const tf_binary_params *)params)->op;
-    b->steps[b->n_steps] = (tf_fused_step){unary ? TF_FUSED_UNARY : TF_FUSED_BINARY, op, ref[0],
-                                           unary ? 0 : ref[1]};
+    uint32_t base = b->n_steps;
+    for (uint32_t k = 0; k < n_steps; k++) {
+        const tf_fused_step *st = &steps[k];
+        uint32_t a = st->a < n_prog_in ? ref[st->a] : base + st->a - n_prog_in;
+        uint32_t c = st->b < n_prog_in ? ref[st->b] : base + st->b - n_prog_in;
+        bool unary = st->kind == TF_FUSED_UNARY;
+        b->steps[base + k] = (tf_fused_step){st->kind, st->op, a, unary ? 0 : c};
+        b->out[base + k] = NULL;
+        b->owner[base + k] = NULL;
+    }
+    b->n_steps = base + n_steps;
     tf_tensor_retain(out);
-    b->out[b->n_steps++] = out;
-    b->stats.ops_deferred++;
+    b->out[b->n_steps - 1] = out;
+    b->stats.ops_deferred += n_steps;
     atomic_store_explicit(&out->storage->pending, b, memory_order_release);
 }
 
@@ -480,46 +501,87 @@ static tf_status defer_reduce(tf_lazy *z, const void *params, size_t n, tf_tenso
     return joined ? TF_OK : exec_now(z, TF_PRIM_REDUCE, params, n, in, out);
 }
 
+/* A program that does not join a batch: run on the engine now. */
+static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps,
+                             uint32_t n, tf_tensor *const *in, tf_tensor *out)
+{
+    if (n_steps == 1) /* the primitive itself */
+        return tf__fx_run_step(z->engine, &steps[0], in, out);
+    if (tf__engine_fuses(z->engine, out->dtype, n, 1)) {
+        uint32_t last = n_steps - 1;
+        tf_fused_params p = {sizeof p, n_steps, steps, 1, &last};
+        return tf__engine_execute_fused(z->engine, &p, n, in, 1, &out, -1);
+    }
+    tf_tensor *dst[TF_FUSED_MAX_STEPS] = {NULL};
+    dst[n_steps - 1] = out;
+    tf_status st = tf__fx_run_steps(z->engine, steps, n_steps, n, in, out->dtype, out->rank,
+                                    out->shape, dst);
+    for (uint32_t k = 0; k + 1 < n_steps; k++)
+        tf_tensor_release(dst[k]);
+    return st;
+}
+
+/* z's batch, made on first use (NULL when out of memory: then nothing defers). */
+static struct tf_batch *batch_of(tf_lazy *z)
+{
+    if (!z->batch && (z->batch = tf__calloc(1, sizeof *z->batch))) {
+        z->batch->engine = z->engine;
+        z->batch->wanted = z->wanted;
+        tf__pending_hooks_set(&k_hooks); /* before anything is marked pending */
+    }
+    return z->batch;
+}
+
+tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps, uint32_t n,
+                           tf_tensor *const *in, tf_tensor *out)
+{
+    if (n_steps == 0 || n_steps > DEFER_MAX_STEPS || n > TF_FUSED_MAX_INPUTS ||
+        !deferrable(z, steps, n_steps, n, in, out))
+        return program_now(z, steps, n_steps, n, in, out);
+    tf_status st;
+    /* inputs another batch computes: that batch runs now (it takes the lock itself) */
+    for (uint32_t i = 0; i < n; i++) {
+        struct tf_batch *pb = atomic_load_explicit(&in[i]->storage->pending, memory_order_acquire);
+        if (pb && pb != z->batch && (st = tf__ready(in[i])))
+            return st;
+    }
+    struct tf_batch *b = batch_of(z);
+    if (!b)
+        return program_now(z, steps, n_steps, n, in, out);
+    bool taken = tf__engine_lock_slow(z->engine);
+    /* the batch runs first if the program does not fit it; its failure is the program's */
+    st = TF_OK;
+    if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
+        st = run_batch(b);
+    uint32_t ref[TF_FUSED_MAX_INPUTS], n_in;
+    tf_tensor *ins[TF_FUSED_MAX_INPUTS];
+    const struct tf_batch *mark = NULL;
+    plan_result pr = st ? PLAN_FULL : plan(b, n_steps, n, in, ref, ins, &n_in, &mark);
+    if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
+        pr = plan(b, n_steps, n, in, ref, ins, &n_in, &mark); /* an empty batch takes it */
+    if (!st && pr == PLAN_OK)
+        append(b, steps, n_steps, n, ref, ins, n_in, out);
+    tf__engine_unlock(z->engine, taken);
+    if (st)
+        return st;
+    const char *what = n_steps > 1 ? "fused"
+                       : tf_prim_name(steps[0].kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY);
+    return pr == PLAN_OK ? TF_OK : mark_error(mark, what);
+}
+
 tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n,
                         tf_tensor *const *in, tf_tensor *out)
 {
     if (prim == TF_PRIM_REDUCE)
         return defer_reduce(z, params, n, in, out);
-    if (!deferrable(z, prim, params, n, in, out))
+    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || n < 1 || n > 2)
         return exec_now(z, prim, params, n, in, out);
-    struct tf_batch *b = z->batch;
-    tf_status st;
-    /* operands another batch computes: that batch runs now (it takes the lock itself) */
-    for (size_t i = 0; i < n; i++) {
-        struct tf_batch *pb = atomic_load_explicit(&in[i]->storage->pending, memory_order_acquire);
-        if (pb && pb != b && (st = tf__ready(in[i])))
-            return st;
-    }
-    if (!b) {
-        if (!(b = tf__calloc(1, sizeof *b)))
-            return exec_now(z, prim, params, n, in, out);
-        b->engine = z->engine;
-        b->wanted = z->wanted;
-        z->batch = b;
-        tf__pending_hooks_set(&k_hooks); /* before anything is marked pending */
-    }
-    bool taken = tf__engine_lock_slow(z->engine);
-    /* the batch runs first if the op does not fit it; its failure is this op's */
-    st = TF_OK;
-    if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
-        st = run_batch(b);
-    uint32_t ref[2], n_in;
-    tf_tensor *ins[TF_FUSED_MAX_INPUTS];
-    const struct tf_batch *mark = NULL;
-    plan_result pr = st ? PLAN_FULL : plan(b, n, in, ref, ins, &n_in, &mark);
-    if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
-        pr = plan(b, n, in, ref, ins, &n_in, &mark); /* an empty batch takes any op */
-    if (!st && pr == PLAN_OK)
-        append(b, prim, params, ref, ins, n_in, out);
-    tf__engine_unlock(z->engine, taken);
-    if (st)
-        return st;
-    return pr == PLAN_OK ? TF_OK : mark_error(mark, tf_prim_name(prim));
+    /* one elementwise op: a program of one step */
+    bool unary = prim == TF_PRIM_UNARY;
+    uint32_t op = unary ? ((const tf_unary_params *)params)->op
+                        : ((const tf_binary_params *)params)->op;
+    tf_fused_step step = {unary ? TF_FUSED_UNARY : TF_FUSED_BINARY, op, 0, unary ? 0 : 1};
+    return tf__lazy_program(z, &step, 1, (uint32_t)n, in, out);
 }
 
 bool tf__lazy_in_batch(const tf_lazy *z, const tf_tensor *t)

@@ -69,26 +69,16 @@ void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fu
     }
 }
 
-/* One resolved step on e now (s NULL), or as s's elementwise op, which joins
-   s's batch when it can. */
-static tf_status run_step(tf_engine *e, tf_session *s, const tf_fused_step *step,
-                          tf_tensor *const *regs, tf_tensor *out)
+tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
+                          tf_tensor *out)
 {
     tf_unary_params up = {sizeof up, step->op};
     tf_binary_params bp = {sizeof bp, step->op};
     tf_tensor *args[2] = {regs[step->a], regs[step->b]};
     bool unary = step->kind == TF_FUSED_UNARY;
-    tf_prim prim = unary ? TF_PRIM_UNARY : TF_PRIM_BINARY;
-    const void *params = unary ? (const void *)&up : (const void *)&bp;
-    size_t n = unary ? 1 : 2;
-    return s ? tf__lazy_exec(&s->lazy, prim, params, n, args, out)
-             : tf_engine_execute(e, prim, params, n, args, 1, &out);
-}
-
-tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
-                          tf_tensor *out)
-{
-    return run_step(e, NULL, step, regs, out);
+    return tf_engine_execute(e, unary ? TF_PRIM_UNARY : TF_PRIM_BINARY,
+                             unary ? (const void *)&up : (const void *)&bp, unary ? 1 : 2, args,
+                             1, &out);
 }
 
 /* Steps 0 .. result resolved (the program ends at its result: a step reads
@@ -127,10 +117,9 @@ static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *l
     return TF_OK;
 }
 
-/* tf__fx_run_steps, each step run by the engine now (s NULL) or deferred on s. */
-static tf_status run_steps(tf_engine *e, tf_session *s, const tf_fused_step *steps, uint32_t n,
-                           uint32_t n_in, tf_tensor *const *in, const tf_tensor *like,
-                           tf_tensor **dst)
+tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
+                           tf_tensor *const *in, tf_dtype dtype, uint32_t rank,
+                           const int64_t *shape, tf_tensor **dst)
 {
     tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
     tf_status st = TF_OK;
@@ -138,40 +127,37 @@ static tf_status run_steps(tf_engine *e, tf_session *s, const tf_fused_step *ste
         r[i] = in[i];
     for (uint32_t k = 0; k < n && !st; k++) {
         if (!dst[k])
-            st = tf_tensor_empty(e, like->dtype, like->rank, like->shape, &dst[k]);
+            st = tf_tensor_empty(e, dtype, rank, shape, &dst[k]);
         if (!st)
-            st = run_step(e, s, &steps[k], r, dst[k]);
+            st = tf__fx_run_step(e, &steps[k], r, dst[k]);
         r[n_in + k] = dst[k];
     }
     return st;
 }
 
-tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
-                           tf_tensor *const *in, const tf_tensor *like, tf_tensor **dst)
-{
-    return run_steps(e, NULL, steps, n, n_in, in, like, dst);
-}
-
 /*
- * The program's steps as the session's elementwise ops, each into a new
- * tensor (still without the session ops' eager wrappers and checks), the last
- * one summed into *acc by tf__accumulate. For an engine without FUSED for the
- * program they run one primitive call each; where the session defers chains
- * they join its batch, as the ops that made the cotangent did, and the
- * intermediates nothing holds when it runs are never written.
+ * The program into a new tensor through the session's deferral (lazy.h):
+ * it joins the session's batch, with the steps of the rules before and after
+ * it, where the session defers results of its size (its inner steps then
+ * have no tensors at all), and otherwise runs as one FUSED call (one
+ * primitive per step on an engine without FUSED for it); the result is
+ * summed into *acc by tf__accumulate_take.
  */
 static tf_status run_as_ops(tf_session *s, const tf_fused_params *p, uint32_t n_in,
                             tf_tensor *const *in, const tf_eager *like, tf_eager **acc)
 {
-    tf_tensor *r[TF_FUSED_MAX_STEPS] = {NULL};
-    tf_status st = run_steps(s->engine, s, p->steps, p->n_steps, n_in, in, like->value, r);
-    if (!st) {
-        tf_eager *v = tf__eager_new(s->rt, r[p->n_steps - 1], false);
-        st = v ? tf__accumulate_take(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
+    const tf_tensor *lv = like->value;
+    tf_tensor *out = NULL;
+    tf_status st = tf__empty(s, lv->dtype, lv->rank, lv->shape, &out);
+    if (!st)
+        st = tf__lazy_program(&s->lazy, p->steps, p->n_steps, n_in, in, out);
+    if (st) {
+        tf_tensor_release(out);
+        return st;
     }
-    for (uint32_t k = 0; k < p->n_steps; k++)
-        tf_tensor_release(r[k]);
-    return st;
+    tf_eager *v = tf__eager_new(s->rt, out, false);
+    tf_tensor_release(out);
+    return v ? tf__accumulate_take(s, acc, v) : TF_ERR_OUT_OF_MEMORY;
 }
 
 tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_eager *like,

@@ -53,12 +53,13 @@ tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *co
                           tf_tensor *out);
 /*
  * n resolved steps, one primitive call each, over the n_in tensors in[]: step
- * k writes dst[k], or, where dst[k] is NULL, a new tensor of like's dtype and
+ * k writes dst[k], or, where dst[k] is NULL, a new dense tensor of dtype and
  * shape that it puts there (the caller releases those, also on failure).
  * Stops at the first failure.
  */
 tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
-                           tf_tensor *const *in, const tf_tensor *like, tf_tensor **dst);
+                           tf_tensor *const *in, tf_dtype dtype, uint32_t rank,
+                           const int64_t *shape, tf_tensor **dst);
 
 /*
  * Adds the value of `result` into *acc (*acc NULL: *acc becomes it), as

@@ -37,6 +37,16 @@ typedef struct tf_lazy {
 tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n_in,
                         tf_tensor *const *in, tf_tensor *out);
 /*
+ * Runs a program of n_steps resolved steps (TF_PRIM_FUSED's registers: the
+ * inputs in[0 .. n), then the steps) whose last step's result is `out`: it
+ * joins z's batch as a whole where z defers results like `out` (its inner
+ * steps have no tensors: only the program reads them), otherwise it runs at
+ * once as one FUSED call, or as one primitive per step on an engine without
+ * FUSED for it.
+ */
+tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps, uint32_t n,
+                           tf_tensor *const *in, tf_tensor *out);
+/*
  * Whether z defers elementwise results like `out` (its float dtype and
  * size): its mode, and under TF_DEFER_AUTO the engine's
  * TF_ENGINE_CAP_DEFER_CHAINS (on a host-memory engine, for results of
