@@ -170,6 +170,12 @@ tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, cons
  */
 tf_tensor *tf__tensor_block_new(tf_dtype dtype, size_t rank, const int64_t *shape, size_t numel);
 void tf__tensor_block_discard(tf_tensor *t);
+/*
+ * Whether every element of t reads 1: host memory whose contents are current
+ * (never memory a deferred batch has yet to write, never device memory), a
+ * broadcast (stride 0 on every axis longer than 1) of one float that is 1.
+ */
+bool tf__tensor_reads_one(const tf_tensor *t);
 /* A new dense host tensor (library-owned memory, contents undefined). */
 tf_status tf__tensor_host_empty(tf_dtype dtype, size_t rank, const int64_t *shape,
                                 tf_tensor **out);

@@ -434,30 +434,13 @@ static dv binary_deriv(dx *d, uint32_t op, int k, tf_eager *xe, tf_eager *ye, tf
 }
 
 /*
- * Whether every element of t is 1: a broadcast (all strides 0) of one value
- * in host memory that reads 1. Backward seeds sum(...) with such a
- * cotangent, and 1 * d is d exactly in IEEE arithmetic, so the product
- * below can be skipped. Device memory is never read here, nor memory whose
- * contents a deferred batch has yet to write (defer.c): no one is pending.
+ * Whether every element of t is 1 (tf__tensor_reads_one: a broadcast of one
+ * current host value). Backward seeds sum(...) with such a cotangent, and
+ * 1 * d is d exactly in IEEE arithmetic, so the product below can be skipped.
  */
 static bool broadcast_one(const tf_tensor *t)
 {
-    const tf_storage *st = t->storage;
-    if (!st->host || t->numel == 0 || !tf_dtype_is_float(t->dtype) ||
-        atomic_load_explicit(&t->storage->pending, memory_order_acquire))
-        return false;
-    for (uint32_t k = 0; k < t->rank; k++)
-        if (t->shape[k] != 1 && t->strides[k] != 0)
-            return false;
-    const char *p = (const char *)st->host + (size_t)t->offset * tf_dtype_size(t->dtype);
-    if (t->dtype == TF_F32) {
-        float v;
-        memcpy(&v, p, sizeof v);
-        return v == 1.0f;
-    }
-    double v;
-    memcpy(&v, p, sizeof v);
-    return v == 1.0;
+    return tf__tensor_reads_one(t);
 }
 
 /*

@@ -480,3 +480,23 @@ TF_API tf_status tf_tensor_copy_to_host(const tf_tensor *t, tf_dtype dtype, void
         gather_strided(t, dst);
     return TF_OK;
 }
+
+bool tf__tensor_reads_one(const tf_tensor *t)
+{
+    const tf_storage *st = t->storage;
+    if (!st->host || t->numel == 0 || !tf_dtype_is_float(t->dtype) ||
+        atomic_load_explicit(&((tf_storage *)st)->pending, memory_order_acquire))
+        return false;
+    for (uint32_t k = 0; k < t->rank; k++)
+        if (t->shape[k] != 1 && t->strides[k] != 0)
+            return false;
+    const char *p = (const char *)st->host + (size_t)t->offset * tf_dtype_size(t->dtype);
+    if (t->dtype == TF_F32) {
+        float v;
+        memcpy(&v, p, sizeof v);
+        return v == 1.0f;
+    }
+    double v;
+    memcpy(&v, p, sizeof v);
+    return v == 1.0;
+}
