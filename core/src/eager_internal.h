@@ -71,9 +71,27 @@ struct tf_runtime {
     _Atomic tf_epoch epoch;
     pthread_mutex_t slots_lock;
     tf_grad_slot *slots; /* live variables' slots */
-    struct tf_ext_registry *ext; /* installed extension modules (registry.c) */
+    /*
+     * The extension layer's state (registry.c: the installed modules and
+     * their caches), made by the first install or setting that needs it;
+     * NULL until then. Opaque here: freed, summed and cleared through its
+     * hooks, so that the runtime calls nothing above it.
+     */
+    struct tf_rt_ext *_Atomic ext;
     tf_defer_mode defer;         /* new sessions' mode: TENFERRO_DEFER, else AUTO */
 };
+
+/* What a runtime's extension state answers to (the extension layer fills it in). */
+typedef struct tf_rt_ext_hooks {
+    void (*destroy)(struct tf_rt_ext *ext);
+    void (*cache_stats)(struct tf_rt_ext *ext, tf_cache_stats *out); /* summed over modules */
+    void (*cache_clear)(struct tf_rt_ext *ext);
+} tf_rt_ext_hooks;
+
+/* The head of a runtime's extension state. */
+typedef struct tf_rt_ext {
+    const tf_rt_ext_hooks *hooks;
+} tf_rt_ext;
 
 void tf__slot_register(tf_runtime *rt, tf_grad_slot *slot);
 void tf__slot_unregister(tf_runtime *rt, tf_grad_slot *slot);
@@ -255,6 +273,12 @@ typedef struct tf_op_rule {
 #define TF_UNREAD_OUT ((uint8_t)0x80u)
 
 const tf_op_rule *tf__op_rule(uint32_t op);
+/*
+ * Registers the rule of TF_OP_extension nodes (the extension layer's,
+ * extension_call.c), before the first extension op can be recorded: the
+ * ops below the extension layer never name it.
+ */
+void tf__op_rule_set_extension(const tf_op_rule *rule);
 
 /* ---- helpers for op implementations (op_util.c) ---- */
 

@@ -405,9 +405,9 @@ static tf_status execute(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, 
    records live for the process, caches for the runtime). */
 static const tf_ext_oprec *lookup(tf_session *s, const char *name, tf_cache **cache)
 {
-    tf_ext_snapshot *snap = tf__snapshot_pin(s->rt->ext);
+    tf_ext_snapshot *snap = tf__snapshot_pin(s->rt);
     const tf_ext_oprec *r = tf__snapshot_find(snap, name);
-    tf_epoch epoch = snap->epoch;
+    tf_epoch epoch = snap ? snap->epoch : 0;
     if (r)
         *cache = tf__snapshot_cache(snap, r->module);
     tf__snapshot_unpin(snap);

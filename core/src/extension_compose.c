@@ -286,9 +286,9 @@ static tf_cache *module_cache(const tf_ext_rule_ctx *ctx, tf_epoch *epoch)
 {
     const tf_ext_oprec *r = ((const tf_ext_host_rule_ctx *)ctx)->rec;
     tf_session *s = (tf_session *)ctx->session;
-    tf_ext_snapshot *snap = tf__snapshot_pin(s->rt->ext);
-    tf_cache *c = tf__snapshot_cache(snap, r->module);
-    *epoch = snap->epoch;
+    tf_ext_snapshot *snap = tf__snapshot_pin(s->rt);
+    tf_cache *c = snap ? tf__snapshot_cache(snap, r->module) : NULL;
+    *epoch = snap ? snap->epoch : 0;
     tf__snapshot_unpin(snap);
     return c; /* caches live as long as the runtime */
 }

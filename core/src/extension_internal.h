@@ -64,6 +64,7 @@ typedef struct tf_ext_snapshot {
 } tf_ext_snapshot;
 
 typedef struct tf_ext_registry {
+    tf_rt_ext base; /* first: the runtime holds the registry as its tf_rt_ext */
     _Atomic(tf_ext_snapshot *) current;
     atomic_size_t entering; /* readers between loading `current` and pinning it */
     pthread_mutex_t install_lock;
@@ -74,18 +75,18 @@ typedef struct tf_ext_registry {
 } tf_ext_registry;
 
 /* registry.c */
-tf_status tf__registry_create(tf_ext_registry **out);
-void tf__registry_destroy(tf_ext_registry *reg);
-tf_status tf__registry_install(tf_runtime *rt, tf_extension_module *module, tf_epoch *epoch);
-/* Pins the current snapshot (lock-free); release with tf__snapshot_unpin. */
-tf_ext_snapshot *tf__snapshot_pin(tf_ext_registry *reg);
+/*
+ * Pins rt's current snapshot (lock-free); release with tf__snapshot_unpin.
+ * NULL when nothing was ever installed in rt (tf__snapshot_find and
+ * tf__snapshot_unpin take NULL).
+ */
+tf_ext_snapshot *tf__snapshot_pin(tf_runtime *rt);
 void tf__snapshot_unpin(tf_ext_snapshot *snap);
 const tf_ext_oprec *tf__snapshot_find(const tf_ext_snapshot *snap, const char *name);
 /* The extension cache of m's id in snap (m installed there). */
 tf_cache *tf__snapshot_cache(const tf_ext_snapshot *snap, const tf_extension_module *m);
-/* Sums (clears) every module cache of the registry. */
-void tf__registry_cache_stats(tf_ext_registry *reg, tf_cache_stats *out);
-void tf__registry_cache_clear(tf_ext_registry *reg);
+/* extension_call.c: the rule of every recorded extension op. */
+extern const tf_op_rule tf__rule_extension;
 
 /* extension_load.c */
 /* Checks a descriptor's fields (major, size, id, version, install); `file` for messages. */

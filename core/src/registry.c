@@ -63,8 +63,16 @@ static tf_ext_snapshot *snapshot_new(size_t cap_modules, size_t cap_ops)
     return snap;
 }
 
-tf_ext_snapshot *tf__snapshot_pin(tf_ext_registry *reg)
+static tf_ext_registry *registry_in(tf_runtime *rt)
 {
+    return (tf_ext_registry *)(void *)atomic_load_explicit(&rt->ext, memory_order_acquire);
+}
+
+tf_ext_snapshot *tf__snapshot_pin(tf_runtime *rt)
+{
+    tf_ext_registry *reg = registry_in(rt);
+    if (!reg)
+        return NULL;
     atomic_fetch_add(&reg->entering, 1);
     tf_ext_snapshot *snap = atomic_load(&reg->current);
     atomic_fetch_add(&snap->refs, 1);
@@ -85,6 +93,8 @@ static int cmp_op(const void *a, const void *b)
 
 const tf_ext_oprec *tf__snapshot_find(const tf_ext_snapshot *snap, const char *name)
 {
+    if (!snap)
+        return NULL;
     size_t lo = 0, hi = snap->n_ops;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -117,14 +127,35 @@ static bool snapshot_has(const tf_ext_snapshot *snap, const tf_extension_module 
 
 /* ---- the registry ---- */
 
-tf_status tf__registry_create(tf_ext_registry **out)
+static void registry_destroy(tf_ext_registry *reg);
+static void registry_cache_stats(tf_ext_registry *reg, tf_cache_stats *out);
+static void registry_cache_clear(tf_ext_registry *reg);
+
+static void hook_destroy(tf_rt_ext *ext)
+{
+    registry_destroy((tf_ext_registry *)(void *)ext);
+}
+
+static void hook_stats(tf_rt_ext *ext, tf_cache_stats *out)
+{
+    registry_cache_stats((tf_ext_registry *)(void *)ext, out);
+}
+
+static void hook_clear(tf_rt_ext *ext)
+{
+    registry_cache_clear((tf_ext_registry *)(void *)ext);
+}
+
+static const tf_rt_ext_hooks k_hooks = {hook_destroy, hook_stats, hook_clear};
+
+static tf_status registry_create(tf_ext_registry **out)
 {
     tf_ext_registry *reg = tf__calloc(1, sizeof *reg);
     tf_ext_snapshot *empty = snapshot_new(1, 1);
     if (!reg || !empty) {
         tf__free(reg);
         snapshot_free(empty);
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "runtime_create", NULL, "out of memory");
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "extension registry", NULL, "out of memory");
     }
     bool locked = pthread_mutex_init(&reg->install_lock, NULL) == 0;
     if (!locked || pthread_mutex_init(&reg->caches_lock, NULL) != 0) {
@@ -132,9 +163,10 @@ tf_status tf__registry_create(tf_ext_registry **out)
             pthread_mutex_destroy(&reg->install_lock);
         tf__free(reg);
         snapshot_free(empty);
-        return tf__error(TF_ERR_RUNTIME_STATE, "runtime_create", NULL,
+        return tf__error(TF_ERR_RUNTIME_STATE, "extension registry", NULL,
                          "cannot initialise the extension registry's locks");
     }
+    reg->base.hooks = &k_hooks;
     reg->limits.max_entries = DEFAULT_CACHE_ENTRIES;
     atomic_init(&reg->current, empty);
     atomic_init(&reg->entering, 0);
@@ -144,7 +176,29 @@ tf_status tf__registry_create(tf_ext_registry **out)
     return TF_OK;
 }
 
-void tf__registry_destroy(tf_ext_registry *reg)
+/*
+ * rt's registry, made by the first caller that needs one (an install, a
+ * cache-limit setting); NULL with the error recorded when it cannot be
+ * made. Two threads making it at once keep the first one published.
+ */
+static tf_ext_registry *registry_made(tf_runtime *rt)
+{
+    tf_ext_registry *reg = registry_in(rt), *mine = NULL;
+    if (reg)
+        return reg;
+    if (registry_create(&mine))
+        return NULL;
+    tf_rt_ext *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&rt->ext, &none, &mine->base,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        registry_destroy(mine);
+        return (tf_ext_registry *)(void *)none;
+    }
+    tf__op_rule_set_extension(&tf__rule_extension); /* before any extension op is recorded */
+    return mine;
+}
+
+static void registry_destroy(tf_ext_registry *reg)
 {
     if (!reg)
         return;
@@ -310,10 +364,17 @@ static tf_status install_locked(tf_runtime *rt, tf_ext_registry *reg, tf_extensi
     return TF_OK;
 }
 
-tf_status tf__registry_install(tf_runtime *rt, tf_extension_module *m, tf_epoch *epoch)
+TF_API tf_status tf_runtime_install_extension_module(tf_runtime *rt, tf_extension_module *m,
+                                                     tf_epoch *epoch)
 {
-    tf_ext_registry *reg = rt->ext;
-    tf_ext_snapshot *snap = tf__snapshot_pin(reg);
+    if (!rt || !m || !epoch)
+        return tf__error(TF_ERR_VALIDATION, "install_extension_module",
+                         !rt ? "runtime" : !m ? "module" : "epoch",
+                         "install_extension_module: NULL argument");
+    tf_ext_registry *reg = registry_made(rt);
+    if (!reg)
+        return tf_error_status();
+    tf_ext_snapshot *snap = tf__snapshot_pin(rt);
     bool installed = snapshot_has(snap, m);
     tf_epoch current = snap->epoch;
     tf__snapshot_unpin(snap);
@@ -337,19 +398,21 @@ tf_status tf__registry_install(tf_runtime *rt, tf_extension_module *m, tf_epoch 
 
 TF_API uint64_t tf_runtime_extension_lock_count(const tf_runtime *rt)
 {
-    return atomic_load(&rt->ext->lock_count);
+    tf_ext_registry *reg = registry_in((tf_runtime *)rt);
+    return reg ? atomic_load(&reg->lock_count) : 0;
 }
 
 TF_API uint64_t tf_runtime_extension_publish_count(const tf_runtime *rt)
 {
-    return atomic_load(&rt->ext->publish_count);
+    tf_ext_registry *reg = registry_in((tf_runtime *)rt);
+    return reg ? atomic_load(&reg->publish_count) : 0;
 }
 
 TF_API int tf_runtime_has_op(tf_runtime *rt, const char *name)
 {
     if (!rt || !name)
         return 0;
-    tf_ext_snapshot *snap = tf__snapshot_pin(rt->ext);
+    tf_ext_snapshot *snap = tf__snapshot_pin(rt);
     int found = tf__snapshot_find(snap, name) != NULL;
     tf__snapshot_unpin(snap);
     return found;
@@ -367,7 +430,7 @@ static void add_stats(tf_cache_stats *sum, const tf_cache_stats *s)
     sum->clears += s->clears;
 }
 
-void tf__registry_cache_stats(tf_ext_registry *reg, tf_cache_stats *out)
+static void registry_cache_stats(tf_ext_registry *reg, tf_cache_stats *out)
 {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&reg->caches_lock);
@@ -379,7 +442,7 @@ void tf__registry_cache_stats(tf_ext_registry *reg, tf_cache_stats *out)
     pthread_mutex_unlock(&reg->caches_lock);
 }
 
-void tf__registry_cache_clear(tf_ext_registry *reg)
+static void registry_cache_clear(tf_ext_registry *reg)
 {
     pthread_mutex_lock(&reg->caches_lock);
     for (tf_ext_cache_slot *c = reg->caches; c; c = c->next)
@@ -397,14 +460,17 @@ TF_API tf_status tf_runtime_extension_cache_stats(tf_runtime *rt, const char *mo
                          : !module_id ? "module_id"
                                       : "out",
                          "%s: NULL argument", op);
-    tf_ext_registry *reg = rt->ext;
-    pthread_mutex_lock(&reg->caches_lock);
-    tf_ext_cache_slot *c = reg->caches;
-    while (c && strcmp(c->id, module_id) != 0)
-        c = c->next;
-    if (c)
-        tf__cache_stats(&c->cache, out);
-    pthread_mutex_unlock(&reg->caches_lock);
+    tf_ext_registry *reg = registry_in(rt);
+    tf_ext_cache_slot *c = NULL;
+    if (reg) {
+        pthread_mutex_lock(&reg->caches_lock);
+        c = reg->caches;
+        while (c && strcmp(c->id, module_id) != 0)
+            c = c->next;
+        if (c)
+            tf__cache_stats(&c->cache, out);
+        pthread_mutex_unlock(&reg->caches_lock);
+    }
     if (!c)
         return tf__error(TF_ERR_VALIDATION, op, "module_id",
                          "%s: no module '%s' was ever installed in runtime %llu", op, module_id,
@@ -417,9 +483,14 @@ TF_API tf_status tf_runtime_extension_cache_limits(tf_runtime *rt, tf_cache_limi
     if (!rt || !out)
         return tf__error(TF_ERR_VALIDATION, "extension_cache_limits", rt ? "out" : "runtime",
                          "extension_cache_limits: NULL argument");
-    pthread_mutex_lock(&rt->ext->caches_lock);
-    *out = rt->ext->limits;
-    pthread_mutex_unlock(&rt->ext->caches_lock);
+    tf_ext_registry *reg = registry_in(rt);
+    if (!reg) { /* none yet: the limits the first one will have */
+        *out = (tf_cache_limits){.max_entries = DEFAULT_CACHE_ENTRIES, .max_bytes = 0};
+        return TF_OK;
+    }
+    pthread_mutex_lock(&reg->caches_lock);
+    *out = reg->limits;
+    pthread_mutex_unlock(&reg->caches_lock);
     return TF_OK;
 }
 
@@ -431,7 +502,9 @@ TF_API tf_status tf_runtime_set_extension_cache_limits(tf_runtime *rt,
         return tf__error(TF_ERR_VALIDATION, op, rt ? "limits" : "runtime", "%s: NULL argument", op);
     if (limits->max_entries == 0)
         return tf__error(TF_ERR_VALIDATION, op, "limits", "%s: max_entries must be > 0", op);
-    tf_ext_registry *reg = rt->ext;
+    tf_ext_registry *reg = registry_made(rt);
+    if (!reg)
+        return tf_error_status();
     pthread_mutex_lock(&reg->caches_lock);
     reg->limits = *limits;
     for (tf_ext_cache_slot *c = reg->caches; c; c = c->next)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extension_internal.h"
+#include "eager_internal.h"
 
 #define DEFAULT_PREPARED_ENTRIES 256
 #define DEFAULT_TRANSFORM_ENTRIES 1024
@@ -97,17 +97,12 @@ TF_API tf_status tf_runtime_create_with_ad_context(tf_ad_context *ad, tf_runtime
         return tf__error(TF_ERR_RUNTIME_STATE, "runtime_create", NULL,
                          "cannot initialise the grad-slot lock");
     }
-    if (tf__registry_create(&rt->ext) != TF_OK) {
-        pthread_mutex_destroy(&rt->slots_lock);
-        tf__cache_destroy(&rt->prepared);
-        tf__free(rt);
-        return tf_error_status();
-    }
     atomic_init(&rt->refs, 1);
     rt->id = atomic_fetch_add(&g_next_id, 1);
     tf_ad_context_retain(ad);
     rt->ad = ad;
     atomic_init(&rt->epoch, 0);
+    atomic_init(&rt->ext, NULL);
     rt->defer = defer_default;
     *out = rt;
     return TF_OK;
@@ -138,7 +133,9 @@ TF_API void tf_runtime_release(tf_runtime *rt)
         return;
     /* every variable retains its runtime, so no slot can still be registered */
     tf__cache_destroy(&rt->prepared);
-    tf__registry_destroy(rt->ext);
+    tf_rt_ext *ext = atomic_load_explicit(&rt->ext, memory_order_acquire);
+    if (ext)
+        ext->hooks->destroy(ext);
     tf_ad_context_release(rt->ad);
     pthread_mutex_destroy(&rt->slots_lock);
     tf__free(rt);
@@ -159,16 +156,6 @@ TF_API tf_epoch tf_runtime_epoch(const tf_runtime *rt)
     return atomic_load(&((tf_runtime *)rt)->epoch);
 }
 
-TF_API tf_status tf_runtime_install_extension_module(tf_runtime *rt, tf_extension_module *module,
-                                                     tf_epoch *epoch)
-{
-    if (!rt || !module || !epoch)
-        return tf__error(TF_ERR_VALIDATION, "install_extension_module",
-                         !rt ? "runtime" : !module ? "module" : "epoch",
-                         "install_extension_module: NULL argument");
-    return tf__registry_install(rt, module, epoch);
-}
-
 /* ---- caches ---- */
 
 static tf_status check_rt(const char *op, tf_runtime *rt, const void *arg, const char *name)
@@ -187,7 +174,9 @@ TF_API tf_status tf_runtime_clear_caches(tf_runtime *rt)
         return st;
     tf__cache_clear(&rt->prepared);
     tf__cache_clear(&rt->ad->transforms);
-    tf__registry_cache_clear(rt->ext);
+    tf_rt_ext *ext = atomic_load_explicit(&rt->ext, memory_order_acquire);
+    if (ext)
+        ext->hooks->cache_clear(ext);
     return TF_OK;
 }
 
@@ -214,7 +203,10 @@ TF_API tf_status tf_runtime_cache_stats(tf_runtime *rt, tf_runtime_stats *out)
         return st;
     tf__cache_stats(&rt->ad->transforms, &out->ad_transforms);
     tf__cache_stats(&rt->prepared, &out->prepared_derivatives);
-    tf__registry_cache_stats(rt->ext, &out->extensions);
+    tf_rt_ext *ext = atomic_load_explicit(&rt->ext, memory_order_acquire);
+    memset(&out->extensions, 0, sizeof out->extensions);
+    if (ext)
+        ext->hooks->cache_stats(ext, &out->extensions);
     return TF_OK;
 }
 
