@@ -82,21 +82,6 @@ static void walk_end(graph *g)
     g->id = 0;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-}
-
-/* Folds n extents in, a word at a time (a byte loop cost eight times as much). */
-static uint64_t hash_words(uint64_t h, const int64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint64_t)v[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static size_t slot_of(const graph *g, const tf_eager *e)
 {
     size_t i = ((uintptr_t)e >> 4) * 0x9e3779b97f4a7c15ull & g->mask;
@@ -194,7 +179,7 @@ static void graph_free(graph *g)
 
 static uint64_t mix_meta(uint64_t h, const tf_tensor *v)
 {
-    return hash_words(mix(h, (uint64_t)v->dtype << 8 | v->rank), v->shape, v->rank);
+    return tf__hash_words(tf__hash_word(h, (uint64_t)v->dtype << 8 | v->rank), v->shape, v->rank);
 }
 
 /*
@@ -206,20 +191,20 @@ static uint64_t mix_meta(uint64_t h, const tf_tensor *v)
  */
 static void fingerprint(graph *g, const tf_eager *e)
 {
-    uint64_t h = mix(g->hash, (uint64_t)e->tracked << 1 | (e->slot != NULL));
+    uint64_t h = tf__hash_word(g->hash, (uint64_t)e->tracked << 1 | (e->slot != NULL));
     const tf_node *nd = e->node;
     if (!nd) {
         g->hash = mix_meta(h, e->value);
         return;
     }
-    h = mix(h, (uint64_t)nd->op << 32 | nd->n_inputs);
+    h = tf__hash_word(h, (uint64_t)nd->op << 32 | nd->n_inputs);
     if (nd->has_attrs)
         h = tf__attrs_hash(h, nd->attrs);
     for (uint32_t i = 0; i < nd->n_inputs; i++) {
         size_t k = lookup(g, nd->inputs[i]);
         /* a walked input by its index, one the walk did not enter (untracked) by its metadata */
-        h = k < g->n ? mix(h, (uint64_t)k)
-                     : mix_meta(mix(h, UINT64_MAX - 1), nd->inputs[i]->value);
+        h = k < g->n ? tf__hash_word(h, (uint64_t)k)
+                     : mix_meta(tf__hash_word(h, UINT64_MAX - 1), nd->inputs[i]->value);
     }
     g->hash = h;
 }
@@ -376,8 +361,8 @@ static void copy_program(const void *value, void *user)
 /* The program for g from the cache, or prepared and cached now. */
 static program *get_program(tf_runtime *rt, graph *g, const tf_eager *wrt, uint64_t mode)
 {
-    uint64_t key = mix(mix(g->hash, atomic_load(&rt->epoch)), mode);
-    key = mix(key, wrt ? lookup(g, wrt) + 1 : 0);
+    uint64_t key = tf__hash_word(tf__hash_word(g->hash, atomic_load(&rt->epoch)), mode);
+    key = tf__hash_word(key, wrt ? lookup(g, wrt) + 1 : 0);
     copy_ctx c = {NULL};
     if (tf__cache_get(&rt->prepared, key, copy_program, &c) && c.out &&
         c.out->n_nodes == g->n)

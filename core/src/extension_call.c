@@ -122,14 +122,6 @@ typedef struct inferred {
     tf_ext_meta out[TF_EXT_MAX_OUTPUTS];
 } inferred;
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* A module's own entries in the same cache are never smaller (extension_compose.c). */
 _Static_assert(sizeof(inferred) <= TF_EXT_CACHE_MIN_VALUE, "module cache entries too small");
 
@@ -175,8 +167,10 @@ static tf_status infer(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, co
     }
     memcpy(inf->scalars, ca->scalars, r->n_scalars * sizeof ca->scalars[0]);
     uint64_t key =
-        fnv(fnv(0xcbf29ce484222325ull, &inf->rec, sizeof inf->rec), &inf->epoch, sizeof inf->epoch);
-    key = fnv(fnv(key, inf->in, sizeof inf->in), inf->scalars, sizeof inf->scalars);
+        tf__hash_bytes(tf__hash_bytes(TF_HASH_SEED, &inf->rec, sizeof inf->rec), &inf->epoch,
+                       sizeof inf->epoch);
+    key = tf__hash_bytes(tf__hash_bytes(key, inf->in, sizeof inf->in), inf->scalars,
+                         sizeof inf->scalars);
     inferred hit;
     if (tf__cache_get(cache, key, copy_inferred, &hit) && same_call(&hit, inf)) {
         memcpy(inf->out, hit.out, sizeof inf->out);

@@ -259,14 +259,7 @@ typedef struct blob_query {
 
 static uint64_t blob_hash(tf_epoch epoch, const void *key, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ BLOB_MAGIC;
-    const unsigned char *b = (const unsigned char *)&epoch;
-    for (size_t i = 0; i < sizeof epoch; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    b = key;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
+    return tf__hash_bytes(tf__hash_word(TF_HASH_SEED ^ BLOB_MAGIC, epoch), key, n);
 }
 
 static void use_blob(const void *value, void *user)

@@ -47,6 +47,35 @@ void tf__pool_free(void *ptr, size_t size);
 /* The table every plugin receives. */
 const tf_host_api *tf__host_api(void);
 
+/* ---- the one hash (hash.c) ---- */
+
+/* The seed of a new hash. */
+#define TF_HASH_SEED 0xcbf29ce484222325ull
+
+/*
+ * Folds the word v into the hash h: the core's one hash, for every cache
+ * key, memo table and graph fingerprint (a golden-ratio offset, then a
+ * multiply-xorshift round of murmur3's finaliser). Keys live only in this
+ * process, so the function may change freely.
+ */
+static inline uint64_t tf__hash_word(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+/* n words (extents, attribute vectors), one at a time. */
+static inline uint64_t tf__hash_words(uint64_t h, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = tf__hash_word(h, (uint64_t)v[i]);
+    return h;
+}
+
+/* n bytes (any object without padding), eight at a time. */
+uint64_t tf__hash_bytes(uint64_t h, const void *p, size_t n);
+
 /* ---- error.c ---- */
 
 /*

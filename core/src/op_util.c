@@ -10,34 +10,20 @@
 
 /* ---- recording ---- */
 
-/* One round of a 64-bit multiply-xorshift mix. */
-static uint64_t mix64(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
-
-static uint64_t mix_words(uint64_t h, const int64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = mix64(h, (uint64_t)v[i]);
-    return h;
-}
-
 uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
 {
     for (int k = 0; k < 3; k++)
-        h = mix_words(mix64(h, a->n[k]), a->v[k], TF_MAX_RANK);
-    h = mix_words(h, a->i, 2);
+        h = tf__hash_words(tf__hash_word(h, a->n[k]), a->v[k], TF_MAX_RANK);
+    h = tf__hash_words(h, a->i, 2);
     uint64_t fbits;
     memcpy(&fbits, &a->f, sizeof fbits);
-    h = mix64(mix64(h, fbits), a->mask);
+    h = tf__hash_word(tf__hash_word(h, fbits), a->mask);
     const tf_dot_dims *d = &a->dot;
-    h = mix64(mix64(h, d->n_contracting), d->n_batch);
+    h = tf__hash_word(tf__hash_word(h, d->n_contracting), d->n_batch);
     for (int k = 0; k < TF_MAX_RANK; k++) {
-        h = mix64(h, (uint64_t)(uint32_t)d->lhs_contracting[k] << 32 |
+        h = tf__hash_word(h, (uint64_t)(uint32_t)d->lhs_contracting[k] << 32 |
                          (uint32_t)d->rhs_contracting[k]);
-        h = mix64(h, (uint64_t)(uint32_t)d->lhs_batch[k] << 32 | (uint32_t)d->rhs_batch[k]);
+        h = tf__hash_word(h, (uint64_t)(uint32_t)d->lhs_batch[k] << 32 | (uint32_t)d->rhs_batch[k]);
     }
     return h;
 }

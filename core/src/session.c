@@ -76,11 +76,11 @@ TF_API tf_status tf_session_full(tf_session *s, tf_dtype dtype, size_t rank,
     if (!s || !out)
         return tf__error(TF_ERR_VALIDATION, "full", s ? "out" : "session", "full: NULL argument");
     tf_tensor *t;
-    tf_status st = tf__empty(s, dtype, rank, shape, &t);
+    tf_status st = tf_tensor_empty(s->engine, dtype, rank, shape, &t);
     if (st)
         return st;
     tf_fill_params p = {.struct_size = sizeof p, .value = tf__scalar_of(dtype, value)};
-    if ((st = tf__exec(s, TF_PRIM_FILL, &p, 0, NULL, t))) {
+    if ((st = tf_engine_execute(s->engine, TF_PRIM_FILL, &p, 0, NULL, 1, &t))) {
         tf_tensor_release(t);
         return st;
     }

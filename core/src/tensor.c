@@ -410,9 +410,9 @@ static tf_status check_readable(const char *op, const tf_tensor *t, tf_dtype dty
                          tf_dtype_name(dtype));
     if (!t->storage->host)
         return tf__error(TF_ERR_PLACEMENT, op, "tensor",
-                         "%s: the tensor is in the device memory of engine '%s'; download it "
-                         "to the host first (tf_engine_download)",
-                         op, tf_engine_name(t->storage->engine));
+                         "%s: the tensor is in an engine's device memory, not the host's; "
+                         "download it first (tf_engine_download with tf_tensor_engine(tensor))",
+                         op);
     return tf__ready(t); /* a deferred result is computed before it is read */
 }
 

@@ -13,28 +13,20 @@
 
 #include "eager_internal.h"
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static uint64_t transform_key(const tf_runtime *rt, const tf_node *nd, uint32_t variant)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = TF_HASH_SEED;
     tf_epoch epoch = atomic_load(&((tf_runtime *)rt)->epoch);
-    h = fnv(h, &epoch, sizeof epoch);
-    h = fnv(h, &nd->op, sizeof nd->op);
-    h = fnv(h, &variant, sizeof variant);
+    h = tf__hash_bytes(h, &epoch, sizeof epoch);
+    h = tf__hash_bytes(h, &nd->op, sizeof nd->op);
+    h = tf__hash_bytes(h, &variant, sizeof variant);
     if (nd->has_attrs)
         h = tf__attrs_hash(h, nd->attrs);
     for (uint32_t i = 0; i < nd->n_inputs; i++) {
         const tf_tensor *v = nd->inputs[i]->value;
-        h = fnv(h, &v->dtype, sizeof v->dtype);
-        h = fnv(h, &v->rank, sizeof v->rank);
-        h = fnv(h, v->shape, v->rank * sizeof v->shape[0]);
+        h = tf__hash_bytes(h, &v->dtype, sizeof v->dtype);
+        h = tf__hash_bytes(h, &v->rank, sizeof v->rank);
+        h = tf__hash_bytes(h, v->shape, v->rank * sizeof v->shape[0]);
     }
     return h;
 }
