@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "eager_internal.h"
-#include "fused.h"
+#include "rule_fx.h"
 
 /* ---- the graph walk ---- */
 
@@ -388,7 +388,7 @@ static tf_status unsupported_rule(const char *op, const tf_node *nd, const char 
 }
 
 /*
- * Runs a rule's elementwise programs (fused.h), each summed into its input's
+ * Runs a rule's elementwise programs (rule_fx.h), each summed into its input's
  * cotangent by one call; false when the rule has none for this node (then
  * *status is untouched and the plain vjp runs).
  */

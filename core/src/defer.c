@@ -59,7 +59,6 @@
  */
 #include <string.h>
 
-#include "fused.h"
 #include "lazy.h"
 
 /* The most steps of a batch: each may become an output of its one call. */
@@ -123,7 +122,7 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     for (uint32_t k = 0; k < n; k++)
         dst[k] = held[k] ? b->out[k] : NULL;
     b->stats.engine_calls += n;
-    tf_status st = tf__fx_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank,
+    tf_status st = tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank,
                                     b->shape, dst);
     for (uint32_t k = 0; k < n; k++)
         if (!held[k])
@@ -150,12 +149,12 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
     if (n_out == 0)
         return TF_OK; /* nothing anyone can read: nothing to compute */
     tf_fused_step steps[DEFER_MAX_STEPS];
-    tf__fx_resolve(b->steps, n, b->n_in, steps);
+    tf__lazy_resolve(b->steps, n, b->n_in, steps);
     if (n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
         return run_unfused(b, steps, n, held);
     b->stats.engine_calls++;
     if (n == 1) /* one step: the primitive itself */
-        return tf__fx_run_step(b->engine, &steps[0], b->in, out_t[0]);
+        return tf__lazy_run_step(b->engine, &steps[0], b->in, out_t[0]);
     tf_fused_params p = {sizeof p, n, steps, n_out, outs};
     return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
 }
@@ -506,7 +505,7 @@ static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_
                              uint32_t n, tf_tensor *const *in, tf_tensor *out)
 {
     if (n_steps == 1) /* the primitive itself */
-        return tf__fx_run_step(z->engine, &steps[0], in, out);
+        return tf__lazy_run_step(z->engine, &steps[0], in, out);
     if (tf__engine_fuses(z->engine, out->dtype, n, 1)) {
         uint32_t last = n_steps - 1;
         tf_fused_params p = {sizeof p, n_steps, steps, 1, &last};
@@ -514,7 +513,7 @@ static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_
     }
     tf_tensor *dst[TF_FUSED_MAX_STEPS] = {NULL};
     dst[n_steps - 1] = out;
-    tf_status st = tf__fx_run_steps(z->engine, steps, n_steps, n, in, out->dtype, out->rank,
+    tf_status st = tf__lazy_run_steps(z->engine, steps, n_steps, n, in, out->dtype, out->rank,
                                     out->shape, dst);
     for (uint32_t k = 0; k + 1 < n_steps; k++)
         tf_tensor_release(dst[k]);

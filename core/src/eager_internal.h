@@ -242,7 +242,7 @@ typedef tf_status (*tf_jvp_fn)(tf_session *s, tf_eager *out, const tf_node *node
 
 struct tf_fx;
 /*
- * Optional: the reverse rule as elementwise programs (fused.h). For each needed
+ * Optional: the reverse rule as elementwise programs (rule_fx.h). For each needed
  * input j, builds its cotangent in fx[j] and sets res[j] to its reference
  * (TF_FX_NONE: no contribution). Returns false when this node's cotangents are
  * not such programs (an input that needs a reduction, mixed dtypes, a program

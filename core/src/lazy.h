@@ -15,6 +15,31 @@
 
 #include "internal.h"
 
+/* A program's reference (a batch's, a rule's while it is built): an input
+   (TF_FX_IN | index) or a step (its index); TF_FX_NONE: none. */
+#define TF_FX_IN 0x80000000u
+#define TF_FX_NONE 0xffffffffu
+
+/* ---- programs of FUSED steps without FUSED (program.c) ---- */
+
+/* Resolves n steps built with references into registers (inputs 0 .. n_in-1,
+   step k n_in + k), as TF_PRIM_FUSED reads them. */
+void tf__lazy_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fused_step *out);
+/* One resolved step as its own UNARY or BINARY call on e, reading regs[]. */
+tf_status tf__lazy_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
+                            tf_tensor *out);
+/*
+ * n resolved steps, one primitive call each, over the n_in tensors in[]: step
+ * k writes dst[k], or, where dst[k] is NULL, a new dense tensor of dtype and
+ * shape that it puts there (the caller releases those, also on failure).
+ * Stops at the first failure.
+ */
+tf_status tf__lazy_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
+                             tf_tensor *const *in, tf_dtype dtype, uint32_t rank,
+                             const int64_t *shape, tf_tensor **dst);
+
+/* ---- deferred chains (defer.c) ---- */
+
 /* What a session defers with. One thread at a time (the session's). */
 typedef struct tf_lazy {
     tf_engine *engine;      /* borrowed from the session */

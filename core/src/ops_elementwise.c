@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fused.h"
+#include "rule_fx.h"
 #include "rule_builder.h"
 
 /* ===================================================================== */
@@ -244,7 +244,7 @@ TF_API tf_status tf_session_cast(tf_session *s, tf_eager *x, tf_dtype dtype, tf_
 /*
  * A derivative formula is written once, over the dx_* calls below, and built
  * either as session ops (through a rule builder: the rules that record, and
- * every forward rule) or as an elementwise program (fused.h: backward's fused
+ * every forward rule) or as an elementwise program (rule_fx.h: backward's fused
  * reverse rules). A dv is a value of the one or the other; `nil` means what the
  * formula's comment says (a zero or a one that needs no product).
  */
@@ -551,7 +551,7 @@ static tf_status convert_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
 }
 
 /* ===================================================================== */
-/* Reverse rules as elementwise programs (fused.h)                        */
+/* Reverse rules as elementwise programs (rule_fx.h)                        */
 /* ===================================================================== */
 
 /*

@@ -1,5 +1,5 @@
 /*
- * fused.h - elementwise programs for reverse rules (autodiff fusion).
+ * rule_fx.h - elementwise programs for reverse rules (autodiff fusion).
  *
  * The derivative of an elementwise op is an elementwise expression of the
  * output's cotangent, the op's inputs and its output: tanh's is
@@ -15,19 +15,18 @@
  * steps and the sum join its batch instead, with the steps of the rules
  * before and after it, so a chain of rules is one FUSED call.
  *
- * Building: tf__fx_input / tf__fx_const / tf__fx_unary / tf__fx_binary return
- * a reference (an input or a step); a program that outgrows the ABI's limits
- * is marked `overflow` and the caller falls back.
+ * Building (rule_fx.c): tf__fx_input / tf__fx_const / tf__fx_unary /
+ * tf__fx_binary return a reference (an input or a step); a program that
+ * outgrows the ABI's limits is marked `overflow` and the caller falls back.
+ * Running it with the sum (fused_sum.c): tf__fx_accumulate.
  */
-#ifndef TF_FUSED_H
-#define TF_FUSED_H
+#ifndef TF_RULE_FX_H
+#define TF_RULE_FX_H
 
 #include "eager_internal.h"
 
-/* A reference: an input (TF_FX_IN | index) or a step (its index). */
-#define TF_FX_IN 0x80000000u
-/* A vjp_fx result: this input gets no contribution. */
-#define TF_FX_NONE 0xffffffffu
+/* References are lazy.h's: an input (TF_FX_IN | index) or a step (its index);
+   a vjp_fx result of TF_FX_NONE gives its input no contribution. */
 
 typedef struct tf_fx {
     uint32_t n_in, n_steps;
@@ -45,22 +44,6 @@ uint32_t tf__fx_const(tf_fx *fx, double v);
 uint32_t tf__fx_unary(tf_fx *fx, tf_unary_op op, uint32_t a);
 uint32_t tf__fx_binary(tf_fx *fx, tf_binary_op op, uint32_t a, uint32_t b);
 
-/* Resolves n steps built with references into registers (inputs 0 .. n_in-1,
-   step k n_in + k), as TF_PRIM_FUSED reads them. */
-void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fused_step *out);
-/* One resolved step as its own UNARY or BINARY call on e, reading regs[]. */
-tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
-                          tf_tensor *out);
-/*
- * n resolved steps, one primitive call each, over the n_in tensors in[]: step
- * k writes dst[k], or, where dst[k] is NULL, a new dense tensor of dtype and
- * shape that it puts there (the caller releases those, also on failure).
- * Stops at the first failure.
- */
-tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
-                           tf_tensor *const *in, tf_dtype dtype, uint32_t rank,
-                           const int64_t *shape, tf_tensor **dst);
-
 /*
  * Adds the value of `result` into *acc (*acc NULL: *acc becomes it), as
  * tf__accumulate does, with one FUSED call: the program's inputs other than
@@ -71,4 +54,4 @@ tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n,
 tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_eager *like,
                             tf_eager **acc);
 
-#endif /* TF_FUSED_H */
+#endif /* TF_RULE_FX_H */

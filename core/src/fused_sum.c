@@ -1,91 +1,19 @@
 /*
- * fused.c - elementwise programs for reverse rules: building them and running
- * one, with the sum into a running cotangent, as a single TF_PRIM_FUSED call.
- * See fused.h.
+ * fused_sum.c - a reverse rule's elementwise program (rule_fx.h) run with
+ * the sum into its input's running cotangent: one TF_PRIM_FUSED call,
+ * written over the running sum where that is private (docs/runtime.md,
+ * "Writing in place"), or through the session's deferral, where the program
+ * joins the batch of the rules around it.
  */
 #include <string.h>
 
-#include "fused.h"
-#include "internal.h"
-
-void tf__fx_init(tf_fx *fx)
-{
-    fx->n_in = 0;
-    fx->n_steps = 0;
-    fx->overflow = false;
-}
-
-static uint32_t add_input(tf_fx *fx, tf_eager *x, double v)
-{
-    for (uint32_t i = 0; i < fx->n_in; i++)
-        if (fx->in[i] == x && (x || fx->konst[i] == v))
-            return TF_FX_IN | i;
-    if (fx->n_in == TF_FUSED_MAX_INPUTS) {
-        fx->overflow = true;
-        return TF_FX_IN;
-    }
-    fx->in[fx->n_in] = x;
-    fx->konst[fx->n_in] = v;
-    return TF_FX_IN | fx->n_in++;
-}
-
-uint32_t tf__fx_input(tf_fx *fx, tf_eager *x)
-{
-    return add_input(fx, x, 0.0);
-}
-
-uint32_t tf__fx_const(tf_fx *fx, double v)
-{
-    return add_input(fx, NULL, v);
-}
-
-static uint32_t add_step(tf_fx *fx, tf_fused_kind kind, uint32_t op, uint32_t a, uint32_t b)
-{
-    if (fx->n_steps == TF_FUSED_MAX_STEPS) {
-        fx->overflow = true;
-        return 0;
-    }
-    fx->steps[fx->n_steps] = (tf_fused_step){(uint32_t)kind, op, a, b};
-    return fx->n_steps++;
-}
-
-uint32_t tf__fx_unary(tf_fx *fx, tf_unary_op op, uint32_t a)
-{
-    return add_step(fx, TF_FUSED_UNARY, (uint32_t)op, a, 0);
-}
-
-uint32_t tf__fx_binary(tf_fx *fx, tf_binary_op op, uint32_t a, uint32_t b)
-{
-    return add_step(fx, TF_FUSED_BINARY, (uint32_t)op, a, b);
-}
-
-void tf__fx_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fused_step *out)
-{
-    for (uint32_t k = 0; k < n; k++) {
-        const tf_fused_step *st = &steps[k];
-        uint32_t a = st->a & TF_FX_IN ? st->a & ~TF_FX_IN : n_in + st->a;
-        uint32_t b = st->b & TF_FX_IN ? st->b & ~TF_FX_IN : n_in + st->b;
-        out[k] = (tf_fused_step){st->kind, st->op, a, st->kind == TF_FUSED_BINARY ? b : 0};
-    }
-}
-
-tf_status tf__fx_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
-                          tf_tensor *out)
-{
-    tf_unary_params up = {sizeof up, step->op};
-    tf_binary_params bp = {sizeof bp, step->op};
-    tf_tensor *args[2] = {regs[step->a], regs[step->b]};
-    bool unary = step->kind == TF_FUSED_UNARY;
-    return tf_engine_execute(e, unary ? TF_PRIM_UNARY : TF_PRIM_BINARY,
-                             unary ? (const void *)&up : (const void *)&bp, unary ? 1 : 2, args,
-                             1, &out);
-}
+#include "rule_fx.h"
 
 /* Steps 0 .. result resolved (the program ends at its result: a step reads
    only earlier ones, so any after it are not needed). */
 static uint32_t resolve(const tf_fx *fx, uint32_t result, uint32_t n_in, tf_fused_step *out)
 {
-    tf__fx_resolve(fx->steps, result + 1, n_in, out);
+    tf__lazy_resolve(fx->steps, result + 1, n_in, out);
     return result + 1;
 }
 
@@ -115,24 +43,6 @@ static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *l
             return st;
     }
     return TF_OK;
-}
-
-tf_status tf__fx_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
-                           tf_tensor *const *in, tf_dtype dtype, uint32_t rank,
-                           const int64_t *shape, tf_tensor **dst)
-{
-    tf_tensor *r[TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS];
-    tf_status st = TF_OK;
-    for (uint32_t i = 0; i < n_in; i++)
-        r[i] = in[i];
-    for (uint32_t k = 0; k < n && !st; k++) {
-        if (!dst[k])
-            st = tf_tensor_empty(e, dtype, rank, shape, &dst[k]);
-        if (!st)
-            st = tf__fx_run_step(e, &steps[k], r, dst[k]);
-        r[n_in + k] = dst[k];
-    }
-    return st;
 }
 
 /*
@@ -209,7 +119,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     }
     if (!st && fused && p.n_steps == 1) {
         /* one step: the primitive itself, which costs an engine less to check and run */
-        st = tf__fx_run_step(s->engine, &steps[0], in, out);
+        st = tf__lazy_run_step(s->engine, &steps[0], in, out);
     } else if (!st && fused) {
         st = tf__engine_execute_fused(s->engine, &p, n_in, in, 1, &out, alias);
     }
