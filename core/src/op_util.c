@@ -10,24 +10,6 @@
 
 /* ---- recording ---- */
 
-uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
-{
-    for (int k = 0; k < 3; k++)
-        h = tf__hash_words(tf__hash_word(h, a->n[k]), a->v[k], TF_MAX_RANK);
-    h = tf__hash_words(h, a->i, 2);
-    uint64_t fbits;
-    memcpy(&fbits, &a->f, sizeof fbits);
-    h = tf__hash_word(tf__hash_word(h, fbits), a->mask);
-    const tf_dot_dims *d = &a->dot;
-    h = tf__hash_word(tf__hash_word(h, d->n_contracting), d->n_batch);
-    for (int k = 0; k < TF_MAX_RANK; k++) {
-        h = tf__hash_word(h, (uint64_t)(uint32_t)d->lhs_contracting[k] << 32 |
-                         (uint32_t)d->rhs_contracting[k]);
-        h = tf__hash_word(h, (uint64_t)(uint32_t)d->lhs_batch[k] << 32 | (uint32_t)d->rhs_batch[k]);
-    }
-    return h;
-}
-
 /* All-zero attributes, shared by every node recorded without any. */
 static const tf_attrs no_attrs;
 
