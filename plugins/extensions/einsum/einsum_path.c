@@ -372,7 +372,11 @@ static tf_status run_method(const ein_mem *m, const ein_net *net, uint32_t *meth
             return greedy_polished(m, net, lim, steps, err);
         } else {
             *method = TF_EINSUM_SEARCH; /* a search of fixed effort: deterministic */
-            return greedy_polished(m, net, lim, steps, err);
+            tf_status st = greedy_polished(m, net, lim, steps, err);
+            if (st != TF_ERR_UNSUPPORTED || net->n > 64)
+                return st;
+            *method = TF_EINSUM_DP; /* every greedy run got stuck under the limits */
+            return ein_dp(m, net, lim, steps, err);
         }
     }
     switch (*method) {

@@ -373,7 +373,10 @@ static double restarts(const ein_mem *m, const ein_net *net, const ein_limits *l
                        double until, uint64_t *rng, uint32_t (*steps)[2], uint32_t (*trial)[2])
 {
     double best = INFINITY;
-    for (uint32_t r = 0; r < count || now_seconds() < until; r++) {
+    /* under a tight rank limit most greedy runs get stuck: keep trying (up to 16x
+       `count`) until one gets through */
+    for (uint32_t r = 0; r < count || now_seconds() < until || (isinf(best) && r < 16 * count);
+         r++) {
         double temp = r == 0 ? 0.0 : exp(log(0.001) + unit(rng) * (log(1.0) - log(0.001)));
         double costmod = r == 0 ? 1.0 : 0.1 + 3.9 * unit(rng);
         double flops, largest;
