@@ -9,6 +9,7 @@
  * refusals of misdeclared ops.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ext_test_util.h"
@@ -536,6 +537,108 @@ static void test_install_refusals(void **state)
     expect_install_refused(FX_PATH("abi12_old_minor"), "an infer function");
 }
 
+/* ---- a module built for ABI 1.1 keeps working on this host ---- */
+
+static tf_status twice_infer(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32_t nt,
+                             const tf_ext_scalar *sc, uint32_t ns, tf_ext_meta *out)
+{
+    (void)c, (void)nt, (void)sc, (void)ns;
+    out[0] = t[0];
+    return t[0].dtype == TF_F64 ? TF_OK : TF_ERR_DTYPE_MISMATCH;
+}
+
+static tf_status twice_cpu(const tf_ext_kernel_ctx *k, const tf_operand *x, const tf_operand *y)
+{
+    (void)k;
+    int64_t n = 1, idx[TF_MAX_RANK] = {0};
+    for (uint32_t i = 0; i < x->rank; i++)
+        n *= x->shape[i];
+    for (int64_t e = 0; e < n; e++) {
+        int64_t at = x->offset;
+        for (uint32_t i = 0; i < x->rank; i++)
+            at += idx[i] * x->strides[i];
+        ((double *)y->data)[y->offset + e] = 2 * ((const double *)x->data)[at];
+        for (uint32_t i = 0; i < x->rank && ++idx[i] == x->shape[i]; i++)
+            idx[i] = 0;
+    }
+    return TF_OK;
+}
+
+static tf_status twice_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *g,
+                           const int *need, tf_ext_tensor **cot)
+{
+    tf_ext_tensor *two = NULL;
+    tf_status st = need[0] && g ? c->ops->scalar(c->session, g, 2.0, &two) : TF_OK;
+    if (!st && two)
+        st = c->ops->mul(c->session, g, two, &cot[0]);
+    c->ops->release(two);
+    (void)call;
+    return st;
+}
+
+static const uint32_t k_twice_kinds[] = {TF_EXT_ARG_TENSOR};
+static const char *const k_twice_names[] = {"x"};
+static const tf_ext_kernel k_twice_kernels[] = {{"cpu", TF_EXT_KERNEL_FN(twice_cpu)}};
+/* As a 1.1 module's compiler laid it out: the struct ends before `compose`. */
+static const tf_ext_op k_twice = {(uint32_t)offsetof(tf_ext_op, compose),
+                                  1,
+                                  1,
+                                  1,
+                                  "twice",
+                                  k_twice_kinds,
+                                  k_twice_names,
+                                  twice_infer,
+                                  k_twice_kernels,
+                                  twice_vjp,
+                                  NULL,
+                                  "2 x",
+                                  NULL};
+
+static tf_status twice_install(const tf_host_api *host, const tf_ext_registrar *reg)
+{
+    (void)host;
+    return reg->add_op(reg->candidate, &k_twice);
+}
+
+static const tf_extension_module_desc k_old_desc = {TF_EXTENSION_MODULE_SIZE_1_1,
+                                                    TF_EXTENSION_ABI_MAJOR,
+                                                    1,
+                                                    0,
+                                                    "test.old_minor",
+                                                    "1.1",
+                                                    NULL,
+                                                    twice_install,
+                                                    NULL,
+                                                    0,
+                                                    0,
+                                                    NULL};
+
+static void test_module_of_minor_1_works(void **state)
+{
+    (void)state;
+    tf_extension_module *m;
+    TF_ASSERT_OK(tf_extension_from_descriptor(&k_old_desc, &m));
+    assert_int_equal(tf_extension_abi_minor(m), 1);
+    assert_null(tf_extension_interface(m, "anything"));
+    tft_env e = tft_env_begin();
+    tf_epoch epoch;
+    TF_ASSERT_OK(tf_runtime_install_extension_module(e.rt, m, &epoch));
+    const int64_t shape[1] = {3};
+    const double v[3] = {1, 2, 3}, want[3] = {2, 4, 6}, ones2[3] = {2, 2, 2};
+    tf_eager *x = ext_tensor(e.rt, 1, shape, v, 1), *y, *loss;
+    tf_call_arg a[1] = {TF_ARG_TENSOR(x)};
+    TF_ASSERT_OK(tf_session_call(e.s, "test.old_minor.twice", a, 1, &y, 1));
+    tft_expect_shaped(y, 1, shape, want, 3);
+    TF_ASSERT_OK(tf_session_reduce_sum(e.s, y, NULL, 0, &loss));
+    tf_eager *g = tft_grad(e.rt, loss, x);
+    tft_expect_shaped(g, 1, shape, ones2, 3);
+    tf_eager_release(g);
+    tf_eager_release(loss);
+    tf_eager_release(y);
+    tf_eager_release(x);
+    tft_env_end(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_call_args_and_call_reach_composites),
         cmocka_unit_test(test_interface),
         cmocka_unit_test(test_install_refusals),
+        cmocka_unit_test(test_module_of_minor_1_works),
     };
     return cmocka_run_group_tests(tests, setup, tft_cpu_teardown);
 }
