@@ -416,6 +416,27 @@ static void anneal(const ein_mem *m, tree *cur, tree *best, double start, double
     }
 }
 
+/* Anneals the tree of `steps` until `until` (iters 0) or for `iters` moves, and
+   stores the best tree seen back in steps; false on OOM. */
+static bool anneal_steps(const ein_mem *m, const ein_net *net, const ein_limits *lim, double until,
+                         uint64_t iters, uint64_t *rng, uint32_t (*steps)[2])
+{
+    tree cur, best;
+    scratch s = {NULL, NULL};
+    bool ok =
+        tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) && scratch_init(m, net, &s);
+    if (ok) {
+        tree_load(&cur, (const uint32_t(*)[2])steps);
+        tree_load(&best, (const uint32_t(*)[2])steps);
+        anneal(m, &cur, &best, iters ? 0 : now_seconds(), until, iters, rng, &s);
+        tree_store(&best, steps);
+    }
+    scratch_free(m, &s);
+    tree_free(m, &cur);
+    tree_free(m, &best);
+    return ok;
+}
+
 tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim,
                      uint32_t (*steps)[2], ein_err *err)
 {
@@ -432,43 +453,9 @@ tf_status ein_search(const ein_mem *m, const ein_net *net, const ein_limits *lim
         return ein_fail(err, TF_ERR_UNSUPPORTED, EIN_ARG_MEMORY, -1, -1,
                         "the search found no order keeping every intermediate within the "
                         "memory limit and rank");
-    if (net->n < 3)
-        return TF_OK;
-    tree cur, best;
-    scratch s = {NULL, NULL};
-    bool ok =
-        tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) && scratch_init(m, net, &s);
-    if (ok) {
-        tree_load(&cur, (const uint32_t(*)[2])steps);
-        tree_load(&best, (const uint32_t(*)[2])steps);
-        anneal(m, &cur, &best, now_seconds(), start + budget, 0, &rng, &s);
-        tree_store(&best, steps);
-    }
-    scratch_free(m, &s);
-    tree_free(m, &cur);
-    tree_free(m, &best);
-    return ok ? TF_OK
-              : ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
-}
-
-/* Deterministic annealing of `steps` for `iters` moves; false on OOM. */
-static bool anneal_fixed(const ein_mem *m, const ein_net *net, const ein_limits *lim,
-                         uint64_t iters, uint64_t *rng, uint32_t (*steps)[2])
-{
-    tree cur, best;
-    scratch s = {NULL, NULL};
-    bool ok =
-        tree_alloc(m, net, lim, &cur) && tree_alloc(m, net, lim, &best) && scratch_init(m, net, &s);
-    if (ok) {
-        tree_load(&cur, (const uint32_t(*)[2])steps);
-        tree_load(&best, (const uint32_t(*)[2])steps);
-        anneal(m, &cur, &best, 0, 0, iters, rng, &s);
-        tree_store(&best, steps);
-    }
-    scratch_free(m, &s);
-    tree_free(m, &cur);
-    tree_free(m, &best);
-    return ok;
+    if (!anneal_steps(m, net, lim, start + budget, 0, &rng, steps))
+        return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
+    return TF_OK;
 }
 
 tf_status ein_restarts_polished(const ein_mem *m, const ein_net *net, const ein_limits *lim,
@@ -487,7 +474,7 @@ tf_status ein_restarts_polished(const ein_mem *m, const ein_net *net, const ein_
     uint64_t moves = 64 * (uint64_t)net->n;
     if (moves > 8192)
         moves = 8192;
-    if (net->n >= 3 && (!anneal_fixed(m, net, lim, moves, &rng, steps) ||
+    if (net->n >= 3 && (!anneal_steps(m, net, lim, 0, moves, &rng, steps) ||
                         ein_reconfigure(m, net, lim, 10, 16, steps)))
         return ein_fail(err, TF_ERR_OUT_OF_MEMORY, EIN_ARG_SUBSCRIPTS, -1, -1, "out of memory");
     return TF_OK;
