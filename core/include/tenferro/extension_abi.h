@@ -187,8 +187,9 @@
  * returns a status: an ops-table failure unchanged, or its own report
  * (ctx->report_argument naming the argument, host->report_error). On
  * failure the host releases any output it did set. An op declaring a
- * string or list argument without compose is refused at install
- * (TF_ERR_VALIDATION, argument "op").
+ * string or list argument without compose, or a list that is not its last
+ * argument, is malformed: the install is refused (TF_ERR_RUNTIME_STATE, the
+ * reason as the cause) and the registry stays as it was.
  *
  * Module caches: ctx->cache_get / cache_put keep values of the module's
  * choosing (e.g. a contraction plan) in the runtime's extension cache of
