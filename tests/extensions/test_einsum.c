@@ -224,6 +224,7 @@ static void test_dtypes(void **state)
     tf_eager *mixed[2] = {a, c};
     TFT_EXPECT_FAIL(tf_einsum(e.s, "ij,ij->", 2, mixed, &out), TF_ERR_DTYPE_MISMATCH, "operands",
                     out);
+    assert_non_null(strstr(tf_error_message(), "operand 1 has dtype i64 and operand 0 dtype f32"));
     const uint8_t bits[6] = {1, 0, 1, 0, 1, 0};
     tf_eager *m = tft_constant(e.rt, TF_BOOL, 2, s23, bits, 6), *mb[1] = {m};
     TFT_EXPECT_FAIL(tf_einsum(e.s, "ij->", 1, mb, &out), TF_ERR_DTYPE_MISMATCH, "operands", out);

@@ -42,12 +42,13 @@ static tf_status check_call(const tf_ext_rule_ctx *ctx, const tf_ext_call *call,
         uint32_t d = o->dtype(call->tensors[i]), d0 = o->dtype(call->tensors[0]);
         if (d != TF_F32 && d != TF_F64 && d != TF_I32 && d != TF_I64)
             return ein_fail(e, TF_ERR_DTYPE_MISMATCH, EIN_ARG_OPERANDS, -1, i,
-                            "operand %u has dtype %u; einsum takes f32, f64, i32 or i64", i, d);
+                            "operand %u has dtype %s; einsum takes f32, f64, i32 or i64", i,
+                            tf_dtype_name((tf_dtype)d));
         if (d != d0)
             return ein_fail(e, TF_ERR_DTYPE_MISMATCH, EIN_ARG_OPERANDS, -1, i,
-                            "operand %u has dtype %u and operand 0 dtype %u; einsum needs one "
+                            "operand %u has dtype %s and operand 0 dtype %s; einsum needs one "
                             "dtype",
-                            i, d, d0);
+                            i, tf_dtype_name((tf_dtype)d), tf_dtype_name((tf_dtype)d0));
     }
     return TF_OK;
 }
