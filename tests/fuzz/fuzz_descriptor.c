@@ -31,9 +31,9 @@
 #include <tenferro/extension_abi.h>
 #include <tenferro/runtime.h>
 
-#include "extension_internal.h"
+#include "extensions_internal.h"
 #include "fuzz_common.h"
-#include "plugin_path.h"
+#include "loader_internal.h"
 
 /* ---- stand-ins for the plugin's functions (never called by the checks) ---- */
 

@@ -1,5 +1,5 @@
 /*
- * test_defer.c - deferred elementwise chains (core/src/defer.c).
+ * test_defer.c - deferred elementwise chains (core/src/lazy/defer.c).
  *
  * A session's back-to-back elementwise ops are collected and run as one
  * TF_PRIM_FUSED call when a result is first read. Every case runs the same

@@ -2,7 +2,7 @@
  * test_defer_faults.c - what happens when the engine fails a deferred batch.
  *
  * A session defers back-to-back elementwise ops and runs them as one
- * TF_PRIM_FUSED call when a result is read (core/src/defer.c). The `faulty`
+ * TF_PRIM_FUSED call when a result is read (core/src/lazy/defer.c). The `faulty`
  * fixture engine (tests/plugins/fixtures/faulty.c) runs FILL and ADD, and
  * FUSED programs of ADDs, on f64, and fails every execute after its Kth with
  * "injected fault (...)". The program, on tensors of N elements:

@@ -1,5 +1,5 @@
 /*
- * test_fused_grad.c - reverse rules run as elementwise programs (core/src/fused.h).
+ * test_fused_grad.c - reverse rules run as elementwise programs (core/src/ops/rule_fx.h).
  *
  * tf_eager_backward records nothing, so the rules of the elementwise ops that
  * have a program form run it, summed into the running cotangent, as one

@@ -1,0 +1,656 @@
+/*
+ * defer.c - deferred elementwise chains: a session's back-to-back elementwise
+ * ops run as one TF_PRIM_FUSED call.
+ *
+ * exp(x) * y + x issued eagerly makes three passes over memory, each writing
+ * an array the next one reads back. Here a session's UNARY and BINARY ops of
+ * one float dtype and shape are appended to the session's batch instead: the
+ * result tensor is allocated at once (so running out of memory is still
+ * reported by the op), but its contents stay pending, marked on its storage,
+ * until something reads them. Then the whole batch runs as one program that
+ * reads the batch's inputs once and writes only the results something still
+ * holds (ABI 1.3 lets one FUSED call write several); results that were
+ * released meanwhile are never written at all.
+ *
+ * What reads memory makes it current first: every engine call of the core
+ * (engine.c's execute, upload, download; extension kernels), the host-side
+ * readers of tensor.c, and tf_engine_synchronize. A write into memory an
+ * open batch reads (tf_engine_execute into a constant's tensor) runs that
+ * batch first, so the batch sees what the eager order would have shown it.
+ * Only memory of the session's engine joins a batch; the application's own
+ * host memory (tf_tensor_wrap_host), which it may change behind the
+ * library's back, makes the op run at once.
+ *
+ * Threads. A session and its engine belong to one thread, but the values it
+ * returns may be read anywhere, and reading a pending one runs its batch on
+ * the engine. So while an engine has an open batch, every call the core
+ * makes into it, and every change to a batch, happens under the engine's
+ * defer_lock; an engine without open batches (the owner alone opens them)
+ * costs one atomic load per call.
+ *
+ * A reduction (TF_PRIM_REDUCE) of one of a batch's results joins the batch
+ * as its *tail*: its output is pending on the batch too, and it runs right
+ * after the batch's call. So sum(exp(x) * y + x) whose intermediates are
+ * released before anything reads them leaves them unwritten: the loss
+ * issued, the batch still waits, and the sum's input is the one result that
+ * must be written besides those still held. A tail whose output is released
+ * before the batch runs is dropped and does not keep its input alive.
+ *
+ * Which results are written. A result is held when more than the batch
+ * refers to its tensor, with one exception: when its only other holder is
+ * the eager tensor it was recorded as, and that eager is referred to only by
+ * tape nodes whose rules read its shape alone (tf_op_rule.unread: `+` and
+ * `-` of their inputs, `reduce_sum` of its input; their results and `*`'s),
+ * nothing can read it: it is dropped like a released one and its memory
+ * marked unwritten (k_unwritten). So a training step's exp(x) * y, which the
+ * tape holds only as the input of `+`, is not written. The eager is asked
+ * only when the batch runs on its session's thread: there the counts it
+ * reads can only fall while it reads them (an op of another thread reading
+ * the value runs the batch first); another thread running the batch takes
+ * every such result as held. The eager forgets its batch under the engine
+ * lock when it dies (tf__lazy_disown).
+ *
+ * A batch runs: when one of its results is read; when an op does not fit it
+ * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
+ * TF_FUSED_MAX_OUTPUTS steps); at tf_engine_synchronize; at session end. If
+ * the engine fails it, the error goes to whoever made it run, and its
+ * results are marked lost (k_lost): reading them later is a
+ * TF_ERR_BACKEND error, never stale memory.
+ */
+#include <string.h>
+
+#include "lazy_internal.h"
+
+/* The most steps of a batch: each may become an output of its one call. */
+#define DEFER_MAX_STEPS TF_FUSED_MAX_OUTPUTS
+
+struct tf_batch {
+    tf_engine *engine;
+    struct tf_batch *prev, *next; /* the engine's open batches */
+    bool open;                    /* has steps not yet run */
+    tf_dtype dtype;
+    uint32_t rank;
+    int64_t shape[TF_MAX_RANK];
+    uint32_t n_in, n_steps;
+    tf_tensor *in[TF_FUSED_MAX_INPUTS]; /* retained; their storages count us as readers */
+    tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
+    tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
+    const void *owner[DEFER_MAX_STEPS];   /* what out[k] became (an eager tensor), or NULL */
+    bool (*wanted)(const void *owner);    /* whether anything may still read an owner's value */
+    pthread_t thread;                     /* the session's (the batch opened there) */
+    tf_tensor *tail_in;                   /* retained: the result the tail reduces, or NULL */
+    tf_tensor *tail_out;                  /* retained; its storage points at us */
+    tf_reduce_params tail;                /* the tail's REDUCE */
+    tf_defer_stats stats;                 /* the session's (changed under the lock) */
+};
+
+static struct tf_batch k_lost; /* the mark of memory whose batch failed */
+static struct tf_batch k_unwritten; /* the mark of a result left unwritten */
+
+/* inside run_batch's engine calls: the batch's own operands need no flush */
+static _Thread_local bool t_running;
+
+/* ---- running a batch (engine lock held) ---- */
+
+static bool still_held(const tf_tensor *t)
+{
+    return atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire) > 1 ||
+           atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1;
+}
+
+/* Whether step k's result must be written (see "Which results are written"). */
+static bool step_held(const struct tf_batch *b, uint32_t k)
+{
+    const tf_tensor *t = b->out[k];
+    if (!t) /* a program's inner step: only its own program reads it */
+        return false;
+    if (atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1)
+        return true;
+    size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
+    if (refs != 2) /* 1: the batch alone; more: views, another eager, the tail */
+        return refs > 1;
+    return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) ||
+           !b->wanted || b->wanted(b->owner[k]);
+}
+
+/* An engine that cannot take the program in one call: its steps one by one,
+   into the results that are held and into scratch tensors for the others. */
+static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uint32_t n,
+                             const bool *held)
+{
+    tf_tensor *dst[DEFER_MAX_STEPS];
+    for (uint32_t k = 0; k < n; k++)
+        dst[k] = held[k] ? b->out[k] : NULL;
+    b->stats.engine_calls += n;
+    tf_status st = tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank,
+                                    b->shape, dst);
+    for (uint32_t k = 0; k < n; k++)
+        if (!held[k])
+            tf_tensor_release(dst[k]);
+    return st;
+}
+
+/* Computes what is still held of b's results (held[k]: step k's is) into
+   *written of them; called with the lock held. */
+static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
+{
+    uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
+    tf_tensor *out_t[DEFER_MAX_STEPS];
+    for (uint32_t k = 0; k < b->n_steps; k++) {
+        held[k] = step_held(b, k);
+        if (held[k]) {
+            outs[n_out] = k;
+            out_t[n_out++] = b->out[k];
+            n = k + 1;
+        }
+    }
+    b->stats.results_dropped += b->n_steps - n_out;
+    *written = n_out;
+    if (n_out == 0)
+        return TF_OK; /* nothing anyone can read: nothing to compute */
+    tf_fused_step steps[DEFER_MAX_STEPS];
+    tf__lazy_resolve(b->steps, n, b->n_in, steps);
+    if (n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
+        return run_unfused(b, steps, n, held);
+    b->stats.engine_calls++;
+    if (n == 1) /* one step: the primitive itself */
+        return tf__lazy_run_step(b->engine, &steps[0], b->in, out_t[0]);
+    tf_fused_params p = {sizeof p, n, steps, n_out, outs};
+    return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
+}
+
+/* Runs b and returns it to the empty state; the lock is held. */
+static tf_status run_batch(struct tf_batch *b)
+{
+    if (!b->open)
+        return TF_OK;
+    b->stats.batches_run++;
+    /* a tail nobody can read is dropped first, so that its input is not forced */
+    if (b->tail_out && !still_held(b->tail_out)) {
+        tf_tensor_release(b->tail_in);
+        b->tail_in = NULL;
+        b->stats.results_dropped++;
+    }
+    uint32_t written = 0;
+    bool held[DEFER_MAX_STEPS];
+    t_running = true;
+    tf_status st = compute(b, held, &written), tail_st = TF_OK;
+    if (!st && b->tail_in) {
+        b->stats.engine_calls++;
+        tail_st = tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &b->tail_in, 1,
+                                    &b->tail_out);
+        written += !tail_st;
+    }
+    t_running = false;
+    if (!st)
+        b->stats.results_written += written;
+    struct tf_batch *mark = st ? &k_lost : NULL;
+    for (uint32_t k = 0; k < b->n_steps; k++) {
+        if (!b->out[k])
+            continue;
+        /* not written, yet its eager lives on in the tape: never to be read */
+        bool unwritten = !st && !held[k] &&
+                         atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
+        atomic_store_explicit(&b->out[k]->storage->pending, unwritten ? &k_unwritten : mark,
+                              memory_order_release);
+        tf_tensor_release(b->out[k]);
+        b->owner[k] = NULL;
+    }
+    if (b->tail_out) {
+        atomic_store_explicit(&b->tail_out->storage->pending,
+                              st || tail_st ? &k_lost : NULL, memory_order_release);
+        tf_tensor_release(b->tail_out);
+        tf_tensor_release(b->tail_in);
+        b->tail_out = b->tail_in = NULL;
+    }
+    for (uint32_t i = 0; i < b->n_in; i++) {
+        atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(b->in[i]);
+    }
+    b->n_in = b->n_steps = 0;
+    b->open = false;
+    tf_engine *e = b->engine;
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        e->open_batches = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    b->prev = b->next = NULL;
+    atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
+    return st ? st : tail_st;
+}
+
+/* Whether pb marks memory no batch will write (lost, unwritten) rather than naming a batch. */
+static bool is_mark(const struct tf_batch *pb)
+{
+    return pb == &k_lost || pb == &k_unwritten;
+}
+
+/* The error of `op` reading memory under the mark pb. */
+static tf_status mark_error(const struct tf_batch *pb, const char *op)
+{
+    if (pb == &k_lost)
+        return tf__error(TF_ERR_BACKEND, op, NULL,
+                         "%s: the value was lost: the engine failed the deferred elementwise "
+                         "ops that compute it (the error was reported to the call that ran "
+                         "them)",
+                         op);
+    return tf__error(TF_ERR_RUNTIME_STATE, op, NULL,
+                     "%s: internal error: a deferred result was left unwritten because only "
+                     "derivative rules declared not to read it held it, and it was read",
+                     op);
+}
+
+static tf_status flush_storage(tf_storage *storage)
+{
+    if (t_running)
+        return TF_OK; /* a batch's own operands, inside its run */
+    struct tf_batch *b = atomic_load_explicit(&storage->pending, memory_order_acquire);
+    if (!b)
+        return TF_OK;
+    if (is_mark(b))
+        return mark_error(b, "read");
+    /* b may be run and reused by another thread until we hold its engine's
+       lock; the storage (held by our caller) keeps that engine alive */
+    tf_engine *e = storage->engine;
+    bool taken = tf__engine_lock_slow(e);
+    tf_status st = TF_OK;
+    b = atomic_load_explicit(&storage->pending, memory_order_acquire);
+    if (is_mark(b))
+        st = mark_error(b, "read");
+    else if (b)
+        st = run_batch(b);
+    tf__engine_unlock(e, taken);
+    return st;
+}
+
+/* Runs every open batch of e; the lock is held. Returns the first failure. */
+static tf_status run_all(tf_engine *e)
+{
+    tf_status first = TF_OK;
+    while (e->open_batches) {
+        tf_status st = run_batch(e->open_batches);
+        if (!first)
+            first = st;
+    }
+    return first;
+}
+
+static tf_status flush_engine(tf_engine *e)
+{
+    if (t_running || atomic_load_explicit(&e->n_open, memory_order_acquire) == 0)
+        return TF_OK;
+    bool taken = tf__engine_lock_slow(e);
+    tf_status st = run_all(e);
+    tf__engine_unlock(e, taken);
+    return st;
+}
+
+static tf_status before_write(const tf_tensor *t)
+{
+    tf_storage *s = t->storage;
+    tf_status st = tf__ready(t);
+    if (st || t_running || !atomic_load_explicit(&s->readers, memory_order_acquire))
+        return st;
+    /* only memory of the batch's own engine joins a batch */
+    return s->kind == TF_STORAGE_ENGINE ? flush_engine(s->engine) : TF_OK;
+}
+
+/* How the layers below make pending memory current (internal.h). */
+static const tf_pending_hooks k_hooks = {flush_storage, before_write, flush_engine};
+
+/* ---- building a batch ---- */
+
+static bool same_view(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a == b)
+        return true;
+    if (a->storage != b->storage || a->offset != b->offset || a->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+/* The step of b whose result t is, or TF_FX_NONE. */
+static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
+{
+    for (uint32_t k = 0; k < b->n_steps; k++)
+        if (b->out[k] && same_view(b->out[k], t))
+            return k;
+    return TF_FX_NONE;
+}
+
+typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_MARKED } plan_result;
+
+/*
+ * The references in b of a program's n inputs xs[] (to append n_steps
+ * steps): results of b as their steps, other memory as inputs of b (new ones
+ * appended to in[*n_in ..], a copy of b's). PLAN_FULL: the program does not
+ * fit b as it is, which must run first. PLAN_MARKED: an input is lost or
+ * unwritten memory (*mark says which).
+ */
+static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf_tensor *const *xs,
+                        uint32_t *ref, tf_tensor **in, uint32_t *n_in,
+                        const struct tf_batch **mark)
+{
+    *n_in = b->n_in;
+    memcpy(in, b->in, sizeof b->in);
+    if (b->n_steps + n_steps > DEFER_MAX_STEPS)
+        return PLAN_FULL;
+    for (size_t i = 0; i < n; i++) {
+        struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
+        if (is_mark(pb)) {
+            *mark = pb;
+            return PLAN_MARKED;
+        }
+        if (pb == b) {
+            ref[i] = find_step(b, xs[i]);
+            if (ref[i] == TF_FX_NONE) /* a view of a result, not the result itself */
+                return PLAN_FULL;
+            continue;
+        }
+        uint32_t j = 0;
+        while (j < *n_in && !same_view(in[j], xs[i]))
+            j++;
+        if (j == *n_in) {
+            if (j == TF_FUSED_MAX_INPUTS)
+                return PLAN_FULL;
+            in[(*n_in)++] = xs[i];
+        }
+        ref[i] = TF_FX_IN | j;
+    }
+    return PLAN_OK;
+}
+
+bool tf__lazy_defers(const tf_lazy *z, const tf_tensor *out)
+{
+    if (z->mode == TF_DEFER_OFF || out->numel == 0 || !tf_dtype_is_float(out->dtype))
+        return false;
+    uint32_t caps = z->engine->caps;
+    return z->mode == TF_DEFER_ALWAYS ||
+           ((caps & TF_ENGINE_CAP_DEFER_CHAINS) &&
+            (!(caps & TF_ENGINE_CAP_HOST_MEMORY) ||
+             out->numel * tf_dtype_size(out->dtype) >= TF_DEFER_HOST_MIN_BYTES));
+}
+
+/* Whether a program of resolved steps over in[] into out may join a batch at
+   all (before any lock is taken). */
+static bool deferrable(const tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps,
+                       uint32_t n, tf_tensor *const *in, const tf_tensor *out)
+{
+    /* (session ops never run inside a batch's run: no t_running check) */
+    if (!tf__lazy_defers(z, out) || !tf__engine_fuses(z->engine, out->dtype, 1, 1))
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        const tf_storage *st = in[i]->storage;
+        if (st->kind != TF_STORAGE_ENGINE || st->engine != z->engine ||
+            in[i]->dtype != out->dtype)
+            return false;
+    }
+    for (uint32_t k = 0; k < n_steps; k++) {
+        bool unary = steps[k].kind == TF_FUSED_UNARY;
+        if (!tf__engine_supports_uniform(z->engine, unary ? TF_PRIM_UNARY : TF_PRIM_BINARY,
+                                         steps[k].op, unary ? 2 : 3, out->dtype))
+            return false;
+    }
+    return true;
+}
+
+static bool same_shape(const struct tf_batch *b, const tf_tensor *t)
+{
+    return b->rank == t->rank && memcmp(b->shape, t->shape, t->rank * sizeof t->shape[0]) == 0;
+}
+
+/* Opens b for out's dtype and shape; the lock is held. */
+static void open_batch(struct tf_batch *b, const tf_tensor *out)
+{
+    tf_engine *e = b->engine;
+    b->open = true;
+    b->thread = pthread_self();
+    b->dtype = out->dtype;
+    b->rank = out->rank;
+    memcpy(b->shape, out->shape, out->rank * sizeof out->shape[0]);
+    b->prev = NULL;
+    b->next = e->open_batches;
+    if (e->open_batches)
+        e->open_batches->prev = b;
+    e->open_batches = b;
+    atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
+}
+
+/*
+ * Appends a program to b (it fits: plan said so), ref[] mapping its inputs;
+ * the lock is held. Only its last step has a result of its own (out).
+ */
+static void append(struct tf_batch *b, const tf_fused_step *steps, uint32_t n_steps,
+                   uint32_t n_prog_in, const uint32_t *ref, tf_tensor *const *in, uint32_t n_in,
+                   tf_tensor *out)
+{
+    if (!b->open)
+        open_batch(b, out);
+    for (uint32_t i = b->n_in; i < n_in; i++) {
+        tf_tensor_retain(in[i]);
+        atomic_fetch_add_explicit(&in[i]->storage->readers, 1, memory_order_relaxed);
+        b->in[i] = in[i];
+    }
+    b->n_in = n_in;
+    uint32_t base = b->n_steps;
+    for (uint32_t k = 0; k < n_steps; k++) {
+        const tf_fused_step *st = &steps[k];
+        uint32_t a = st->a < n_prog_in ? ref[st->a] : base + st->a - n_prog_in;
+        uint32_t c = st->b < n_prog_in ? ref[st->b] : base + st->b - n_prog_in;
+        bool unary = st->kind == TF_FUSED_UNARY;
+        b->steps[base + k] = (tf_fused_step){st->kind, st->op, a, unary ? 0 : c};
+        b->out[base + k] = NULL;
+        b->owner[base + k] = NULL;
+    }
+    b->n_steps = base + n_steps;
+    tf_tensor_retain(out);
+    b->out[b->n_steps - 1] = out;
+    b->stats.ops_deferred += n_steps;
+    atomic_store_explicit(&out->storage->pending, b, memory_order_release);
+}
+
+/* Whether a REDUCE of `in` into `out` may become the tail of s's batch (before the lock). */
+static bool tail_fits(const tf_lazy *z, const void *params, size_t n, tf_tensor *const *in,
+                      tf_tensor *out)
+{
+    if (z->mode == TF_DEFER_OFF || n != 1 || out->numel == 0 || out->dtype != in[0]->dtype ||
+        !tf__lazy_in_batch(z, in[0]))
+        return false;
+    /* every check the op would meet if it ran now, so that it cannot fail later for them */
+    if (tf__prim_check(TF_PRIM_REDUCE, params, 1, in, 1, &out) != TF_OK)
+        return false; /* run now: the same check fails again and says why */
+    return tf__engine_supports_uniform(z->engine, TF_PRIM_REDUCE,
+                                       ((const tf_reduce_params *)params)->op, 2, out->dtype);
+}
+
+/* An op that does not join a batch: run on the engine now. */
+static tf_status exec_now(tf_lazy *z, tf_prim prim, const void *params, size_t n,
+                          tf_tensor *const *in, tf_tensor *out)
+{
+    return tf_engine_execute(z->engine, prim, params, n, in, 1, &out);
+}
+
+/* A REDUCE of a batch result: the batch's tail if it fits, else run now. */
+static tf_status defer_reduce(tf_lazy *z, const void *params, size_t n, tf_tensor *const *in,
+                              tf_tensor *out)
+{
+    if (!tail_fits(z, params, n, in, out))
+        return exec_now(z, TF_PRIM_REDUCE, params, n, in, out);
+    struct tf_batch *b = z->batch;
+    bool taken = tf__engine_lock_slow(z->engine);
+    /* another thread may have run the batch meanwhile (a read) */
+    bool joined = b->open && !b->tail_out &&
+                  atomic_load_explicit(&in[0]->storage->pending, memory_order_acquire) == b &&
+                  find_step(b, in[0]) != TF_FX_NONE;
+    if (joined) {
+        memcpy(&b->tail, params, sizeof b->tail);
+        tf_tensor_retain(in[0]);
+        tf_tensor_retain(out);
+        b->tail_in = in[0];
+        b->tail_out = out;
+        b->stats.ops_deferred++;
+        atomic_store_explicit(&out->storage->pending, b, memory_order_release);
+    }
+    tf__engine_unlock(z->engine, taken);
+    return joined ? TF_OK : exec_now(z, TF_PRIM_REDUCE, params, n, in, out);
+}
+
+/* A program that does not join a batch: run on the engine now. */
+static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps,
+                             uint32_t n, tf_tensor *const *in, tf_tensor *out)
+{
+    if (n_steps == 1) /* the primitive itself */
+        return tf__lazy_run_step(z->engine, &steps[0], in, out);
+    if (tf__engine_fuses(z->engine, out->dtype, n, 1)) {
+        uint32_t last = n_steps - 1;
+        tf_fused_params p = {sizeof p, n_steps, steps, 1, &last};
+        return tf__engine_execute_fused(z->engine, &p, n, in, 1, &out, -1);
+    }
+    tf_tensor *dst[TF_FUSED_MAX_STEPS] = {NULL};
+    dst[n_steps - 1] = out;
+    tf_status st = tf__lazy_run_steps(z->engine, steps, n_steps, n, in, out->dtype, out->rank,
+                                    out->shape, dst);
+    for (uint32_t k = 0; k + 1 < n_steps; k++)
+        tf_tensor_release(dst[k]);
+    return st;
+}
+
+/* z's batch, made on first use (NULL when out of memory: then nothing defers). */
+static struct tf_batch *batch_of(tf_lazy *z)
+{
+    if (!z->batch && (z->batch = tf__calloc(1, sizeof *z->batch))) {
+        z->batch->engine = z->engine;
+        z->batch->wanted = z->wanted;
+        tf__pending_hooks_set(&k_hooks); /* before anything is marked pending */
+    }
+    return z->batch;
+}
+
+tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps, uint32_t n,
+                           tf_tensor *const *in, tf_tensor *out)
+{
+    if (n_steps == 0 || n_steps > DEFER_MAX_STEPS || n > TF_FUSED_MAX_INPUTS ||
+        !deferrable(z, steps, n_steps, n, in, out))
+        return program_now(z, steps, n_steps, n, in, out);
+    tf_status st;
+    /* inputs another batch computes: that batch runs now (it takes the lock itself) */
+    for (uint32_t i = 0; i < n; i++) {
+        struct tf_batch *pb = atomic_load_explicit(&in[i]->storage->pending, memory_order_acquire);
+        if (pb && pb != z->batch && (st = tf__ready(in[i])))
+            return st;
+    }
+    struct tf_batch *b = batch_of(z);
+    if (!b)
+        return program_now(z, steps, n_steps, n, in, out);
+    bool taken = tf__engine_lock_slow(z->engine);
+    /* the batch runs first if the program does not fit it; its failure is the program's */
+    st = TF_OK;
+    if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
+        st = run_batch(b);
+    uint32_t ref[TF_FUSED_MAX_INPUTS], n_in;
+    tf_tensor *ins[TF_FUSED_MAX_INPUTS];
+    const struct tf_batch *mark = NULL;
+    plan_result pr = st ? PLAN_FULL : plan(b, n_steps, n, in, ref, ins, &n_in, &mark);
+    if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
+        pr = plan(b, n_steps, n, in, ref, ins, &n_in, &mark); /* an empty batch takes it */
+    if (!st && pr == PLAN_OK)
+        append(b, steps, n_steps, n, ref, ins, n_in, out);
+    tf__engine_unlock(z->engine, taken);
+    if (st)
+        return st;
+    const char *what = n_steps > 1 ? "fused"
+                       : tf_prim_name(steps[0].kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY);
+    return pr == PLAN_OK ? TF_OK : mark_error(mark, what);
+}
+
+tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n,
+                        tf_tensor *const *in, tf_tensor *out)
+{
+    if (prim == TF_PRIM_REDUCE)
+        return defer_reduce(z, params, n, in, out);
+    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || n < 1 || n > 2)
+        return exec_now(z, prim, params, n, in, out);
+    /* one elementwise op: a program of one step */
+    bool unary = prim == TF_PRIM_UNARY;
+    uint32_t op = unary ? ((const tf_unary_params *)params)->op
+                        : ((const tf_binary_params *)params)->op;
+    tf_fused_step step = {unary ? TF_FUSED_UNARY : TF_FUSED_BINARY, op, 0, unary ? 0 : 1};
+    return tf__lazy_program(z, &step, 1, (uint32_t)n, in, out);
+}
+
+bool tf__lazy_in_batch(const tf_lazy *z, const tf_tensor *t)
+{
+    const struct tf_batch *b = z->batch;
+    return b && b->open && atomic_load_explicit(&t->storage->pending, memory_order_acquire) == b;
+}
+
+/* Whether pb is a batch rather than NULL or one of the marks. */
+static bool real_batch(const struct tf_batch *pb)
+{
+    return pb && !is_mark(pb);
+}
+
+/* If t is the result of a step of an open batch whose owner is `from`, makes
+   it `to` (under the engine lock). */
+static void swap_owner(tf_tensor *t, const void *from, const void *to)
+{
+    tf_storage *s = t->storage;
+    if (!real_batch(atomic_load_explicit(&s->pending, memory_order_acquire)))
+        return;
+    bool taken = tf__engine_lock_slow(s->engine);
+    struct tf_batch *b = atomic_load_explicit(&s->pending, memory_order_acquire);
+    uint32_t k = real_batch(b) ? find_step(b, t) : TF_FX_NONE;
+    if (k != TF_FX_NONE && b->owner[k] == from)
+        b->owner[k] = to;
+    tf__engine_unlock(s->engine, taken);
+}
+
+void tf__lazy_adopt_slow(tf_tensor *t, const void *owner)
+{
+    swap_owner(t, NULL, owner);
+}
+
+void tf__lazy_disown_slow(tf_tensor *t, const void *owner)
+{
+    swap_owner(t, owner, NULL);
+}
+
+tf_status tf__lazy_end(tf_lazy *z)
+{
+    struct tf_batch *b = z->batch;
+    if (!b)
+        return TF_OK;
+    bool taken = tf__engine_lock_slow(z->engine);
+    tf_status st = run_batch(b);
+    tf__engine_unlock(z->engine, taken);
+    tf__free(b);
+    z->batch = NULL;
+    return st;
+}
+
+tf_status tf__lazy_set_mode(tf_lazy *z, uint8_t mode)
+{
+    tf_status st = TF_OK;
+    if (mode == TF_DEFER_OFF && z->batch) {
+        bool taken = tf__engine_lock_slow(z->engine);
+        st = run_batch(z->batch);
+        tf__engine_unlock(z->engine, taken);
+    }
+    z->mode = mode;
+    return st;
+}
+
+void tf__lazy_stats(tf_lazy *z, tf_defer_stats *out)
+{
+    *out = (tf_defer_stats){0};
+    if (z->batch) {
+        bool taken = tf__engine_lock_slow(z->engine);
+        *out = z->batch->stats;
+        tf__engine_unlock(z->engine, taken);
+    }
+}
