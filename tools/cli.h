@@ -30,6 +30,14 @@ int tf_cli_parse_int(const char *text, long lo, long hi, int *out);
 /* The range of --threads (as a config file's threads, docs/apps.md). */
 #define TF_CLI_MAX_THREADS 1024
 
+/*
+ * The engine name a plugin file is found by: <name> of a path whose last
+ * component is tenferro-engine-<name>.so, into `name` (cap bytes); 0 when
+ * the file is not named so (then name is ""). `tenferro info` and the
+ * conformance kit compare it with the descriptor's name.
+ */
+int tf_cli_engine_file_name(const char *path, char *name, size_t cap);
+
 /* Writes s as a JSON string literal (with quotes) to f. */
 void tf_cli_json_string(FILE *f, const char *s);
 

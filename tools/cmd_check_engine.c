@@ -4,52 +4,77 @@
  * Loads an engine plugin and checks it against the CPU reference engine
  * through the public API only: every primitive it claims (tools/check/
  * prims.c), the derivatives of the eager ops on it (grads.c), instance
- * lifecycle and threads (lifecycle.c) and ABI behaviour (abi.c). Prints a
- * table of op x dtype, then a section per part and the exact failures, and
- * exits 0 when everything the engine claims passed, 1 on any failure, 2 when
- * the plugin could not be loaded or the command line is wrong (docs/cli.md).
+ * lifecycle and threads (lifecycle.c) and ABI behaviour (abi.c), each case
+ * and check in a worker process (isolate.c) so that a crash or hang of the
+ * engine is one failure, not the end of the run. Prints a table of op x
+ * dtype, then a section per part and the exact failures, and exits 0 when
+ * everything the engine claims passed, 1 on any failure (a crash or hang
+ * included), 2 when the plugin could not be loaded or the command line is
+ * wrong (docs/cli.md).
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check/check.h"
 #include "cli.h"
 
 #define MAX_EXTRA 16
+#define CK_CASE_TIMEOUT 30u /* seconds: generous for a slow device, short for a hang */
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tenferro check-engine [options] PLUGIN\n"
-               "\n"
-               "Checks an engine plugin against the reference engine: every primitive x\n"
-               "sub-op x dtype it claims on generated shapes, strides and data; that what it\n"
-               "does not claim is refused; finite-difference gradients of eager ops on it;\n"
-               "instance lifecycle and threads. PLUGIN is an engine name on the plugin\n"
-               "search path (\"vulkan\") or a path to a .so.\n"
-               "\n"
-               "options:\n"
-               "  --quick              fewer shapes per cell and fewer gradient checks\n"
-               "  --dtype LIST         only these dtypes (comma-separated: f32,f64,i32,i64,bool)\n"
-               "  --option KEY=VALUE   an engine option for every instance (repeatable)\n"
-               "  --device N           the device index (default 0)\n"
-               "  --threads N          the engine's thread count (default: its own)\n"
-               "  --reference NAME     the reference engine (default: cpu)\n"
-               "  --skip PART          skip prims, grads, lifecycle or abi (repeatable)\n"
-               "  --timeout SECONDS    give up after this long, naming the check that hung\n"
-               "  --verbose            also list what passed in the sections\n"
-               "  --json               print the results as one JSON object (docs/cli.md)\n"
-               "  -h, --help           this text\n"
-               "\n"
-               "exit status: 0 everything claimed passed, 1 a failure, 2 usage error or the\n"
-               "plugin (or the reference) could not be loaded or instantiated.\n");
+    fprintf(f,
+            "usage: tenferro check-engine [options] PLUGIN\n"
+            "\n"
+            "Checks an engine plugin against the reference engine: every primitive x\n"
+            "sub-op x dtype it claims on generated shapes, strides and data; that what it\n"
+            "does not claim is refused; finite-difference gradients of eager ops on it;\n"
+            "instance lifecycle and threads. PLUGIN is an engine name on the plugin\n"
+            "search path (\"vulkan\") or a path to a .so.\n"
+            "\n"
+            "Every case and check runs in a worker process: a crash, abort or hang of the\n"
+            "engine is the failure of the case it was running (CRASH or TIMEOUT in the\n"
+            "table, named in the failures), and the run goes on.\n"
+            "\n"
+            "options:\n"
+            "  --quick              fewer shapes per cell and fewer gradient checks\n"
+            "  --dtype LIST         only these dtypes (comma-separated: f32,f64,i32,i64,bool)\n"
+            "  --option KEY=VALUE   an engine option for every instance (repeatable)\n"
+            "  --device N           the device index (default 0)\n"
+            "  --threads N          the engine's thread count (default: its own)\n"
+            "  --reference NAME     the reference engine (default: cpu)\n"
+            "  --skip PART          skip prims, grads, lifecycle or abi (repeatable)\n"
+            "  --case-timeout SECS  the most one case or check may take (default %u); one\n"
+            "                       that takes longer is killed and fails as TIMEOUT\n"
+            "  --timeout SECONDS    the most the whole run may take (default: no limit); the\n"
+            "                       checks left then do not run, and the run fails\n"
+            "  --no-fork            run everything in this process (for a debugger): a\n"
+            "                       crash then ends the run, --case-timeout does not apply\n"
+            "  --verbose            also list what passed in the sections\n"
+            "  --json               print the results as one JSON object (its fields: cli.md\n"
+            "                       of tenferro's documentation, share/doc/tenferro)\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "exit status:\n"
+            "  0  everything the engine claims passed\n"
+            "  1  a check failed: wrong values, an error on a claimed call, a crash or a\n"
+            "     hang of the engine in a check (the report is complete), or --timeout\n"
+            "  2  a usage error, or the plugin (or the reference) could not be loaded or\n"
+            "     instantiated, including a crash or hang while loading\n",
+            CK_CASE_TIMEOUT);
 }
 
 /* ---- result collection ---- */
 
 ck_row *ck_row_add(ck_ctx *ctx, const char *fmt, ...)
 {
+    ck_iso_group(ctx); /* a row's cases share a worker process, no other row's */
     if (ctx->n_rows >= CK_MAX_ROWS) {
         ctx->oom = 1;
         return NULL;
@@ -75,18 +100,25 @@ static char *vformat(const char *fmt, va_list ap)
     return s;
 }
 
+int ck_grow(ck_ctx *ctx, void *items, int *cap, int count, size_t size)
+{
+    if (count < *cap)
+        return 1;
+    int n = *cap ? 2 * *cap : 32;
+    void *p = realloc(*(void **)items, (size_t)n * size);
+    if (!p) {
+        ctx->oom = 1;
+        return 0;
+    }
+    *(void **)items = p;
+    *cap = n;
+    return 1;
+}
+
 void ck_failure(ck_ctx *ctx, const char *fmt, ...)
 {
-    if (ctx->n_failures == ctx->cap_failures) {
-        int cap = ctx->cap_failures ? 2 * ctx->cap_failures : 32;
-        char **f = realloc(ctx->failures, (size_t)cap * sizeof *f);
-        if (!f) {
-            ctx->oom = 1;
-            return;
-        }
-        ctx->failures = f;
-        ctx->cap_failures = cap;
-    }
+    if (!ck_grow(ctx, &ctx->failures, &ctx->cap_failures, ctx->n_failures, sizeof(char *)))
+        return;
     va_list ap;
     va_start(ap, fmt);
     char *s = vformat(fmt, ap);
@@ -100,16 +132,8 @@ void ck_failure(ck_ctx *ctx, const char *fmt, ...)
 
 void ck_line_add(ck_ctx *ctx, ck_section sec, ck_state state, const char *fmt, ...)
 {
-    if (ctx->n_lines == ctx->cap_lines) {
-        int cap = ctx->cap_lines ? 2 * ctx->cap_lines : 32;
-        ck_line *l = realloc(ctx->lines, (size_t)cap * sizeof *l);
-        if (!l) {
-            ctx->oom = 1;
-            return;
-        }
-        ctx->lines = l;
-        ctx->cap_lines = cap;
-    }
+    if (!ck_grow(ctx, &ctx->lines, &ctx->cap_lines, ctx->n_lines, sizeof(ck_line)))
+        return;
     va_list ap;
     va_start(ap, fmt);
     char *s = vformat(fmt, ap);
@@ -146,7 +170,9 @@ static void cell_text(const ck_cell *c, char *buf, size_t cap)
     case CK_UNSUP: snprintf(buf, cap, "unsup"); break;
     case CK_PASS: snprintf(buf, cap, "pass"); break;
     case CK_FAIL:
-        if (isinf(c->max_err))
+        if (c->damaged)
+            snprintf(buf, cap, "FAIL damage");
+        else if (isinf(c->max_err))
             snprintf(buf, cap, "FAIL wrong");
         else
             snprintf(buf, cap, "FAIL %.1e", c->max_err);
@@ -156,12 +182,21 @@ static void cell_text(const ck_cell *c, char *buf, size_t cap)
         snprintf(buf, cap, "ERR %s", strncmp(n, "TF_ERR_", 7) == 0 ? n + 7 : n);
         break;
     }
+    case CK_CRASH:
+        if (c->fate.timed_out)
+            snprintf(buf, cap, "TIMEOUT");
+        else if (c->fate.signal)
+            snprintf(buf, cap, "CRASH %s", ck_signal_name(c->fate.signal));
+        else
+            snprintf(buf, cap, "CRASH exit %d", c->fate.exit_status);
+        break;
     }
 }
 
 static void print_table(const ck_ctx *ctx)
 {
-    printf("\nprimitives (pass | FAIL <max abs error> | ERR <status> | unsup | - not defined):\n");
+    printf("\nprimitives (pass | FAIL <max abs error> | ERR <status> | CRASH <signal> | TIMEOUT | "
+           "unsup | - not defined):\n");
     printf("  %-28s", "op");
     for (int d = 0; d < TF_DTYPE_COUNT; d++)
         if ((ctx->dtype_mask >> d) & 1u)
@@ -202,6 +237,7 @@ static void print_sections(const ck_ctx *ctx)
             const char *tag = l->state == CK_PASS    ? "pass "
                               : l->state == CK_UNSUP ? "unsup"
                               : l->state == CK_NA    ? "skip "
+                              : l->state == CK_CRASH ? "CRASH"
                                                      : "FAIL ";
             printf("  %s %s\n", tag, l->text);
         }
@@ -224,7 +260,7 @@ static void print_sections(const ck_ctx *ctx)
 }
 
 /* Counts cells (of the dtypes checked) and section lines by state. */
-static void tally(const ck_ctx *ctx, int *table, int *all)
+static void tally(const ck_ctx *ctx, int *table, int *all) /* CK_CRASH + 1 entries each */
 {
     for (int r = 0; r < ctx->n_rows; r++)
         for (int d = 0; d < TF_DTYPE_COUNT; d++)
@@ -236,15 +272,23 @@ static void tally(const ck_ctx *ctx, int *table, int *all)
         all[ctx->lines[i].state]++;
 }
 
-static const char *const k_state_json[] = {"n/a", "unsup", "pass", "fail", "error"};
+static const char *const k_state_json[] = {"n/a", "unsup", "pass", "fail", "error", "crash"};
 
 static void json_cell(const ck_cell *c)
 {
     printf("{\"state\": \"%s\", \"cases\": %d", k_state_json[c->state], c->cases);
-    if (c->state == CK_FAIL && isfinite(c->max_err))
+    if (c->state == CK_FAIL && isfinite(c->max_err) && !c->damaged)
         printf(", \"max_abs_error\": %.9g", c->max_err);
+    if (c->state == CK_FAIL && c->damaged)
+        printf(", \"damage\": true");
     if (c->state == CK_ERROR)
         printf(", \"status\": \"%s\"", tf_status_name(c->status));
+    if (c->state == CK_CRASH && c->fate.timed_out)
+        printf(", \"timeout\": true");
+    else if (c->state == CK_CRASH && c->fate.signal)
+        printf(", \"signal\": \"%s\"", ck_signal_name(c->fate.signal));
+    else if (c->state == CK_CRASH)
+        printf(", \"exit_status\": %d", c->fate.exit_status);
     printf("}");
 }
 
@@ -299,10 +343,10 @@ static void print_json(const ck_ctx *ctx, const int *all, int bad)
         tf_cli_json_string(stdout, ctx->failures[i]);
     }
     printf("%s],\n", ctx->n_failures ? "\n  " : "");
-    printf("  \"refused\": %d,\n  \"passed\": %d,\n  \"failed\": %d,\n  \"unsupported\": %d,\n"
-           "  \"result\": \"%s\"\n}\n",
-           ctx->refused, all[CK_PASS], all[CK_FAIL] + all[CK_ERROR], all[CK_UNSUP],
-           bad ? "fail" : "pass");
+    printf("  \"refused\": %d,\n  \"passed\": %d,\n  \"failed\": %d,\n  \"crashed\": %d,\n"
+           "  \"unsupported\": %d,\n  \"result\": \"%s\"\n}\n",
+           ctx->refused, all[CK_PASS], all[CK_FAIL] + all[CK_ERROR] + all[CK_CRASH], all[CK_CRASH],
+           all[CK_UNSUP], bad ? "fail" : "pass");
 }
 
 /* ---- options ---- */
@@ -312,7 +356,9 @@ typedef struct ck_args {
     const char *keys[MAX_EXTRA], *values[MAX_EXTRA];
     char *kv[MAX_EXTRA];
     uint32_t n_extra;
-    int device, threads, timeout;
+    int device, threads, timeout, case_timeout;
+    int no_fork;
+    int worker_req, worker_rep; /* --worker R,W (isolate.c starts workers so); -1: not one */
     unsigned skip; /* bit per part: 1 prims, 2 grads, 4 lifecycle, 8 abi */
 } ck_args;
 
@@ -346,7 +392,8 @@ static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
         int needs = strcmp(o, "--dtype") == 0 || strcmp(o, "--option") == 0 ||
                     strcmp(o, "--device") == 0 || strcmp(o, "--threads") == 0 ||
                     strcmp(o, "--reference") == 0 || strcmp(o, "--skip") == 0 ||
-                    strcmp(o, "--timeout") == 0;
+                    strcmp(o, "--timeout") == 0 || strcmp(o, "--case-timeout") == 0 ||
+                    strcmp(o, "--worker") == 0;
         if (needs && !v) {
             fprintf(stderr, "tenferro check-engine: %s needs a value\n", o);
             return -1;
@@ -357,6 +404,22 @@ static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
             ctx->json = 1;
         } else if (strcmp(o, "--verbose") == 0) {
             ctx->verbose = 1;
+        } else if (strcmp(o, "--no-fork") == 0) {
+            a->no_fork = 1;
+        } else if (strcmp(o, "--worker") == 0) { /* internal: not in the usage text */
+            if (sscanf(v, "%d,%d", &a->worker_req, &a->worker_rep) != 2 || a->worker_req < 0 ||
+                a->worker_rep < 0)
+                return -1;
+            i++;
+        } else if (strcmp(o, "--case-timeout") == 0) {
+            if (tf_cli_parse_int(v, 1, 86400, &a->case_timeout)) {
+                fprintf(stderr,
+                        "tenferro check-engine: --case-timeout wants whole seconds in 1..86400, "
+                        "got '%s'\n",
+                        v);
+                return -1;
+            }
+            i++;
         } else if (strcmp(o, "--dtype") == 0) {
             if (parse_dtypes(v, &ctx->dtype_mask)) {
                 fprintf(stderr,
@@ -438,6 +501,14 @@ static int load_failed(const char *what, const char *name, tf_status st)
 
 static int open_engines(ck_ctx *ctx, const ck_args *a)
 {
+    char why[300];
+    /* The kit's own process runs the plugin's init and supports(); a plugin that crashes
+       or hangs even before that is seen in a child first. */
+    if (ctx->isolate && ck_iso_probe_load(ctx, a->plugin, why, sizeof why)) {
+        fprintf(stderr, "tenferro check-engine: cannot load engine plugin '%s': %s\n", a->plugin,
+                why);
+        return 2;
+    }
     tf_status st = tf_plugin_load(a->plugin, &ctx->plugin);
     if (st)
         return load_failed("load engine plugin", a->plugin, st);
@@ -445,8 +516,12 @@ static int open_engines(ck_ctx *ctx, const ck_args *a)
         return load_failed("create an instance of engine", a->plugin, st);
     if ((st = tf_plugin_load(a->reference, &ctx->ref_plugin)))
         return load_failed("load the reference engine", a->reference, st);
-    if ((st = tf_engine_create(ctx->ref_plugin, NULL, &ctx->ref)))
+    if ((st = tf_engine_create(ctx->ref_plugin, &ctx->ref_options, &ctx->ref)))
         return load_failed("create the reference engine", a->reference, st);
+    if (ctx->isolate) { /* the workers make their own; the parent only asks supports() */
+        tf_engine_destroy(ctx->ref);
+        ctx->ref = NULL;
+    }
     return 0;
 }
 
@@ -480,6 +555,84 @@ static void ctx_free(ck_ctx *ctx)
     tf_engine_destroy(ctx->ref);
 }
 
+/* The closing line: what passed, failed, crashed, and what "unsupported" counts. */
+static void print_summary(const ck_ctx *ctx, const int *table, const int *all, int bad)
+{
+    int failed = all[CK_FAIL] + all[CK_ERROR] + all[CK_CRASH];
+    printf("\n%s: engine '%s': %d passed, %d failed", bad ? "FAIL" : "PASS",
+           tf_plugin_name(ctx->plugin), all[CK_PASS], failed);
+    if (all[CK_CRASH])
+        printf(" (%d of them crashed or hung)", all[CK_CRASH]);
+    printf(", %d unsupported", all[CK_UNSUP]);
+    int lines = all[CK_UNSUP] - table[CK_UNSUP];
+    if (all[CK_UNSUP])
+        printf(" (%d table cells it does not claim, each executed once and refused as it must "
+               "be: %d%s; %d other checks not run, needing what it does not claim)",
+               table[CK_UNSUP], ctx->refused, ctx->wrongly_refused ? ", the rest not" : "", lines);
+    printf("\n");
+}
+
+static void report(const ck_ctx *ctx, const ck_args *a, int bad, const int *table, const int *all)
+{
+    if (ctx->json) {
+        print_json(ctx, all, bad);
+        return;
+    }
+    if (!(a->skip & 1u))
+        print_table(ctx);
+    print_sections(ctx);
+    if (ctx->n_failures) {
+        printf("\nfailures (%d):\n", ctx->n_failures);
+        for (int i = 0; i < ctx->n_failures; i++)
+            printf("  %s\n", ctx->failures[i]);
+    }
+    if (ctx->oom)
+        printf("\nthe kit ran out of memory; results are incomplete\n");
+    if (!(a->skip & 1u) && table[CK_PASS] + table[CK_FAIL] + table[CK_ERROR] + table[CK_CRASH] == 0)
+        printf("\nnote: the engine claims no primitive for the dtypes checked\n");
+    print_summary(ctx, table, all, bad);
+}
+
+/* Runs the parts not skipped, prints the report; 0 or 1. */
+static int run_checks(ck_ctx *ctx, const ck_args *a)
+{
+    if (!ctx->json)
+        print_header(ctx, a);
+    if (!(a->skip & 1u))
+        ck_run_prims(ctx);
+    if (!(a->skip & 2u))
+        ck_run_grads(ctx);
+    if (!(a->skip & 4u))
+        ck_run_lifecycle(ctx);
+    if (!(a->skip & 8u))
+        ck_run_abi(ctx);
+    ck_iso_finish(ctx);
+    int table[CK_CRASH + 1] = {0}, all[CK_CRASH + 1] = {0};
+    tally(ctx, table, all);
+    int bad = all[CK_FAIL] + all[CK_ERROR] + all[CK_CRASH] + ctx->n_failures + ctx->oom;
+    report(ctx, a, bad, table, all);
+    return bad ? 1 : 0;
+}
+
+/* A worker process (isolate.c): the plugins loaded as the parent loaded them, then jobs
+   until the parent closes the pipe. A plugin that no longer loads fails every job. */
+static void run_worker(ck_ctx *ctx, const ck_args *a)
+{
+    if (tf_plugin_load(a->plugin, &ctx->plugin) != TF_OK ||
+        tf_plugin_load(a->reference, &ctx->ref_plugin) != TF_OK) {
+        fprintf(stderr, "tenferro check-engine worker: %s\n", ck_error_text());
+        _exit(3);
+    }
+    ck_iso_worker(ctx, a->worker_req, a->worker_rep);
+}
+
+static double monotonic_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 int tf_cli_check_engine(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -491,7 +644,10 @@ int tf_cli_check_engine(int argc, char **argv)
     static ck_ctx ctx;  /* the table is large; one check per process */
     memset(&ctx, 0, sizeof ctx);
     ctx.dtype_mask = (1u << TF_DTYPE_COUNT) - 1;
-    ck_args a = {.reference = "cpu"};
+    ck_args a = {.reference = "cpu",
+                 .case_timeout = (int)CK_CASE_TIMEOUT,
+                 .worker_req = -1,
+                 .worker_rep = -1};
     int rc = parse_args(argc, argv, &ctx, &a);
     if (rc) {
         fprintf(stderr, "\n");
@@ -507,47 +663,25 @@ int tf_cli_check_engine(int argc, char **argv)
         .extra_keys = a.keys,
         .extra_values = a.values,
     };
+    /* one thread: a worker creates a reference of its own for every row */
+    ctx.ref_options = (tf_engine_options){.struct_size = sizeof ctx.ref_options, .threads = 1};
+    ctx.isolate = !a.no_fork;
+    ctx.case_timeout = (unsigned)a.case_timeout;
+    ctx.argc = argc;
+    ctx.argv = argv;
+    if (!rc && a.worker_req >= 0)
+        run_worker(&ctx, &a); /* does not return */
     if (!rc) {
-        ck_guard_install((unsigned)a.timeout);
+        /* without workers the whole run is one process: the alarm ends it */
+        ck_guard_install(ctx.isolate ? 0u : (unsigned)a.timeout);
+        if (ctx.isolate && a.timeout)
+            ctx.deadline = monotonic_now() + a.timeout;
         ck_doing("loading '%s'", a.plugin);
         rc = open_engines(&ctx, &a);
     }
-    if (!rc) {
-        if (!ctx.json)
-            print_header(&ctx, &a);
-        if (!(a.skip & 1u))
-            ck_run_prims(&ctx);
-        if (!(a.skip & 2u))
-            ck_run_grads(&ctx);
-        if (!(a.skip & 4u))
-            ck_run_lifecycle(&ctx);
-        if (!(a.skip & 8u))
-            ck_run_abi(&ctx);
-        int table[CK_ERROR + 1] = {0}, all[CK_ERROR + 1] = {0};
-        tally(&ctx, table, all);
-        int bad = all[CK_FAIL] + all[CK_ERROR] + ctx.n_failures + ctx.oom;
-        if (ctx.json) {
-            print_json(&ctx, all, bad);
-        } else {
-            if (!(a.skip & 1u))
-                print_table(&ctx);
-            print_sections(&ctx);
-            if (ctx.n_failures) {
-                printf("\nfailures (%d):\n", ctx.n_failures);
-                for (int i = 0; i < ctx.n_failures; i++)
-                    printf("  %s\n", ctx.failures[i]);
-            }
-            if (ctx.oom)
-                printf("\nthe kit ran out of memory; results are incomplete\n");
-            if (!(a.skip & 1u) && table[CK_PASS] + table[CK_FAIL] + table[CK_ERROR] == 0)
-                printf("\nnote: the engine claims no primitive for the dtypes checked\n");
-            printf("\n%s: engine '%s': %d passed, %d failed, %d unsupported (refused as they "
-                   "must be: %d)\n",
-                   bad ? "FAIL" : "PASS", tf_plugin_name(ctx.plugin), all[CK_PASS],
-                   all[CK_FAIL] + all[CK_ERROR], all[CK_UNSUP], ctx.refused);
-        }
-        rc = bad ? 1 : 0;
-    }
+    if (!rc)
+        rc = run_checks(&ctx, &a);
+    ck_iso_finish(&ctx);
     ctx_free(&ctx);
     for (uint32_t i = 0; i < a.n_extra; i++)
         free(a.kv[i]);

@@ -5,8 +5,9 @@
  * (tenferro-ext-*.so) are listed together, each with its kind.
  *
  * It also shows the configuration file in use, the engines it lists and the
- * one it selects (with why earlier choices were skipped), and every entry of
- * the plugin search path that was skipped as relative or unsafe.
+ * one it selects (with why earlier choices were skipped), every entry of
+ * the plugin search path that was skipped as relative or unsafe, and a
+ * warning for an engine whose descriptor's name is not its file's.
  *
  * The JSON form is a stable interface documented in docs/cli.md: fields are
  * only ever added.
@@ -154,6 +155,37 @@ static void json_config(const config_view *v)
     printf("}");
 }
 
+/* ---- the engine's name and its file's ---- */
+
+int tf_cli_engine_file_name(const char *path, char *name, size_t cap)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t pre = strlen(TF_ENGINE_FILE_PREFIX), suf = strlen(TF_PLUGIN_FILE_SUFFIX);
+    size_t n = strlen(base);
+    name[0] = '\0';
+    if (n <= pre + suf || strncmp(base, TF_ENGINE_FILE_PREFIX, pre) != 0 ||
+        strcmp(base + n - suf, TF_PLUGIN_FILE_SUFFIX) != 0)
+        return 0;
+    snprintf(name, cap, "%.*s", (int)(n - pre - suf), base + pre);
+    return 1;
+}
+
+/* Why the descriptor's name and the file's disagree, into why; 0 if they agree. */
+static int name_warning(const tf_plugin_candidate *c, char *why, size_t cap)
+{
+    char from_file[256];
+    const char *name = tf_plugin_name(c->plugin);
+    if (!tf_cli_engine_file_name(c->path, from_file, sizeof from_file) ||
+        strcmp(from_file, name) == 0)
+        return 0;
+    snprintf(why, cap,
+             "its descriptor names it '%s', its file '%s': configuration files and extension "
+             "modules' kernel tables know it as '%s', a load by name finds it as '%s'; the "
+             "names must be the same",
+             name, from_file, name, from_file);
+    return 1;
+}
+
 /* ---- text ---- */
 
 static void text_devices(const tf_plugin *p)
@@ -167,10 +199,18 @@ static void text_devices(const tf_plugin *p)
             printf("    device %u: unavailable: %s\n", i, tf_error_message());
             continue;
         }
-        printf("    device %u: %s (%s, %u compute units, %.1f GiB%s%s)\n", i, info.name,
-               device_type_name(info.type), info.compute_units,
-               (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0),
-               (info.flags & TF_DEVICE_FLAG_F64) ? ", f64" : "",
+        char units[48], memory[48]; /* 0 is "not known" (engine_abi.h) */
+        if (info.compute_units)
+            snprintf(units, sizeof units, "%u compute units", info.compute_units);
+        else
+            snprintf(units, sizeof units, "compute units unknown");
+        if (info.memory_bytes)
+            snprintf(memory, sizeof memory, "%.1f GiB",
+                     (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+        else
+            snprintf(memory, sizeof memory, "memory unknown");
+        printf("    device %u: %s (%s, %s, %s%s%s)\n", i, info.name, device_type_name(info.type),
+               units, memory, (info.flags & TF_DEVICE_FLAG_F64) ? ", f64" : "",
                (info.flags & TF_DEVICE_FLAG_HOST_MEMORY) ? ", host memory" : "");
         if (info.driver[0])
             printf("      driver: %s\n", info.driver);
@@ -217,6 +257,9 @@ static void print_text(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
         const tf_plugin *p = c[i].plugin;
         printf("  %s: %s '%s' %s, ABI %u.%u, loaded\n", c[i].path, c[i].kind, tf_plugin_name(p),
                tf_plugin_version(p), tf_plugin_abi_major(p), tf_plugin_abi_minor(p));
+        char why[768];
+        if (name_warning(&c[i], why, sizeof why))
+            printf("    warning: %s\n", why);
         text_devices(p);
     }
     text_extensions(x, nx);
@@ -263,8 +306,9 @@ static void json_device(const tf_plugin *p, uint32_t i)
     printf("}");
 }
 
-static void json_loaded(const tf_plugin *p)
+static void json_loaded(const tf_plugin_candidate *c)
 {
+    const tf_plugin *p = c->plugin;
     static const char *const names[] = {"host_memory", "threads"};
     static const uint32_t bits[] = {TF_ENGINE_CAP_HOST_MEMORY, TF_ENGINE_CAP_THREADS};
     printf("\"status\": \"loaded\", \"name\": ");
@@ -276,6 +320,11 @@ static void json_loaded(const tf_plugin *p)
     printf(", \"abi\": {\"major\": %u, \"minor\": %u}, \"capabilities\": ", tf_plugin_abi_major(p),
            tf_plugin_abi_minor(p));
     json_flag_list(names, bits, 2, tf_plugin_capabilities(p));
+    char why[768];
+    printf(", \"warnings\": [");
+    if (name_warning(c, why, sizeof why))
+        tf_cli_json_string(stdout, why);
+    printf("]");
     uint32_t n = tf_plugin_device_count(p);
     printf(", \"device_count\": %u,\n      \"devices\": [", n);
     for (uint32_t i = 0; i < listed_devices(n); i++) {
@@ -324,7 +373,7 @@ static void print_json(char **dirs, size_t ndirs, const tf_plugin_candidate *c, 
         tf_cli_json_string(stdout, c[i].path);
         printf(", \"kind\": \"%s\", ", c[i].kind);
         if (c[i].status == TF_OK) {
-            json_loaded(c[i].plugin);
+            json_loaded(&c[i]);
         } else {
             printf("\"status\": \"refused\", \"error\": \"%s\", \"reason\": ",
                    tf_status_name(c[i].status));

@@ -3,13 +3,17 @@
  * real: it passes the CPU engine (every primitive in the table) and the
  * Vulkan engine where that is built; passes a correct engine that claims only
  * a subset of the primitives; fails, naming the op, dtype and case, each
- * defect of the `wrong` fixture engine (a crash or a hang too, naming the
- * case it was running); and exits 2, with the loader's
+ * defect of the `wrong` fixture engine (a crash, an abort or a hang is one
+ * failed cell naming the case it was running, blamed on the case that
+ * damaged the process when that was an earlier one, and the run goes on);
+ * and exits 2, with the loader's
  * status and message, when the plugin cannot be loaded or the command line
  * is wrong.
  */
+#define _GNU_SOURCE /* mkdtemp */
 
 #include <signal.h>
+#include <stdlib.h>
 
 #include "json_check.h"
 #include "tf_test.h"
@@ -27,7 +31,7 @@ static int run(const char *cmd, char **out)
 {
     free(g_out);
     g_out = NULL;
-    char full[1024];
+    char full[1100];
     snprintf(full, sizeof full, "%s 2>&1", cmd);
     int status = tf_test_run(full, &g_out);
     *out = g_out;
@@ -146,7 +150,8 @@ static void test_fused_one_output_engine_passes(void **state)
     assert_null(strstr(r, "pass"));
     assert_null(strstr(r, "FAIL"));
     expect(out, "PASS: engine 'cpu'");
-    expect(out, "refused as they must be: 2)");
+    expect(out, "unsupported (2 table cells it does not claim, each executed once and refused as "
+                "it must be: 2; 0 other checks not run");
 }
 
 static void test_subset_engine_passes(void **state)
@@ -165,8 +170,19 @@ static void test_subset_engine_passes(void **state)
     assert_non_null(strstr(row_of(out, "fused"), "unsup"));
     assert_non_null(strstr(row_of(out, "fused/outputs"), "unsup"));
     expect(out, "PASS: engine 'wrong'");
-    expect(out, "refused as they must be: ");
-    assert_null(strstr(out, "refused as they must be: 0)"));
+    /* every unsupported count explained: the cells refused, the checks not run (item 11) */
+    int unsup = 0, cells = 0, refused = 0, lines = 0;
+    const char *sum = strstr(out, "PASS: engine 'wrong': ");
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, " unsupported ("));
+    assert_int_equal(sscanf(strstr(sum, ", ") + 2, "%*d failed, %d unsupported (%d table cells it "
+                                                   "does not claim, each executed once and refused "
+                                                   "as it must be: %d; %d other checks",
+                            &unsup, &cells, &refused, &lines),
+                     4);
+    assert_true(cells > 0);
+    assert_int_equal(cells, refused);
+    assert_int_equal(unsup, cells + lines);
 }
 
 static void test_wrong_values_named(void **state)
@@ -245,19 +261,160 @@ static void test_json_form(void **state)
     assert_null(strstr(out, "\"state\": \"fail\""));
 }
 
-static void test_crash_and_hang_named(void **state)
+/* The failures section's line starting with `start` must exist. */
+static void expect_failure(const char *out, const char *start)
+{
+    char key[256];
+    snprintf(key, sizeof key, "\n  %s", start);
+    if (!strstr(out, key))
+        fail_msg("no failure line starting \"%s\" in:\n%s", start, out);
+}
+
+/*
+ * A crash, an abort or a hang of the engine is one failed cell naming its case: the run
+ * goes on (later rows are checked), the table, the sections and the summary are printed,
+ * and the exit status is 1 (issue 20, item 3).
+ */
+static void test_crash_abort_hang_are_cells(void **state)
 {
     (void)state;
     char *out;
-    /* the kit dies of the engine's signal after naming the case (the shell popen runs
-       reports that as 128 + the signal, or passes the signal on) */
-    int rc = run(KIT WRONG " --option fault=crash --dtype f64", &out);
+    assert_int_equal(run(KIT WRONG " --option fault=crash --dtype f64", &out), 1);
+    assert_non_null(strstr(row_of(out, "binary/add"), "CRASH SIGSEGV"));
+    assert_non_null(strstr(row_of(out, "binary/mul"), "pass")); /* the next row ran */
+    assert_non_null(strstr(row_of(out, "copy"), "pass"));
+    expect_failure(out, "binary/add (f64): the engine crashed (SIGSEGV) while: binary/add (f64) "
+                        "[in0 f64");
+    expect(out, "lifecycle: ");
+    expect(out, "FAIL: engine 'wrong': ");
+    expect(out, "(2 of them crashed or hung)"); /* the cell and the gradient check of add */
+    assert_int_equal(run(KIT WRONG " --option fault=abort --skip grads", &out), 1);
+    assert_non_null(strstr(row_of(out, "binary/mul"), "CRASH SIGABRT"));
+    expect_failure(out, "binary/mul (f64): the engine aborted (SIGABRT) while: binary/mul (f64)");
+    assert_null(strstr(row_of(out, "binary/mul"), "FAIL"));
+    /* a hang: killed after --case-timeout, one TIMEOUT per cell it hangs in */
+    assert_int_equal(run(KIT WRONG " --option fault=hang --dtype f64 --case-timeout 1 --skip grads", &out), 1);
+    assert_non_null(strstr(row_of(out, "fill"), "TIMEOUT"));
+    assert_non_null(strstr(row_of(out, "copy"), "pass"));
+    expect_failure(out, "fill (f64): the engine gave no answer within 1 s (--case-timeout) "
+                        "while: fill (f64) [out f64");
+    expect(out, "FAIL: engine 'wrong': ");
+}
+
+/* Damage a case does to its process is blamed on that case, not on the later one that
+   meets it: f32 MUL poisons, f64 MUL then crashes (the issue's REDUCE-blamed-on-DOT). */
+static void test_crash_blamed_on_the_damaging_case(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(KIT WRONG " --option fault=poison --skip grads", &out), 1);
+    const char *r = row_of(out, "binary/mul");
+    assert_non_null(strstr(r, "FAIL damage"));
+    assert_non_null(strstr(r, "pass")); /* f64: it passes on its own */
+    assert_null(strstr(r, "CRASH"));
+    expect_failure(out, "binary/mul (f32): after this case the engine crashed (SIGSEGV) in a "
+                        "later one that passes on its own (binary/mul (f64)");
+    expect(out, "this case damaged the process [binary/mul (f32)");
+}
+
+/* Writing past the end of its memory is caught at the case that did it (guard bytes). */
+static void test_overrun_caught_where_it_happens(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(KIT WRONG " --option fault=overrun --dtype i32 --skip grads", &out), 1);
+    assert_non_null(strstr(row_of(out, "reduce/sum"), "FAIL"));
+    expect_failure(out, "reduce/sum (i32): the memory just past the end of a block of ");
+    expect(out, "from host->alloc was overwritten");
+    assert_null(strstr(out, "crashed"));
+}
+
+/* --json stays one document when the engine crashes or hangs. */
+static void test_json_with_crashes(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(
+        run(KIT WRONG " --option fault=crash --dtype f64 --quick --json 2>/dev/null", &out), 1);
+    if (!json_check(out))
+        fail_msg("not one JSON value:\n%s", out);
+    expect(out, "{\"op\": \"binary/add\", \"cells\": {\"f64\": {\"state\": \"crash\", "
+                "\"cases\": 1, \"signal\": \"SIGSEGV\"}}}");
+    expect(out, "\"crashed\": ");
+    assert_null(strstr(out, "\"crashed\": 0,"));
+    assert_int_equal(run(KIT WRONG " --option fault=hang --dtype f32 --case-timeout 1 --skip grads "
+                               "--json 2>/dev/null",
+                         &out),
+                     1);
+    assert_true(json_check(out));
+    expect(out, "{\"op\": \"fill\", \"cells\": {\"f32\": {\"state\": \"crash\", "
+                "\"cases\": 1, \"timeout\": true}}}");
+}
+
+/* --no-fork runs in the kit's own process: a crash ends it there, naming the case; the
+   whole-run --timeout then works as an alarm. */
+static void test_no_fork(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(KIT WRONG " --no-fork --option fault=crash --dtype f64", &out);
     if (rc != 128 + SIGSEGV && rc != -1)
         fail_msg("exit %d, expected death by SIGSEGV:\n%s", rc, out);
     expect(out, "the engine crashed (SIGSEGV) while: binary/add (f64) [in0 f64");
-    /* fill is the first row: the generous limit leaves the plugins time to load */
-    assert_int_equal(run(KIT WRONG " --option fault=hang --dtype f64 --timeout 10", &out), 1);
+    assert_int_equal(run(KIT WRONG " --no-fork --option fault=hang --dtype f64 --timeout 10", &out),
+                     1);
     expect(out, "timed out (--timeout) while: fill (f64) [out f64");
+    assert_int_equal(run(KIT "cpu --no-fork --quick --skip grads", &out), 0);
+    expect(out, "PASS: engine 'cpu'");
+}
+
+/* --timeout bounds the whole run: what is left does not run, and the run fails. */
+static void test_whole_run_timeout(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(KIT WRONG " --option fault=hang --case-timeout 1 --timeout 2", &out), 1);
+    expect_failure(out, "--timeout: the time for the whole run is up; the checks from ");
+    expect(out, "FAIL: engine 'wrong'");
+}
+
+/*
+ * An engine whose descriptor's name is not its file's (issue 20, item 7): the kit fails it
+ * and `tenferro info` warns; info also says "memory unknown" rather than "0.0 GiB" for a
+ * device that reports no memory size (item 11).
+ */
+static void test_name_differs_from_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tf-kit-name-XXXXXX", cmd[900];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp %s %s/tenferro-engine-right.so && chmod 644 %s/*.so", WRONG,
+             dir, dir);
+    assert_int_equal(system(cmd), 0);
+    char *out;
+    snprintf(cmd, sizeof cmd, KIT "%s/tenferro-engine-right.so --skip prims --skip grads", dir);
+    assert_int_equal(run(cmd, &out), 1);
+    expect(out, "FAIL  the descriptor's name 'wrong' differs from the file's, 'right' "
+                "(tenferro-engine-right.so)");
+    snprintf(cmd, sizeof cmd, "env TENFERRO_PLUGIN_PATH=%s " TF_CLI_PATH " info", dir);
+    assert_int_equal(run(cmd, &out), 0);
+    expect(out, "tenferro-engine-right.so: engine 'wrong' 0.1.0");
+    expect(out, "warning: its descriptor names it 'wrong', its file 'right'");
+    expect(out, "(cpu, compute units unknown, memory unknown, f64, host memory)");
+    assert_null(strstr(out, "0.0 GiB"));
+    snprintf(cmd, sizeof cmd, "env TENFERRO_PLUGIN_PATH=%s " TF_CLI_PATH " info --json", dir);
+    assert_int_equal(run(cmd, &out), 0);
+    assert_true(json_check(out));
+    expect(out, "\"warnings\": [\"its descriptor names it 'wrong', its file 'right'");
+    expect(out, "\"warnings\": []"); /* the bundled cpu engine's */
+    /* a file the loader could never find by name */
+    snprintf(cmd, sizeof cmd, "mv %s/tenferro-engine-right.so %s/engine.so", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, KIT "%s/engine.so --skip prims --skip grads --skip lifecycle", dir);
+    assert_int_equal(run(cmd, &out), 1);
+    expect(out, "FAIL  the file is named 'engine.so', not tenferro-engine-wrong.so");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_unloadable_plugins_exit_2(void **state)
@@ -285,6 +442,12 @@ static void test_usage(void **state)
     char *out;
     assert_int_equal(run(KIT "--help", &out), 0);
     expect(out, "usage: tenferro check-engine");
+    /* the exit codes and what a crash or a hang does (issue 20, item 3) */
+    expect(out, "exit status:\n  0  everything the engine claims passed\n  1  a check failed");
+    expect(out, "a crash or a\n     hang of the engine in a check (the report is complete)");
+    expect(out, "--case-timeout SECS");
+    /* no source-tree path: the help of an installed kit (item 9) */
+    assert_null(strstr(out, "docs/"));
     static const char *const bad[] = {"",
                                       "cpu vulkan",
                                       "--dtype f16 cpu",
@@ -295,7 +458,10 @@ static void test_usage(void **state)
                                       "--threads -1 cpu",
                                       "--threads 2000 cpu",
                                       "--threads 4x cpu",
-                                      "--timeout soon cpu"};
+                                      "--timeout soon cpu",
+                                      "--case-timeout 0 cpu",
+                                      "--case-timeout 1.5 cpu",
+                                      "--case-timeout cpu"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
         snprintf(cmd, sizeof cmd, KIT "%s", bad[i]);
@@ -359,7 +525,13 @@ int main(void)
         cmocka_unit_test(test_input_write_named),
         cmocka_unit_test(test_greedy_supports_named),
         cmocka_unit_test(test_json_form),
-        cmocka_unit_test(test_crash_and_hang_named),
+        cmocka_unit_test(test_crash_abort_hang_are_cells),
+        cmocka_unit_test(test_crash_blamed_on_the_damaging_case),
+        cmocka_unit_test(test_overrun_caught_where_it_happens),
+        cmocka_unit_test(test_json_with_crashes),
+        cmocka_unit_test(test_no_fork),
+        cmocka_unit_test(test_whole_run_timeout),
+        cmocka_unit_test(test_name_differs_from_file),
         cmocka_unit_test(test_unloadable_plugins_exit_2),
         cmocka_unit_test(test_usage),
         cmocka_unit_test(test_dtype_filter),

@@ -6,8 +6,11 @@
  * indices, integer division by zero, checked conversions), each followed by
  * a check that the instance still computes correctly.
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "../cli.h"
 #include "check.h"
 
 /* The most devices described one by one: a plugin may claim any count. */
@@ -38,6 +41,39 @@ static void descriptor(ck_ctx *ctx)
         ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "descriptor and %u device(s) described", n);
 }
 
+/*
+ * An engine built for a newer minor than this host's may know primitives,
+ * sub-ops and dtypes this host does not, and claim them; the host must then
+ * refuse to run them (it cannot say what they mean), without calling the
+ * engine.
+ */
+static void newer_minor(ck_ctx *ctx, uint32_t minor)
+{
+    int64_t n = 4;
+    tf_tensor *out = NULL;
+    tf_status st = tf_tensor_empty(ctx->eut, TF_F32, 1, &n, &out);
+    if (st) {
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "setting up an f32[4] tensor failed: %s: %s",
+                    tf_status_name(st), ck_error_text());
+        return;
+    }
+    tf_error_clear();
+    st = tf_engine_execute(ctx->eut, (tf_prim)TF_PRIM_COUNT_, NULL, 0, NULL, 1, &out);
+    tf_tensor_release(out);
+    if (st == TF_OK)
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                    "the engine states ABI %d.%u, newer than this host's %d.%d, and the host "
+                    "ran primitive %d, which it does not know",
+                    TF_ENGINE_ABI_MAJOR, minor, TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR,
+                    (int)TF_PRIM_COUNT_);
+    else
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS,
+                    "the engine states ABI %d.%u, newer than this host's %d.%d: what that minor "
+                    "adds is not asked of it, and the host refuses to run primitive %d (%s)",
+                    TF_ENGINE_ABI_MAJOR, minor, TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR,
+                    (int)TF_PRIM_COUNT_, tf_status_name(st));
+}
+
 /* supports() must answer 0 for primitives, sub-ops and dtypes it cannot know. */
 static void unknowns(ck_ctx *ctx)
 {
@@ -60,6 +96,11 @@ static void unknowns(ck_ctx *ctx)
          "an unknown dtype (5)"},
         {TF_PRIM_FILL, 0, 1, {(tf_dtype)77}, "an unknown dtype (77)"},
     };
+    uint32_t minor = tf_plugin_abi_minor(ctx->plugin);
+    if (minor > TF_ENGINE_ABI_MINOR) {
+        newer_minor(ctx, minor);
+        return;
+    }
     int bad = 0;
     for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++)
         if (tf_engine_supports(ctx->eut, (tf_prim)asks[i].prim, asks[i].op, asks[i].d, asks[i].n)) {
@@ -130,7 +171,9 @@ static void data_error(ck_ctx *ctx, const bad_call *b)
     } else {
         tf_error_clear();
         st = exec_sync(ctx->eut, b->prim, b->params, b->n_in, in, out);
-        if (st != b->expect)
+        if (st == b->expect && !st)
+            ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "%s: accepted, as it must be", b->what);
+        else if (st != b->expect)
             ck_line_add(ctx, CK_SEC_ABI, CK_FAIL, "%s: expected %s, got %s%s%s", b->what,
                         tf_status_name(b->expect), tf_status_name(st), st ? ": " : "",
                         st ? ck_error_text() : "");
@@ -164,18 +207,30 @@ static void data_error(ck_ctx *ctx, const bad_call *b)
     tf_tensor_release(h);
 }
 
-static void data_errors(ck_ctx *ctx)
+/*
+ * Call i of the data-dependent errors (and of their neighbours that must not
+ * fail), into *b; 0 past the last. The operands live in static storage.
+ */
+static int data_call(int i, bad_call *b)
 {
     static const int32_t x5[5] = {10, 20, 30, 40, 50}, idx_bad[5] = {0, 1, 5, 2, 3};
     static const int32_t num[5] = {7, -7, 3, 9, 1}, den[5] = {2, 3, 0, 1, -1};
-    static const double frac[5] = {1, 2, 0.5, 4, 5};
-    static const int64_t idx64_neg[5] = {0, -1, 1, 2, 3};
-    tf_gather_params gp = {sizeof gp, 0, TF_GATHER_INDEX_SELECT, 0};
-    tf_binary_params div = {sizeof div, TF_BINARY_DIV}, rem = {sizeof rem, TF_BINARY_REM};
-    tf_convert_params chk = {sizeof chk, 1};
+    static const double frac[5] = {1, 2, 0.5, 4, 5}, huge[5] = {1, 2, 1e300, 4, 5};
+    static const double big_int[5] = {1, 2, 3e9, 4, 5}, nan5[5] = {1, 2, NAN, 4, 5};
+    static const double two[5] = {1, 0, 2, 1, 0};
+    /* what f64 -> f32 may do: round, underflow to zero, keep infinities */
+    static const double fine[5] = {0.1, 1e-50, INFINITY, -INFINITY, 3e38};
+    static const int64_t idx64_neg[5] = {0, -1, 1, 2, 3}, wide[5] = {1, 2, 1LL << 40, 4, 5};
+    static const int64_t inexact[5] = {1, 2, (1LL << 53) + 1, 4, 5};
+    static const int64_t exact[5] = {1, -(1LL << 53), 1LL << 60, INT64_MIN, INT64_MAX - 1023};
+    static const int32_t inexact32[5] = {1, 2, (1 << 24) + 1, 4, 5};
+    static const tf_gather_params gp = {sizeof gp, 0, TF_GATHER_INDEX_SELECT, 0};
+    static const tf_binary_params div = {sizeof div, TF_BINARY_DIV},
+                                  rem = {sizeof rem, TF_BINARY_REM};
+    static const tf_convert_params chk = {sizeof chk, 1};
     /* one call per two lines reads better than one field per line */
     // clang-format off
-    const bad_call calls[] = {
+    static const bad_call calls[] = {
         {"gather i32[5] with index 5 (extent 5)", TF_PRIM_GATHER, 0, &gp, 2,
          {TF_I32, TF_I32, TF_I32}, 5, x5, idx_bad, TF_ERR_OUT_OF_RANGE},
         {"gather i32[5] with index -1 (i64 index)", TF_PRIM_GATHER, 0, &gp, 2,
@@ -186,24 +241,93 @@ static void data_errors(ck_ctx *ctx)
          {TF_I32, TF_I32, TF_I32}, 5, num, den, TF_ERR_VALIDATION},
         {"checked convert f64 -> i32 of 0.5", TF_PRIM_CONVERT, 0, &chk, 1,
          {TF_F64, TF_I32}, 5, frac, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert f64 -> i32 of 3e9", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_F64, TF_I32}, 5, big_int, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert f64 -> i64 of NaN", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_F64, TF_I64}, 5, nan5, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert f64 -> f32 of 1e300 (overflow)", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_F64, TF_F32}, 5, huge, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert f64 -> f32 of 0.1, 1e-50, inf, -inf, 3e38 (rounding, underflow)",
+         TF_PRIM_CONVERT, 0, &chk, 1, {TF_F64, TF_F32}, 5, fine, NULL, TF_OK},
+        {"checked convert i64 -> i32 of 2^40", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_I64, TF_I32}, 5, wide, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert i64 -> f64 of 2^53 + 1", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_I64, TF_F64}, 5, inexact, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert i64 -> f64 of 2^60, -2^63, 2^63 - 1024 (exact)", TF_PRIM_CONVERT, 0,
+         &chk, 1, {TF_I64, TF_F64}, 5, exact, NULL, TF_OK},
+        {"checked convert i32 -> f32 of 2^24 + 1", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_I32, TF_F32}, 5, inexact32, NULL, TF_ERR_OUT_OF_RANGE},
+        {"checked convert f64 -> bool of 2", TF_PRIM_CONVERT, 0, &chk, 1,
+         {TF_F64, TF_BOOL}, 5, two, NULL, TF_ERR_OUT_OF_RANGE},
     };
     // clang-format on
-    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-        data_error(ctx, &calls[i]);
+    if (i < 0 || i >= (int)(sizeof calls / sizeof calls[0]))
+        return 0;
+    *b = calls[i];
+    return 1;
+}
+
+/* Data-dependent call i (a job of isolate.c). */
+void ck_abi_data_error_one(ck_ctx *ctx, int i)
+{
+    bad_call b;
+    if (data_call(i, &b))
+        data_error(ctx, &b);
+}
+
+/*
+ * The descriptor's name is the engine's name for configuration files,
+ * `tenferro info` and extension modules' kernel tables; the loader finds an
+ * engine by name as tenferro-engine-<name>.so. The two must agree.
+ */
+static void file_name(ck_ctx *ctx)
+{
+    const char *file = tf_plugin_file(ctx->plugin), *name = tf_plugin_name(ctx->plugin);
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    char from_file[256];
+    if (!tf_cli_engine_file_name(file, from_file, sizeof from_file))
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                    "the file is named '%s', not tenferro-engine-%s.so: the loader finds an "
+                    "engine by name only as tenferro-engine-<name>.so, with the descriptor's name",
+                    base, name);
+    else if (strcmp(from_file, name) != 0)
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                    "the descriptor's name '%s' differs from the file's, '%s' (%s): "
+                    "configuration files, tenferro info and extension modules' kernel tables "
+                    "know the engine by the descriptor's name, the loader finds it by the "
+                    "file's; rename one",
+                    name, from_file, base);
+    else
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS, "the descriptor's name '%s' is the file's (%s)", name,
+                    base);
+}
+
+/* The descriptor and supports() of unknowns (a job of isolate.c). */
+void ck_abi_descriptor_one(ck_ctx *ctx, int i)
+{
+    (void)i;
+    ck_doing("abi: descriptor and supports() of unknowns");
+    descriptor(ctx);
+    unknowns(ctx);
 }
 
 void ck_run_abi(ck_ctx *ctx)
 {
-    ck_doing("abi: descriptor and supports() of unknowns");
-    descriptor(ctx);
-    unknowns(ctx);
+    ck_iso_group(ctx);
+    ck_iso_check(ctx, CK_SEC_ABI, ck_abi_descriptor_one, 0, "abi: descriptor and supports() of unknowns");
+    file_name(ctx);
     if (ctx->refused || ctx->wrongly_refused)
         ck_line_add(ctx, CK_SEC_ABI, ctx->wrongly_refused ? CK_FAIL : CK_PASS,
                     "unclaimed combinations executed: %d refused with TF_ERR_UNSUPPORTED and "
                     "output memory untouched (the core refuses once supports() answers 0, so "
                     "the engine's execute never sees them); %d not refused properly",
                     ctx->refused, ctx->wrongly_refused);
-    data_errors(ctx);
+    bad_call b;
+    for (int i = 0; data_call(i, &b); i++) {
+        char what[160];
+        snprintf(what, sizeof what, "abi: %s", b.what);
+        ck_iso_check(ctx, CK_SEC_ABI, ck_abi_data_error_one, i, what);
+    }
     char first[512];
     int n = ck_logged_errors(first, sizeof first);
     if (n)

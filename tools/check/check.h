@@ -12,8 +12,11 @@
  *   lifecycle.c    instances created and destroyed repeatedly, several alive
  *                  at once, two threads;
  *   abi.c          descriptor, supports() of unknowns, data-dependent errors;
- *   hooks.c        the counting allocator, the error-log collector and the
- *                  crash/hang reporter.
+ *   hooks.c        the counting, guarded allocator, the error-log collector
+ *                  and the crash/hang reporter of the kit's own process;
+ *   isolate.c      worker processes: every case and check runs in one, so a
+ *                  crash, abort or hang of the engine is that check's
+ *                  failure and the run goes on.
  * Results collect in a ck_ctx; cmd_check_engine.c prints them.
  */
 #ifndef TF_CHECK_H
@@ -30,9 +33,17 @@ typedef enum ck_state {
     CK_NA = 0, /* the ABI does not define this op for this dtype */
     CK_UNSUP,  /* the engine does not claim it (and refused to run it) */
     CK_PASS,
-    CK_FAIL, /* wrong values: max_err says by how much */
-    CK_ERROR /* the engine returned an error on a call it claimed */
+    CK_FAIL,  /* wrong values: max_err says by how much */
+    CK_ERROR, /* the engine returned an error on a call it claimed */
+    CK_CRASH  /* the process running the check died or hung: see ck_fate */
 } ck_state;
+
+/* How a worker process running a check ended when it did not finish it. */
+typedef struct ck_fate {
+    int signal;      /* the signal that killed it, 0 if none */
+    int exit_status; /* it exited (signal 0, timed_out 0) with this status */
+    int timed_out;   /* no answer within the per-check timeout: it was killed */
+} ck_fate;
 
 typedef struct ck_cell {
     ck_state state;
@@ -40,6 +51,8 @@ typedef struct ck_cell {
     double max_err;      /* floats: worst error relative to the tolerance's scale */
     tf_status status;    /* CK_ERROR: what the engine returned */
     int refusal_checked; /* an unclaimed signature was executed and refused */
+    ck_fate fate;        /* CK_CRASH: how its process ended */
+    int damaged;         /* CK_FAIL: it left memory or its process damaged (isolate.c) */
 } ck_cell;
 
 #define CK_MAX_ROWS 96
@@ -66,16 +79,24 @@ typedef enum ck_section {
 
 typedef struct ck_ctx {
     /* set up by the command */
-    const char *plugin_arg;    /* what the user gave */
-    tf_plugin *plugin;         /* the engine under test's plugin */
-    tf_plugin *ref_plugin;     /* the reference's */
-    tf_engine_options options; /* for every instance of the engine under test */
-    tf_engine *eut;            /* the engine under test */
-    tf_engine *ref;            /* the reference */
-    unsigned dtype_mask;       /* bit d: dtype d is checked */
+    const char *plugin_arg;        /* what the user gave */
+    tf_plugin *plugin;             /* the engine under test's plugin */
+    tf_plugin *ref_plugin;         /* the reference's */
+    tf_engine_options options;     /* for every instance of the engine under test */
+    tf_engine *eut;                /* the engine under test */
+    tf_engine *ref;                /* the reference */
+    tf_engine_options ref_options; /* for every instance of the reference */
+    unsigned dtype_mask;           /* bit d: dtype d is checked */
     int quick;
     int verbose;
     int json;
+    int isolate;           /* run checks in worker processes (isolate.c); 0: --no-fork */
+    unsigned case_timeout; /* seconds a worker may take for one case or check */
+    double deadline;       /* CLOCK_MONOTONIC seconds of --timeout, 0 for none */
+    int stopped;           /* --timeout passed: no further checks run */
+    struct ck_iso *iso;    /* the worker processes (isolate.c) */
+    int argc;              /* the command line after "tenferro", for the workers */
+    char **argv;
 
     /* results */
     ck_row rows[CK_MAX_ROWS];
@@ -90,6 +111,10 @@ typedef struct ck_ctx {
 } ck_ctx;
 
 /* ---- results (cmd_check_engine.c) ---- */
+
+/* Makes room for one more of `count` items of `size` bytes in the array at *items (a
+   pointer to the array's pointer), doubling *cap; 0 (and ctx->oom) when out of memory. */
+int ck_grow(ck_ctx *ctx, void *items, int *cap, int count, size_t size);
 
 /* A new row (NA everywhere); NULL (and ctx->oom) when the table is full. */
 ck_row *ck_row_add(ck_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -115,12 +140,52 @@ tf_status ck_eut_create(ck_ctx *ctx, tf_engine **out);
 void ck_hooks_install(void);
 long long ck_live_bytes(void);                 /* host bytes the library and plugins hold now */
 int ck_logged_errors(char *first, size_t cap); /* TF_LOG_ERROR messages so far, the first */
+void ck_logged_add(int n, const char *first);  /* counts n more, logged in a worker */
+/* Blocks from the allocator whose guard bytes were overwritten since the last call (live
+   ones, and freed ones found damaged when freed): how many, the first described in what. */
+int ck_heap_check(char *what, size_t cap);
 
 /* Records what the kit does now (printf-style), named if the engine crashes or hangs. */
 void ck_doing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *ck_doing_now(void); /* the last ck_doing text */
+/* fn gets every ck_doing text (a worker sends it to the parent); NULL: none. */
+typedef void (*ck_doing_fn)(const char *text);
+void ck_doing_hook(ck_doing_fn fn);
 /* Names ck_doing on SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGABRT, then dies of it; timeout_s > 0:
    after that many seconds prints it and exits 1. */
 void ck_guard_install(unsigned timeout_s);
+/* Back to the default dispositions and no alarm (a worker dies of its signal). */
+void ck_guard_remove(void);
+
+/* ---- isolate.c: where checks run ---- */
+
+/* One check of a section (gradients, lifecycle, ABI), run by index. */
+typedef void (*ck_check_fn)(ck_ctx *ctx, int index);
+
+/* The checks of the sections (grads.c, lifecycle.c, abi.c): the ones isolate.c can run. */
+void ck_grads_one(ck_ctx *ctx, int index);
+void ck_lifecycle_one(ck_ctx *ctx, int index);
+void ck_abi_descriptor_one(ck_ctx *ctx, int index);
+void ck_abi_data_error_one(ck_ctx *ctx, int index);
+
+/* Starts a new group of checks: the next one runs in a fresh worker process. */
+void ck_iso_group(ck_ctx *ctx);
+/* Runs fn(ctx, index) as a check of section sec ("what" names it if it dies). */
+void ck_iso_check(ck_ctx *ctx, ck_section sec, ck_check_fn fn, int index, const char *what);
+/* Ends the last worker and frees what isolate.c holds. */
+void ck_iso_finish(ck_ctx *ctx);
+/* A worker's life (the command line said --worker R,W): jobs read from fd req, results
+   written to fd rep, on instances of ctx->plugin and ctx->ref_plugin (loaded); never
+   returns. */
+void ck_iso_worker(ck_ctx *ctx, int req_fd, int rep_fd) __attribute__((noreturn));
+/* Loads `plugin` and creates, describes and destroys an instance in a child process:
+   0 when that ended normally (whatever it returned), else 2 with why in msg (the plugin
+   crashed, aborted or hung while loading). */
+int ck_iso_probe_load(const ck_ctx *ctx, const char *plugin, char *msg, size_t cap);
+/* "SIGSEGV", ... or "signal N" (static). */
+const char *ck_signal_name(int sig);
+/* "crashed (SIGSEGV)", "exited with status 3", "gave no answer within 30 s" into buf. */
+void ck_fate_text(const ck_ctx *ctx, const ck_fate *f, char *buf, size_t cap);
 
 /* Deterministic pseudo-random numbers (xorshift64*), in [0, 1). */
 double ck_rand(uint64_t *state);

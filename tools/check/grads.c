@@ -544,24 +544,40 @@ out:
     return state;
 }
 
-void ck_run_grads(ck_ctx *ctx)
+/* The dtype the checks run in: f64 where the engine multiplies it, else f32. */
+static tf_dtype grads_dtype(ck_ctx *ctx)
 {
     tf_dtype d3[3] = {TF_F64, TF_F64, TF_F64};
-    tf_dtype dt =
-        tf_engine_supports(ctx->eut, TF_PRIM_BINARY, TF_BINARY_MUL, d3, 3) ? TF_F64 : TF_F32;
+    return tf_engine_supports(ctx->eut, TF_PRIM_BINARY, TF_BINARY_MUL, d3, 3) ? TF_F64 : TF_F32;
+}
+
+/* Check i of k_checks (a job of isolate.c). */
+void ck_grads_one(ck_ctx *ctx, int i)
+{
+    tf_dtype dt = grads_dtype(ctx);
+    g_run r = {.ctx = ctx, .c = &k_checks[i], .dt = dt};
+    tf_error_clear();
+    ck_doing("gradient check of %s (%s)", k_checks[i].name, tf_dtype_name(dt));
+    ck_state s = check_one(&r, 0x6a09e667f3bcc908ull + (uint64_t)i);
+    if (s == CK_PASS)
+        ck_line_add(ctx, CK_SEC_GRADS, s, "%s (%s): VJP and JVP match finite differences",
+                    k_checks[i].name, tf_dtype_name(dt));
+    else
+        ck_line_add(ctx, CK_SEC_GRADS, s, "%s (%s): %s", k_checks[i].name, tf_dtype_name(dt),
+                    r.msg);
+}
+
+void ck_run_grads(ck_ctx *ctx)
+{
+    tf_dtype dt = grads_dtype(ctx);
     int n = (int)(sizeof k_checks / sizeof k_checks[0]);
+    ck_iso_group(ctx);
     for (int i = 0; i < n; i++) {
         if (ctx->quick && i % 2)
             continue;
-        g_run r = {.ctx = ctx, .c = &k_checks[i], .dt = dt};
-        tf_error_clear();
-        ck_doing("gradient check of %s (%s)", k_checks[i].name, tf_dtype_name(dt));
-        ck_state s = check_one(&r, 0x6a09e667f3bcc908ull + (uint64_t)i);
-        if (s == CK_PASS)
-            ck_line_add(ctx, CK_SEC_GRADS, s, "%s (%s): VJP and JVP match finite differences",
-                        k_checks[i].name, tf_dtype_name(dt));
-        else
-            ck_line_add(ctx, CK_SEC_GRADS, s, "%s (%s): %s", k_checks[i].name, tf_dtype_name(dt),
-                        r.msg);
+        char what[96];
+        snprintf(what, sizeof what, "gradient check of %s (%s)", k_checks[i].name,
+                 tf_dtype_name(dt));
+        ck_iso_check(ctx, CK_SEC_GRADS, ck_grads_one, i, what);
     }
 }

@@ -3,11 +3,17 @@
  *
  * Every host allocation of the library and of every plugin goes through the
  * allocator hook, so counting live bytes there shows whether an engine
- * instance gives back what it took when it is destroyed. The log hook
- * collects what engines report at TF_LOG_ERROR (e.g. the Vulkan engine's
+ * instance gives back what it took when it is destroyed. Each block also
+ * carries guard bytes just before and just after it, and the live blocks
+ * are listed, so that after every check the kit can tell whether something
+ * (an engine writing past its output, a wrong element size) overwrote memory
+ * next to a block: the check that did it fails there and then, instead of a
+ * later one crashing on the damage (ck_heap_check). The log hook collects
+ * what engines report at TF_LOG_ERROR (e.g. the Vulkan engine's
  * validation-layer messages): an engine that logs errors during the checks
- * fails them. A crash or hang of the engine under test names the check the
- * kit was running (ck_doing) before the process dies.
+ * fails them. A crash or hang of the kit's own process names the check it
+ * was running (ck_doing); checks in worker processes report it to the
+ * parent instead (isolate.c).
  */
 #define _POSIX_C_SOURCE 200809L /* sigaction, write */
 
@@ -27,24 +33,80 @@ static atomic_int g_log_errors;
 static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char g_first_error[512];
 
-/* Each block starts `align` bytes before the pointer returned; the header
-   (size, align) sits in the 16 bytes just below it. */
+/* ---- the guarded, counting allocator ---- */
+
+#define GUARD_BYTES 16
+#define GUARD_FILL 0xA5
+#define HEAD_MAGIC 0x7466636b6865616bull /* "tfckheak" */
+
+/* Just below each block (`prefix` bytes after the start of its allocation,
+   a multiple of its alignment): the list links, its size, then the head
+   guard, which ends where the block begins. */
+typedef struct block {
+    struct block *prev, *next;
+    size_t size, prefix;
+    uint64_t magic;
+    unsigned char head[GUARD_BYTES];
+} block;
+
+static pthread_mutex_t g_blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static block *g_blocks; /* the live blocks, newest first */
+/* Damage found when a block was freed, reported by the next ck_heap_check. */
+static int g_freed_damaged;
+static char g_freed_what[256];
+
+static unsigned char *payload(block *b)
+{
+    return (unsigned char *)(b + 1);
+}
+
+/* Whether a guard of b changed; then which, into why. */
+static int guard_damaged(block *b, char *why, size_t cap)
+{
+    unsigned char *tail = payload(b) + b->size;
+    int head = b->magic != HEAD_MAGIC, tail_bad = 0;
+    for (int i = 0; i < GUARD_BYTES; i++) {
+        head |= b->head[i] != GUARD_FILL;
+        tail_bad |= tail[i] != GUARD_FILL;
+    }
+    if (head || tail_bad)
+        snprintf(why, cap,
+                 "the memory just %s a block of %zu bytes from host->alloc was "
+                 "overwritten",
+                 head && tail_bad ? "before and past the end of"
+                 : head           ? "before"
+                                  : "past the end of",
+                 b->size);
+    return head || tail_bad;
+}
+
 static void *count_alloc(void *user, size_t size, size_t align)
 {
     (void)user;
     if (align < 16)
         align = 16;
-    if (size > SIZE_MAX - 2 * align)
+    size_t prefix = (sizeof(block) + align - 1) / align * align;
+    if (size > SIZE_MAX - prefix - GUARD_BYTES - align)
         return NULL;
-    size_t total = (size + align + align - 1) / align * align;
+    size_t total = (prefix + size + GUARD_BYTES + align - 1) / align * align;
     unsigned char *raw = aligned_alloc(align, total);
     if (!raw)
         return NULL;
-    unsigned char *p = raw + align;
-    size_t hdr[2] = {size, align};
-    memcpy(p - sizeof hdr, hdr, sizeof hdr);
+    block *b = (block *)(raw + prefix) - 1;
+    b->size = size;
+    b->prefix = prefix;
+    b->magic = HEAD_MAGIC;
+    memset(b->head, GUARD_FILL, GUARD_BYTES);
+    memset(payload(b) + size, GUARD_FILL, GUARD_BYTES);
+    pthread_mutex_lock(&g_blocks_lock);
+    b->prev = NULL;
+    b->next = g_blocks;
+    if (g_blocks)
+        g_blocks->prev = b;
+    g_blocks = b;
+    pthread_mutex_unlock(&g_blocks_lock);
     atomic_fetch_add(&g_live_bytes, (long long)size);
-    return p;
+    return payload(b);
 }
 
 static void count_free(void *user, void *ptr)
@@ -52,12 +114,39 @@ static void count_free(void *user, void *ptr)
     (void)user;
     if (!ptr)
         return;
-    unsigned char *p = ptr;
-    size_t hdr[2];
-    memcpy(hdr, p - sizeof hdr, sizeof hdr);
-    atomic_fetch_sub(&g_live_bytes, (long long)hdr[0]);
-    free(p - hdr[1]);
+    block *b = (block *)ptr - 1;
+    char why[200];
+    int bad = guard_damaged(b, why, sizeof why);
+    pthread_mutex_lock(&g_blocks_lock);
+    if (bad && g_freed_damaged++ == 0)
+        snprintf(g_freed_what, sizeof g_freed_what, "%s (found when it was freed)", why);
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        g_blocks = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    pthread_mutex_unlock(&g_blocks_lock);
+    atomic_fetch_sub(&g_live_bytes, (long long)b->size);
+    free((unsigned char *)ptr - b->prefix);
 }
+
+int ck_heap_check(char *what, size_t cap)
+{
+    char why[200];
+    pthread_mutex_lock(&g_blocks_lock);
+    int n = g_freed_damaged;
+    if (n)
+        snprintf(what, cap, "%s", g_freed_what);
+    g_freed_damaged = 0;
+    for (block *b = g_blocks; b; b = b->next)
+        if (guard_damaged(b, why, sizeof why) && n++ == 0)
+            snprintf(what, cap, "%s", why);
+    pthread_mutex_unlock(&g_blocks_lock);
+    return n;
+}
+
+/* ---- the error log ---- */
 
 static void on_log(void *user, tf_log_level level, const char *message)
 {
@@ -92,9 +181,19 @@ int ck_logged_errors(char *first, size_t cap)
     return n;
 }
 
+void ck_logged_add(int n, const char *first)
+{
+    if (n > 0 && atomic_fetch_add(&g_log_errors, n) == 0) {
+        pthread_mutex_lock(&g_log_lock);
+        snprintf(g_first_error, sizeof g_first_error, "%s", first);
+        pthread_mutex_unlock(&g_log_lock);
+    }
+}
+
 /* ---- what the kit is doing, for a crash or a hang ---- */
 
 static char g_doing[768] = "starting";
+static ck_doing_fn g_doing_hook;
 
 void ck_doing(const char *fmt, ...)
 {
@@ -105,6 +204,18 @@ void ck_doing(const char *fmt, ...)
     va_end(ap);
     /* The handlers read it asynchronously: copy whole so it is always terminated. */
     memcpy(g_doing, buf, sizeof buf);
+    if (g_doing_hook)
+        g_doing_hook(g_doing);
+}
+
+const char *ck_doing_now(void)
+{
+    return g_doing;
+}
+
+void ck_doing_hook(ck_doing_fn fn)
+{
+    g_doing_hook = fn;
 }
 
 static void say(const char *s)
@@ -141,17 +252,26 @@ static void on_fatal(int sig)
     raise(sig);
 }
 
+static const int k_fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
 void ck_guard_install(unsigned timeout_s)
 {
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof k_fatal / sizeof k_fatal[0]; i++)
+        sigaction(k_fatal[i], &sa, NULL);
     if (timeout_s) {
         sigaction(SIGALRM, &sa, NULL);
         alarm(timeout_s);
     }
+}
+
+void ck_guard_remove(void)
+{
+    for (size_t i = 0; i < sizeof k_fatal / sizeof k_fatal[0]; i++)
+        signal(k_fatal[i], SIG_DFL);
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
 }

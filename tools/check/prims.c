@@ -260,9 +260,8 @@ static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *i
         tf_unary_params up = {sizeof up, s->op};
         tf_binary_params bp = {sizeof bp, s->op};
         tf_tensor *ab[2] = {reg[s->a], reg[s->b]};
-        st = s->kind == TF_FUSED_UNARY
-                 ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, ab, 1, &dst)
-                 : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, ab, 1, &dst);
+        st = s->kind == TF_FUSED_UNARY ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, ab, 1, &dst)
+                                       : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, ab, 1, &dst);
         if (!st && !last)
             st = raise_magnitude(e, dst, mag);
     }
@@ -583,7 +582,7 @@ static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, cons
 void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
 {
     ck_cell *cell = &row->cell[col];
-    if (cell->state >= CK_FAIL || ctx->oom)
+    if (cell->state >= CK_FAIL || ctx->oom || ctx->stopped)
         return; /* one detailed failure per cell is enough */
     tf_dtype dt[CK_MAX_OPERANDS];
     int nd = signature(c, dt);
@@ -596,6 +595,12 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
     }
     if (!claimed && (cell->state != CK_NA || cell->refusal_checked))
         return; /* refusal already checked for this cell */
+    ck_iso_case(ctx, row, col, c, claimed);
+}
+
+void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int claimed)
+{
+    ck_cell *cell = &row->cell[col];
     ck_mem mem[CK_MAX_OPERANDS];
     void *bytes[CK_MAX_OPERANDS] = {0};
     uint64_t seed = 0x5eed0000u + (uint64_t)c->prim * 7919u + c->op * 131u + (uint64_t)col;

@@ -75,6 +75,14 @@ typedef struct ck_case {
  */
 void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c);
 
+/* What ck_case_run does once it knows whether the engine claims c (its own process, or a
+   worker's: ck_iso_case). */
+void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int claimed);
+
+/* Runs ck_case_exec in a worker process (isolate.c), or here with --no-fork; a crash or
+   hang makes the cell CK_CRASH with the case named. */
+void ck_iso_case(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int claimed);
+
 /* Sets c's rtol/atol for dtype dt: kind 0 exact arithmetic, 1 transcendental; n summands. */
 void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n);
 

@@ -68,19 +68,42 @@ D convert(S v)
     return int64_t(v);
 #endif
 }
-#elif defined(D_F32)
+#elif defined(D_F32) || defined(D_F64)
+/*
+ * Whether a float of `bits` significant bits (limit = 2^bits) holds the
+ * integer v exactly:
+ * its magnitude, trailing zeros dropped, fits. (Comparing v with the
+ * integer the rounded float converts back to is the same test, but a
+ * compiler may fold that round trip away.)
+ */
+bool int_exact(int64_t v, uint64_t limit) /* limit: 2^bits */
+{
+    uint64_t a = uint64_t(v < 0l ? -v : v); /* -INT64_MIN wraps to INT64_MIN: 2^63 */
+    while (a >= limit && (a & 1ul) == 0ul)
+        a = a / 2ul;
+    return a < limit;
+}
+
+bool int32_exact(int v) /* the same for i32 -> f32, in 32 bits */
+{
+    uint a = uint(v < 0 ? -v : v); /* -INT32_MIN wraps to INT32_MIN: 2^31 */
+    while (a >= 16777216u && (a & 1u) == 0u)
+        a = a / 2u;
+    return a < 16777216u;
+}
+#endif
+
+#if defined(D_F32)
 D convert(S v)
 {
 #if defined(S_B8)
     return float(uint(v));
 #elif defined(S_I32)
-    float f = float(v);
-    bad = bad || f >= 2147483648.0 || int(f) != v;
-    return f;
+    bad = bad || !int32_exact(v);
+    return float(v);
 #elif defined(S_I64)
-    float f = float(v);
-    bad = bad || f >= 9223372036854775808.0 || int64_t(f) != v;
-    return f;
+    bad = bad || !int_exact(v, 16777216ul);
+    return float(v);
 #elif defined(S_F64)
     float f = float(v);
     bad = bad || (isinf(f) && !isinf(v));
@@ -95,9 +118,8 @@ D convert(S v)
 #if defined(S_B8)
     return double(uint(v));
 #elif defined(S_I64)
-    double f = double(v);
-    bad = bad || f >= 9223372036854775808.0 || int64_t(f) != v;
-    return f;
+    bad = bad || !int_exact(v, 9007199254740992ul);
+    return double(v);
 #else
     return double(v);
 #endif
