@@ -219,6 +219,17 @@ static void test_write_outside_view_named(void **state)
     expect(out, "outside the output view");
 }
 
+/* Which zero an op gives is part of its result (engine_abi.h): NEG as 0 - x fails. */
+static void test_zero_sign_named(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(KIT WRONG " --option fault=neg_zero --skip grads", &out), 1);
+    assert_non_null(strstr(row_of(out, "unary/neg"), "FAIL"));
+    expect(out, "unary/neg (f32): wrong result at element ");
+    expect(out, "(the sign of a zero; engine_abi.h says which zero the op gives)");
+}
+
 static void test_input_write_named(void **state)
 {
     (void)state;
@@ -522,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_wrong_values_named),
         cmocka_unit_test(test_claimed_but_failing_named),
         cmocka_unit_test(test_write_outside_view_named),
+        cmocka_unit_test(test_zero_sign_named),
         cmocka_unit_test(test_input_write_named),
         cmocka_unit_test(test_greedy_supports_named),
         cmocka_unit_test(test_json_form),

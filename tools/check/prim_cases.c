@@ -65,13 +65,18 @@ typedef struct ew {
     int kind; /* tolerance kind (ck_case_tol) */
     int64_t lim;
     int strided_out; /* FILL, COPY: any output layout */
+    int zero_sign;   /* ck_case.zero_sign */
 } ew;
 
 static void run_ew(ck_ctx *ctx, ck_row *row, tf_dtype col, const ew *e)
 {
     for (int i = 0; i < n_shapes(ctx); i++) {
         const ck_shape *s = &k_shapes[i];
-        ck_case c = {.prim = e->prim, .op = e->op, .params = e->params, .n_in = e->n_in};
+        ck_case c = {.prim = e->prim,
+                     .op = e->op,
+                     .params = e->params,
+                     .n_in = e->n_in,
+                     .zero_sign = e->zero_sign};
         for (size_t k = 0; k < e->n_in; k++)
             set_arg(&c.in[k], e->in_dt[k], s->rank, s->d, (int)((i + (int)k) % CK_L_COUNT_),
                     e->in_dom[k], e->lim);
@@ -95,7 +100,7 @@ static void rows_fill_iota(ck_ctx *ctx)
         tf_fill_params p = {sizeof p, 0, {-3.25, -7}};
         if (k_all[d] == TF_BOOL)
             p.value.i = 1;
-        ew e = {TF_PRIM_FILL, 0, &p, 0, {0}, {0}, k_all[d], 0, 0, 1};
+        ew e = {TF_PRIM_FILL, 0, &p, 0, {0}, {0}, k_all[d], 0, 0, 1, 1};
         run_ew(ctx, row, k_all[d], &e);
     }
     row = ck_row_add(ctx, "iota");
@@ -127,8 +132,19 @@ static int unary_defined(uint32_t op, tf_dtype d)
     return op == TF_UNARY_LOGICAL_NOT;
 }
 
+/* The float ops whose zero results have a sign engine_abi.h fixes: neg, abs, sign, floor and
+   ceil give what IEEE 754 says (sign(+-0) = +0), MAX and MIN the IEEE 754-2019 maximum and
+   minimum (-0 < +0); data movement keeps every bit. */
+static int unary_zero_sign(uint32_t op)
+{
+    return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
+           op == TF_UNARY_FLOOR || op == TF_UNARY_CEIL;
+}
+
 static int unary_domain(uint32_t op)
 {
+    if (unary_zero_sign(op))
+        return CK_D_ZEROS;
     switch (op) {
     case TF_UNARY_LOG:
     case TF_UNARY_SQRT:
@@ -163,7 +179,9 @@ static void rows_unary(ck_ctx *ctx)
             if (!want(ctx, dt) || !unary_defined(op, dt))
                 continue;
             tf_unary_params p = {sizeof p, op};
-            ew e = {TF_PRIM_UNARY, op, &p, 1, {dt}, {unary_domain(op)}, dt, unary_kind(op), 0, 0};
+            ew e = {
+                TF_PRIM_UNARY,      op, &p, 1, {dt}, {unary_domain(op)}, dt, unary_kind(op), 0, 0,
+                unary_zero_sign(op)};
             run_ew(ctx, row, dt, &e);
         }
     }
@@ -195,10 +213,11 @@ static void rows_binary(ck_ctx *ctx)
                 da = tf_dtype_is_float(dt) ? CK_D_POS : CK_D_NONZERO;
             if (op == TF_BINARY_POW && !tf_dtype_is_float(dt))
                 db = CK_D_SMALL;
-            if ((op == TF_BINARY_MAX || op == TF_BINARY_MIN) && tf_dtype_is_float(dt))
-                da = CK_D_NAN; /* NaN must propagate */
+            int minmax = op == TF_BINARY_MAX || op == TF_BINARY_MIN;
+            if (minmax && tf_dtype_is_float(dt))
+                da = db = CK_D_NANZ; /* NaN must propagate; -0 < +0 */
             int kind = op == TF_BINARY_POW ? 1 : 0;
-            ew e = {TF_PRIM_BINARY, op, &p, 2, {dt, dt}, {da, db}, dt, kind, 0, 0};
+            ew e = {TF_PRIM_BINARY, op, &p, 2, {dt, dt}, {da, db}, dt, kind, 0, 0, minmax};
             run_ew(ctx, row, dt, &e);
         }
     }
@@ -213,7 +232,8 @@ static void rows_compare_select(ck_ctx *ctx)
             if (!want(ctx, dt))
                 continue;
             tf_compare_params p = {sizeof p, op};
-            ew e = {TF_PRIM_COMPARE, op, &p, 2, {dt, dt}, {CK_D_FEW, CK_D_FEW}, TF_BOOL, 0, 0, 0};
+            ew e = {TF_PRIM_COMPARE, op, &p, 2, {dt, dt}, {CK_D_FEW, CK_D_FEW},
+                    TF_BOOL,         0,  0,  0, 0};
             run_ew(ctx, row, dt, &e);
         }
     }
@@ -222,8 +242,17 @@ static void rows_compare_select(ck_ctx *ctx)
         tf_dtype dt = k_all[d];
         if (!want(ctx, dt))
             continue;
-        ew e = {TF_PRIM_SELECT,          0,  NULL, 3, {TF_BOOL, dt, dt},
-                {0, CK_D_ANY, CK_D_ANY}, dt, 0,    0, 0};
+        ew e = {TF_PRIM_SELECT,
+                0,
+                NULL,
+                3,
+                {TF_BOOL, dt, dt},
+                {0, CK_D_ZEROS, CK_D_ZEROS},
+                dt,
+                0,
+                0,
+                0,
+                1};
         run_ew(ctx, row, dt, &e);
     }
 }
@@ -246,13 +275,12 @@ static void rows_convert(ck_ctx *ctx)
                 tf_convert_params p = {sizeof p, (uint32_t)checked};
                 int dom = CK_D_CONVERT;
                 int64_t lim = 0;
+                int floats = tf_dtype_is_float(from) && tf_dtype_is_float(to);
                 if (checked) { /* values every dtype of the pair holds exactly */
-                    dom = CK_D_EXACT;
+                    dom = floats ? CK_D_ZEROS : CK_D_EXACT;
                     lim = to == TF_BOOL ? 1 : 0;
-                    if (tf_dtype_is_float(from) && tf_dtype_is_float(to))
-                        dom = CK_D_ANY;
                 }
-                ew e = {TF_PRIM_CONVERT, 0, &p, 1, {from}, {dom}, to, 0, lim, 0};
+                ew e = {TF_PRIM_CONVERT, 0, &p, 1, {from}, {dom}, to, 0, lim, 0, floats};
                 run_ew(ctx, row, to, &e);
             }
         }
@@ -266,7 +294,7 @@ static void rows_copy(ck_ctx *ctx)
         tf_dtype dt = k_all[d];
         if (!want(ctx, dt))
             continue;
-        ew e = {TF_PRIM_COPY, 0, NULL, 1, {dt}, {CK_D_ANY}, dt, 0, 0, 1};
+        ew e = {TF_PRIM_COPY, 0, NULL, 1, {dt}, {CK_D_ZEROS}, dt, 0, 0, 1, 1};
         run_ew(ctx, row, dt, &e);
     }
 }

@@ -56,7 +56,8 @@ static void rows_reduce(ck_ctx *ctx)
                 ck_case c = {.prim = TF_PRIM_REDUCE, .op = op, .params = &p, .n_in = 1};
                 int dom = op == TF_REDUCE_PROD  ? CK_D_NEAR1
                           : op == TF_REDUCE_SUM ? CK_D_ANY
-                                                : CK_D_NAN;
+                                                : CK_D_NANZ;
+                c.zero_sign = op == TF_REDUCE_MAX || op == TF_REDUCE_MIN;
                 arg(&c.in[0], dt, cases[i].s.rank, cases[i].s.d, i, dom, 0);
                 int64_t oshape[4], group = 1;
                 for (size_t a = 0; a < cases[i].s.rank; a++) {
@@ -78,10 +79,16 @@ static void rows_reduce(ck_ctx *ctx)
 typedef struct dot_case {
     shp l, r, o;
     uint32_t nc, nb;
-    uint32_t lc[2], rc[2], lb[1], rb[1];
+    uint32_t lc[2], rc[2], lb[2], rb[2];
     int64_t k; /* summands per output element */
 } dot_case;
 
+/*
+ * Batch axes come in pairs (lhs_batch[i], rhs_batch[i]) and give the output's
+ * last axes in lhs_batch's order: the cases with two pairs list them in an
+ * order other than the axes', with equal extents (a swap gives wrong values,
+ * not a shape error) and with different ones.
+ */
 static void rows_dot(ck_ctx *ctx)
 {
     static const dot_case cases[] = {
@@ -89,12 +96,33 @@ static void rows_dot(ck_ctx *ctx)
         {{1, {6}}, {1, {6}}, {0, {0}}, 1, 0, {0}, {0}, {0}, {0}, 6},
         {{1, {3}}, {1, {4}}, {2, {3, 4}}, 0, 0, {0}, {0}, {0}, {0}, 1},
         {{3, {3, 4, 2}}, {3, {4, 5, 2}}, {3, {3, 5, 2}}, 1, 1, {1}, {0}, {2}, {2}, 4},
+        {{4, {2, 3, 4, 2}},
+         {4, {2, 4, 5, 2}},
+         {4, {3, 5, 2, 2}},
+         1,
+         2,
+         {2},
+         {1},
+         {3, 0},
+         {0, 3},
+         4},
         {{3, {2, 3, 4}}, {3, {3, 2, 5}}, {2, {4, 5}}, 2, 0, {0, 1}, {1, 0}, {0}, {0}, 6},
+        {{4, {2, 3, 4, 5}},
+         {4, {5, 4, 2, 3}},
+         {4, {3, 3, 2, 5}},
+         1,
+         2,
+         {2},
+         {1},
+         {0, 3},
+         {2, 0},
+         4},
+        {{2, {3, 2}}, {2, {2, 3}}, {2, {3, 2}}, 0, 2, {0}, {0}, {0, 1}, {1, 0}, 1},
         {{2, {3, 0}}, {2, {0, 2}}, {2, {3, 2}}, 1, 0, {1}, {0}, {0}, {0}, 1},
         {{2, {4, 3}}, {2, {5, 4}}, {2, {3, 5}}, 1, 0, {0}, {1}, {0}, {0}, 4},
         {{2, {33, 17}}, {2, {17, 9}}, {2, {33, 9}}, 1, 0, {1}, {0}, {0}, {0}, 17},
     };
-    int n = ctx->quick ? 5 : (int)(sizeof cases / sizeof cases[0]);
+    int n = ctx->quick ? 6 : (int)(sizeof cases / sizeof cases[0]);
     ck_row *row = ck_row_add(ctx, "dot_general");
     for (int d = 0; row && d < 4; d++) {
         tf_dtype dt = k_all[d];
@@ -109,8 +137,8 @@ static void rows_dot(ck_ctx *ctx)
             p.n_batch = q->nb;
             memcpy(p.lhs_contracting, q->lc, sizeof q->lc);
             memcpy(p.rhs_contracting, q->rc, sizeof q->rc);
-            p.lhs_batch[0] = q->lb[0];
-            p.rhs_batch[0] = q->rb[0];
+            memcpy(p.lhs_batch, q->lb, sizeof q->lb);
+            memcpy(p.rhs_batch, q->rb, sizeof q->rb);
             ck_case c = {.prim = TF_PRIM_DOT_GENERAL, .params = &p, .n_in = 2};
             arg(&c.in[0], dt, q->l.rank, q->l.d, i, CK_D_SMALL, 0);
             arg(&c.in[1], dt, q->r.rank, q->r.d, i + 2, CK_D_SMALL, 0);
@@ -162,8 +190,8 @@ static void rows_pad(ck_ctx *ctx)
                 p.interior[a] = cases[i].interior[a];
                 oshape[a] = p.low[a] + e + (e > 0 ? (e - 1) * p.interior[a] : 0) + cases[i].high[a];
             }
-            ck_case c = {.prim = TF_PRIM_PAD, .params = &p, .n_in = 1};
-            arg(&c.in[0], dt, r, cases[i].in.d, i, CK_D_ANY, 0);
+            ck_case c = {.prim = TF_PRIM_PAD, .params = &p, .n_in = 1, .zero_sign = 1};
+            arg(&c.in[0], dt, r, cases[i].in.d, i, CK_D_ZEROS, 0);
             arg(&c.out, dt, r, oshape, i % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY, 0);
             ck_case_tol(&c, dt, 0, 1);
             ck_case_run(ctx, row, dt, &c);
@@ -188,11 +216,12 @@ static void rows_concat(ck_ctx *ctx)
             continue;
         for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
             tf_concatenate_params p = {sizeof p, cases[i].axis};
-            ck_case c = {.prim = TF_PRIM_CONCATENATE, .params = &p, .n_in = cases[i].n};
+            ck_case c = {
+                .prim = TF_PRIM_CONCATENATE, .params = &p, .n_in = cases[i].n, .zero_sign = 1};
             int64_t oshape[3];
             memcpy(oshape, cases[i].s[0], sizeof oshape);
             for (size_t k = 0; k < cases[i].n; k++) {
-                arg(&c.in[k], dt, cases[i].rank, cases[i].s[k], i + (int)k, CK_D_ANY, 0);
+                arg(&c.in[k], dt, cases[i].rank, cases[i].s[k], i + (int)k, CK_D_ZEROS, 0);
                 if (k)
                     oshape[cases[i].axis] += cases[i].s[k][cases[i].axis];
             }
@@ -255,11 +284,12 @@ static void rows_gather_scatter(ck_ctx *ctx)
                             ck_case c = {.prim = scatter ? TF_PRIM_SCATTER : TF_PRIM_GATHER,
                                          .params = &p,
                                          .n_in = scatter ? 3 : 2,
-                                         .variant = v};
+                                         .variant = v,
+                                         .zero_sign = !scatter || comb == TF_SCATTER_REPLACE};
                             int64_t gs[4];
                             gathered_shape(g, mode, gs);
                             tf_dtype it = v ? TF_I64 : TF_I32;
-                            arg(&c.in[0], dt, g->x.rank, g->x.d, i, CK_D_ANY, 0);
+                            arg(&c.in[0], dt, g->x.rank, g->x.d, i, CK_D_ZEROS, 0);
                             arg(&c.in[1], it, g->index.rank, g->index.d, i + 1, CK_D_INDEX,
                                 g->x.d[g->axis]);
                             if (scatter) {
@@ -297,14 +327,16 @@ static void rows_dynamic(ck_ctx *ctx)
             for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
                 for (int v = 0; v < 2; v++) {
                     tf_prim prim = update ? TF_PRIM_DYNAMIC_UPDATE_SLICE : TF_PRIM_DYNAMIC_SLICE;
-                    ck_case c = {.prim = prim, .n_in = update ? 3 : 2, .variant = v};
+                    ck_case c = {
+                        .prim = prim, .n_in = update ? 3 : 2, .variant = v, .zero_sign = 1};
                     int64_t nstarts = (int64_t)cases[i].x.rank;
                     ck_arg *starts = &c.in[update ? 2 : 1];
-                    arg(&c.in[0], dt, cases[i].x.rank, cases[i].x.d, i, CK_D_ANY, 0);
+                    arg(&c.in[0], dt, cases[i].x.rank, cases[i].x.d, i, CK_D_ZEROS, 0);
                     arg(starts, v ? TF_I64 : TF_I32, 1, &nstarts, i + 1, CK_D_STARTS,
                         cases[i].x.rank ? cases[i].x.d[0] : 0);
                     if (update) {
-                        arg(&c.in[1], dt, cases[i].part.rank, cases[i].part.d, i + 2, CK_D_ANY, 0);
+                        arg(&c.in[1], dt, cases[i].part.rank, cases[i].part.d, i + 2, CK_D_ZEROS,
+                            0);
                         arg(&c.out, dt, cases[i].x.rank, cases[i].x.d, i % 2, CK_D_ANY, 0);
                     } else {
                         arg(&c.out, dt, cases[i].part.rank, cases[i].part.d, i % 2, CK_D_ANY, 0);

@@ -104,6 +104,8 @@ static double gen_float(const ck_arg *a, uint64_t *s)
     case CK_D_NEAR1: return 0.6 + 0.8 * u;
     case CK_D_FEW: return u < 0.1 ? NAN : (double)rand_int(s, -2, 2) / 2;
     case CK_D_NAN: return u < 0.1 ? NAN : -2 + 4 * ck_rand(s);
+    case CK_D_ZEROS: return u < 0.25 ? (u < 0.125 ? -0.0 : 0.0) : -2 + 4 * ck_rand(s);
+    case CK_D_NANZ: return u < 0.1 ? NAN : u < 0.25 ? 0.0 : u < 0.4 ? -0.0 : -2 + 4 * ck_rand(s);
     case CK_D_EXACT:
         return a->lim == 1 ? (u < 0.2 ? -0.0 : (double)rand_int(s, 0, 1))
                            : (double)rand_int(s, -100, 100);
@@ -443,10 +445,10 @@ static void compare(const ck_case *c, int64_t n, const void *got, const void *wa
         double r;
         if (tf_dtype_is_float(dt)) {
             double g = get_f(dt, got, k), w = get_f(dt, want, k);
-            if ((isnan(g) && isnan(w)) || g == w)
+            if ((isnan(g) && isnan(w)) || (g == w && (!c->zero_sign || signbit(g) == signbit(w))))
                 continue;
             double err = fabs(g - w);
-            if (isnan(err)) { /* one NaN, or infinities of different signs */
+            if (isnan(err) || g == w) { /* one NaN, infinities or zeros of different signs */
                 r = INFINITY;
             } else {
                 r = err / (c->atol + c->rtol * fabs(w));
@@ -562,7 +564,14 @@ static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, cons
         locate(&c->out, m, d.worst, "output", where, sizeof where);
         fmt_value(c->out.dtype, got[j], d.worst, g, sizeof g);
         fmt_value(c->out.dtype, want[j], d.worst, w, sizeof w);
-        if (tf_dtype_is_float(c->out.dtype))
+        int zeros = tf_dtype_is_float(c->out.dtype) && get_f(c->out.dtype, got[j], d.worst) == 0 &&
+                    get_f(c->out.dtype, want[j], d.worst) == 0;
+        if (zeros)
+            ck_failure(ctx,
+                       "%s (%s): wrong result%s at %s: got %s, expected %s (the sign of a zero; "
+                       "engine_abi.h says which zero the op gives) [%s]",
+                       row->name, tf_dtype_name(col), which, where, g, w, what);
+        else if (tf_dtype_is_float(c->out.dtype))
             ck_failure(ctx,
                        "%s (%s): wrong result%s at %s: got %s, expected %s (error %.3g, "
                        "allowed %.3g + %.3g*|expected|) [%s]",

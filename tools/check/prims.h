@@ -36,7 +36,9 @@ typedef enum ck_domain {
     CK_D_STARTS,  /* integers in [-2, lim + 2] (clamped by the primitive) */
     CK_D_EXACT,   /* integral values in [-100, 100] (lim 1: only 0 and 1) */
     CK_D_CONVERT, /* fractions, huge values, NaN, inf, -0.0 / extreme integers */
-    CK_D_NAN      /* as ANY with NaN sprinkled among floats */
+    CK_D_NAN,     /* as ANY with NaN sprinkled among floats */
+    CK_D_ZEROS,   /* as ANY with +0 and -0 sprinkled among floats */
+    CK_D_NANZ     /* as ANY with NaN, +0 and -0 sprinkled among floats */
 } ck_domain;
 
 typedef struct ck_arg {
@@ -63,6 +65,8 @@ typedef struct ck_case {
     size_t n_out;      /* outputs: 0 or 1 for one; FUSED of ABI 1.3 may have up to CK_MAX_OUT */
     double rtol, atol; /* floats: |got - want| <= atol + rtol * |want| */
     int variant;       /* which signature of the cell (e.g. the index dtype) */
+    int zero_sign;     /* floats: a zero must have the reference's sign (engine_abi.h says
+                          which ops give which zero; elsewhere either zero is allowed) */
 } ck_case;
 
 /*

@@ -163,7 +163,9 @@ float f_pow(float x, float y)
 
 S u_neg(S v) { return -v; }
 S u_abs(S v) { return abs(v); }
-S u_sign(S v) { return isnan(v) ? v : (v > S(0) ? S(1) : (v < S(0) ? S(-1) : S(0))); }
+/* sign(+-0) = +0: abs(v) of a zero (a plain 0 constant may be folded into GLSL's sign,
+   which keeps the zero's sign) */
+S u_sign(S v) { return isnan(v) ? v : (v > S(0) ? S(1) : (v < S(0) ? S(-1) : abs(v))); }
 S u_sqrt(S v) { return sqrt(v); }
 S u_rsqrt(S v) { return S(1) / sqrt(v); }
 S u_recip(S v) { return S(1) / v; }

@@ -1,11 +1,19 @@
 /*
  * math.glsl - float helpers with the ABI's semantics where GLSL's built-ins
- * differ: NaN-propagating max/min, C fmod (exact, by Sterbenz-exact
+ * differ: NaN-propagating max/min with -0 < +0, C fmod (exact, by Sterbenz-exact
  * subtraction of scaled divisors). F is the float type (float or double);
  * float_ops.glsl and math64.glsl hold the transcendental functions.
  */
-F f_max(F a, F b) { return isnan(a) || isnan(b) ? a + b : max(a, b); }
-F f_min(F a, F b) { return isnan(a) || isnan(b) ? a + b : min(a, b); }
+/* IEEE 754-2019 maximum/minimum: -0 < +0 (GLSL's max and min may return either zero of
+   two; 1 / -0 = -inf tells the zeros apart). */
+F f_max(F a, F b)
+{
+    return isnan(a) || isnan(b) ? a + b : a == b ? (F(1) / a < F(0) ? b : a) : max(a, b);
+}
+F f_min(F a, F b)
+{
+    return isnan(a) || isnan(b) ? a + b : a == b ? (F(1) / a < F(0) ? a : b) : min(a, b);
+}
 
 F f_fmod(F x, F y)
 {
