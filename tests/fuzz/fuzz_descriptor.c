@@ -4,7 +4,7 @@
  * Loading a file per input would cost a dlopen each; instead the harness
  * builds the descriptor a plugin's entry symbol would return and hands it to
  * the very functions the loaders call on it:
- *   - an engine descriptor to tf__plugin_check_descriptor (loader.c);
+ *   - an engine descriptor to tf__plugin_check_descriptor (loader/plugin.c);
  *   - an extension module descriptor to tf__extension_check
  *     (extension_load.c), and, when that accepts it, installs the module into
  *     a fresh runtime, its install hook declaring a fuzz-built op table

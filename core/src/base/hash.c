@@ -1,6 +1,6 @@
 /*
  * hash.c - the core's one hash over bytes (the word forms are inline in
- * internal.h): caches of inferred extension calls, AD transforms and module
+ * base_internal.h): caches of inferred extension calls, AD transforms and module
  * blobs key their entries with it.
  */
 #include <string.h>

@@ -101,8 +101,14 @@ TF_API void tf_engine_destroy(tf_engine *e)
         tf__engine_release(e);
 }
 
-TF_API const char *tf_engine_name(const tf_engine *e) { return e->desc->name; }
-TF_API tf_plugin *tf_engine_get_plugin(const tf_engine *e) { return e->plugin; }
+TF_API const char *tf_engine_name(const tf_engine *e)
+{
+    return e->desc->name;
+}
+TF_API tf_plugin *tf_engine_get_plugin(const tf_engine *e)
+{
+    return e->plugin;
+}
 
 TF_API int tf_engine_uses_host_memory(const tf_engine *e)
 {
@@ -207,7 +213,10 @@ TF_API tf_status tf_engine_upload(tf_engine *e, const tf_tensor *src, tf_tensor 
 {
     const char *op = "engine_upload";
     if (!e || !src || !out)
-        return tf__error(TF_ERR_VALIDATION, op, !e ? "engine" : !src ? "src" : "out",
+        return tf__error(TF_ERR_VALIDATION, op,
+                         !e     ? "engine"
+                         : !src ? "src"
+                                : "out",
                          "%s: NULL argument", op);
     if (!src->storage->host)
         return tf__error(TF_ERR_PLACEMENT, op, "src",
@@ -274,15 +283,17 @@ TF_API tf_status tf_engine_download(tf_engine *e, const tf_tensor *src, tf_tenso
 {
     const char *op = "engine_download";
     if (!e || !src || !out)
-        return tf__error(TF_ERR_VALIDATION, op, !e ? "engine" : !src ? "src" : "out",
+        return tf__error(TF_ERR_VALIDATION, op,
+                         !e     ? "engine"
+                         : !src ? "src"
+                                : "out",
                          "%s: NULL argument", op);
     if (!same_engine_memory(e, src))
-        return tf__error(TF_ERR_PLACEMENT, op, "src",
-                         "%s: the tensor is not in the memory of engine '%s' (it is in %s)", op,
-                         e->desc->name,
-                         src->storage->kind == TF_STORAGE_ENGINE
-                             ? "another engine's memory"
-                             : "host memory already; use it directly");
+        return tf__error(
+            TF_ERR_PLACEMENT, op, "src",
+            "%s: the tensor is not in the memory of engine '%s' (it is in %s)", op, e->desc->name,
+            src->storage->kind == TF_STORAGE_ENGINE ? "another engine's memory"
+                                                    : "host memory already; use it directly");
     const tf_tensor *dense = src;
     tf_tensor *tmp = NULL;
     tf_status st = tf__ready(src);
@@ -303,8 +314,8 @@ TF_API tf_status tf_engine_download(tf_engine *e, const tf_tensor *src, tf_tenso
     if (nbytes) {
         bool taken = tf__engine_lock(e);
         tf__plugin_report_clear();
-        st = e->desc->download(e->state, dense->storage->buffer,
-                               (size_t)dense->offset * esize, host, nbytes);
+        st = e->desc->download(e->state, dense->storage->buffer, (size_t)dense->offset * esize,
+                               host, nbytes);
         tf__engine_unlock(e, taken);
     }
     tf_tensor_release(tmp);
@@ -337,8 +348,8 @@ static tf_status placement_error(const tf_engine *e, const char *kind, size_t in
 }
 
 /* Fills the operand for tensor `t`, argument kind[index]. */
-static inline tf_status make_operand(tf_engine *e, const char *kind, size_t index, const tf_tensor *t,
-                              tf_operand *o)
+static inline tf_status make_operand(tf_engine *e, const char *kind, size_t index,
+                                     const tf_tensor *t, tf_operand *o)
 {
     const tf_storage *s = t->storage;
     bool host_engine = (e->caps & TF_ENGINE_CAP_HOST_MEMORY) != 0;
@@ -385,11 +396,9 @@ static tf_status check_outputs(tf_prim prim, size_t n_in, tf_tensor *const *in, 
         const tf_tensor *t = out[i];
         if (!tf__prim_strided_output(prim) && !tf__strides_dense(t->rank, t->shape, t->strides))
             return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
-                             "%s: outputs[%zu] must be dense column-major", tf_prim_name(prim),
-                             i);
+                             "%s: outputs[%zu] must be dense column-major", tf_prim_name(prim), i);
         for (size_t j = 0; j < n_in; j++)
-            if (in[j]->storage == t->storage &&
-                !(i == 0 && (int)j == alias && same_view(t, in[j])))
+            if (in[j]->storage == t->storage && !(i == 0 && (int)j == alias && same_view(t, in[j])))
                 return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
                                  "%s: outputs[%zu] shares memory with inputs[%zu]",
                                  tf_prim_name(prim), i, j);
@@ -448,13 +457,12 @@ static uint64_t supports_key(tf_prim prim, uint32_t op, size_t n_in, tf_tensor *
 /* The memo slot of a key (engine.c's supports() memo, see internal.h). */
 static _Atomic uint64_t *memo_slot(tf_engine *e, uint64_t key)
 {
-    return &e->supports_memo[(key * UINT64_C(0x9e3779b97f4a7c15)) >> 58 &
-                             (TF_SUPPORTS_MEMO - 1)];
+    return &e->supports_memo[tf__hash_word(TF_HASH_SEED, key) & (TF_SUPPORTS_MEMO - 1)];
 }
 
 /* The engine's answer for dtypes dt[0..n), through the memo when key is not 0. */
-static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op,
-                         const uint32_t *dt, size_t n)
+static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op, const uint32_t *dt,
+                         size_t n)
 {
     uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
     if (key && seen >> 2 == key)
@@ -509,7 +517,7 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
     uint64_t key = supports_key(prim, op, n_in, in, n_out, out);
     uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
     if (key && seen >> 2 == key && (seen & 1))
-        return TF_OK; /* the common case: asked and answered yes before */
+        return TF_OK;          /* the common case: asked and answered yes before */
     uint32_t dt[MAX_OPERANDS]; /* n_in + n_out <= MAX_OPERANDS, checked by the caller */
     size_t n = 0;
     for (size_t i = 0; i < n_in; i++)
@@ -607,8 +615,8 @@ static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t 
     return st;
 }
 
-TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params,
-                                   size_t n_inputs, tf_tensor *const *inputs, size_t n_outputs,
+TF_API tf_status tf_engine_execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
+                                   tf_tensor *const *inputs, size_t n_outputs,
                                    tf_tensor *const *outputs)
 {
     return execute(e, prim, params, n_inputs, inputs, n_outputs, outputs, -1);
@@ -624,8 +632,7 @@ tf_status tf__engine_execute_in_place(tf_engine *e, tf_prim prim, const void *pa
 {
     if (prim != TF_PRIM_BINARY || !tf__engine_in_place(e))
         return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
-                         "engine '%s': %s cannot run in place", e->desc->name,
-                         tf_prim_name(prim));
+                         "engine '%s': %s cannot run in place", e->desc->name, tf_prim_name(prim));
     return execute(e, prim, params, n_inputs, inputs, 1, inputs, 0);
 }
 
@@ -635,8 +642,8 @@ bool tf__engine_fuses(tf_engine *e, tf_dtype dtype, size_t n_inputs, size_t n_ou
         n_outputs == 0 || n_outputs > TF_FUSED_MAX_OUTPUTS)
         return false;
     uint32_t op = (uint32_t)n_outputs - 1;
-    return ask_uniform(e, fused_key(op, n_inputs, dtype), TF_PRIM_FUSED, op,
-                       n_inputs + n_outputs, dtype);
+    return ask_uniform(e, fused_key(op, n_inputs, dtype), TF_PRIM_FUSED, op, n_inputs + n_outputs,
+                       dtype);
 }
 
 tf_status tf__engine_execute_fused(tf_engine *e, const tf_fused_params *params, size_t n_inputs,

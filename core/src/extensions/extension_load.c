@@ -3,10 +3,10 @@
  * the immortal op records (with their libffi kernel signatures) that
  * installs and tape nodes point at.
  *
- * A module file is loaded at most once per process (keyed by its resolved
- * path) and never unloaded. Refusals name the file, what was expected and
- * what was found, exactly like engine plugins (loader.c, whose search-path
- * code this file shares through plugin_path.h).
+ * A module file is loaded by the one module loader (core/src/loader,
+ * module.c) as engine plugins are: at most once per process, never
+ * unloaded, found on the same search path; what is particular to
+ * extensions is the descriptor check and the module record made of it.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -16,9 +16,8 @@
 #include "extensions_internal.h"
 #include "loader_internal.h"
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static tf_extension_module *g_modules; /* loaded from files, guarded by g_lock */
-static tf_extension_module *g_linked;  /* made from linked descriptors, guarded by g_lock */
+static pthread_mutex_t g_linked_lock = PTHREAD_MUTEX_INITIALIZER;
+static tf_extension_module *g_linked; /* made from linked descriptors, guarded by g_linked_lock */
 
 /* ---- names ---- */
 
@@ -120,94 +119,65 @@ TF_API tf_status tf_extension_from_descriptor(const tf_extension_module_desc *de
     tf_extension_module *m = module_new("", desc);
     if (!m)
         return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
-    pthread_mutex_lock(&g_lock); /* owned by the process, like every module */
+    pthread_mutex_lock(&g_linked_lock); /* owned by the process, like every module */
     m->next = g_linked;
     g_linked = m;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_linked_lock);
     *out = m;
     return TF_OK;
 }
 
 /* ---- loading files ---- */
 
-static tf_status open_module(const char *op, const char *file, const tf_extension_module_desc **out)
+static const void *call_entry(void *sym)
 {
-    dlerror();
-    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *why = dlerror();
-        tf__error(TF_ERR_PLUGIN_LOAD, op, NULL,
-                  "extension module '%s': expected a loadable shared object, dlopen refused it",
-                  file);
-        tf__error_cause("%s", why ? why : "unknown dlopen error");
-        return TF_ERR_PLUGIN_LOAD;
-    }
-    tf_extension_entry_fn entry =
-        (tf_extension_entry_fn)(uintptr_t)dlsym(h, TF_EXTENSION_ENTRY_SYMBOL);
-    if (!entry) {
-        unsigned m = tf__plugin_other_major(h, "tf_extension_module_v");
-        if (m)
-            return tf__error(TF_ERR_PLUGIN_ABI, op, NULL,
-                             "extension module '%s': expected symbol %s (extension ABI %d), "
-                             "found tf_extension_module_v%u (ABI %u)",
-                             file, TF_EXTENSION_ENTRY_SYMBOL, TF_EXTENSION_ABI_MAJOR, m, m);
-        return tf__error(TF_ERR_PLUGIN_SYMBOL, op, NULL,
-                         "extension module '%s': expected the entry symbol %s, found none "
-                         "(define it as TF_EXTENSION_EXPORT const tf_extension_module_desc *%s("
-                         "const tf_host_api *host, uint32_t abi_major, uint32_t abi_minor), with "
-                         "C linkage, and build with -fvisibility=hidden; nm -D --defined-only "
-                         "FILE lists what a file exports)",
-                         file, TF_EXTENSION_ENTRY_SYMBOL, TF_EXTENSION_ENTRY_SYMBOL);
-    }
-    const tf_extension_module_desc *d =
-        entry(tf__host_api(), TF_EXTENSION_ABI_MAJOR, TF_EXTENSION_ABI_MINOR);
-    if (!d)
-        return tf__error(TF_ERR_PLUGIN_ABI, op, NULL,
-                         "extension module '%s': expected a descriptor, the entry returned NULL "
-                         "(it refuses host extension ABI %d.%d)",
-                         file, TF_EXTENSION_ABI_MAJOR, TF_EXTENSION_ABI_MINOR);
-    tf_status st = tf__extension_check(op, file, d);
-    if (st)
-        return st;
-    *out = d;
+    tf_extension_entry_fn entry = (tf_extension_entry_fn)(uintptr_t)sym;
+    return entry(tf__host_api(), TF_EXTENSION_ABI_MAJOR, TF_EXTENSION_ABI_MINOR);
+}
+
+static tf_status check(const char *op, const char *file, const void *desc)
+{
+    return tf__extension_check(op, file, desc);
+}
+
+static tf_status make(const char *op, const char *file, void *handle, const void *desc,
+                      void **object)
+{
+    (void)handle; /* never closed: the module's op records point into it */
+    const tf_extension_module_desc *d = desc;
+    tf_extension_module *m = module_new(file, d);
+    if (!m)
+        return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
+    tf__log(TF_LOG_INFO, "loaded extension module '%s' %s from %s", d->id, d->version, file);
+    *object = m;
     return TF_OK;
 }
 
-static tf_status load_locked(const char *file, tf_extension_module **out)
-{
-    for (tf_extension_module *m = g_modules; m; m = m->next)
-        if (strcmp(m->file, file) == 0) {
-            *out = m;
-            return TF_OK;
-        }
-    const tf_extension_module_desc *d = NULL;
-    tf_status st = open_module("extension_load", file, &d);
-    if (st)
-        return st;
-    tf_extension_module *m = module_new(file, d);
-    if (!m)
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "extension_load", NULL, "out of memory");
-    m->next = g_modules;
-    g_modules = m;
-    tf__log(TF_LOG_INFO, "loaded extension module '%s' %s from %s", d->id, d->version, file);
-    *out = m;
-    return TF_OK;
-}
+static tf_module_set g_modules = TF_MODULE_SET_INIT;
+
+static const tf_module_kind g_extension_kind = {
+    .noun = "extension module",
+    .what = "extension module",
+    .prefix = TF_EXTENSION_FILE_PREFIX,
+    .abi = "extension ABI",
+    .abi_major = TF_EXTENSION_ABI_MAJOR,
+    .abi_minor = TF_EXTENSION_ABI_MINOR,
+    .entry = TF_EXTENSION_ENTRY_SYMBOL,
+    .entry_stem = "tf_extension_module_v",
+    .entry_decl = "TF_EXTENSION_EXPORT const tf_extension_module_desc *" TF_EXTENSION_ENTRY_SYMBOL
+                  "(const tf_host_api *host, uint32_t abi_major, uint32_t abi_minor)",
+    .call_entry = call_entry,
+    .check = check,
+    .make = make,
+    .set = &g_modules,
+};
 
 TF_API tf_status tf_extension_load(const char *name_or_path, tf_extension_module **out)
 {
-    if (!name_or_path || !*name_or_path)
-        return tf__error(TF_ERR_VALIDATION, "extension_load", "name", "extension_load: empty name");
-    if (!out)
-        return tf__error(TF_ERR_VALIDATION, "extension_load", "out", "extension_load: out is NULL");
-    char file[PATH_MAX];
-    tf_status st = tf__plugin_resolve("extension_load", TF_EXTENSION_FILE_PREFIX,
-                                      "extension module", name_or_path, NULL, file);
-    if (st)
-        return st;
-    pthread_mutex_lock(&g_lock);
-    st = load_locked(file, out);
-    pthread_mutex_unlock(&g_lock);
+    void *m = NULL;
+    tf_status st = tf__module_load(&g_extension_kind, "extension_load", name_or_path, NULL, &m);
+    if (st == TF_OK)
+        *out = m;
     return st;
 }
 
@@ -268,13 +238,9 @@ static bool probe(tf_extension_candidate *c)
 {
     c->kind = "extension";
     c->status = tf_extension_load(c->path, &c->module);
-    char msg[1600] = "";
-    if (c->status != TF_OK) {
+    if (c->status != TF_OK)
         c->module = NULL;
-        const char *cause = tf_error_cause();
-        snprintf(msg, sizeof msg, "%s%s%s", tf_error_message(), cause[0] ? ": " : "", cause);
-    }
-    c->message = tf__strdup(msg);
+    c->message = tf__module_refusal_text(c->status);
     return c->message != NULL;
 }
 

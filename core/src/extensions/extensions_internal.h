@@ -38,7 +38,7 @@ typedef struct tf_ext_oprec {
 } tf_ext_oprec;
 
 struct tf_extension_module {
-    struct tf_extension_module *next; /* loaded modules, guarded by the loader's lock */
+    struct tf_extension_module *next; /* linked descriptors (extension_load.c) */
     char *file;                       /* "" for descriptors linked into the app */
     const tf_extension_module_desc *desc;
     pthread_mutex_t recs_lock;

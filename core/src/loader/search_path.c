@@ -1,10 +1,9 @@
 /*
- * loader.c - finding, loading, checking and initialising engine plugins.
- *
- * A plugin file is loaded at most once per process (keyed by its resolved
- * path) and never unloaded: nothing from it can outlive it that way. Every
- * refusal names the file and what was expected versus found, and leaves the
- * host as it was; a refused file stays mapped but inert.
+ * search_path.c - where plugin and extension files are looked for: the
+ * search path (TENFERRO_PLUGIN_PATH, the configuration file's [plugins]
+ * path, the folder beside this library, the installed folder), the safety
+ * rules that skip writable folders and files, resolving a name to a file,
+ * and listing the files of a kind for the scans. Loading them is module.c's.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -18,21 +17,6 @@
 #include <unistd.h>
 
 #include "loader_internal.h"
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static tf_plugin *g_plugins; /* loaded and accepted plugins, guarded by g_lock */
-
-/*
- * Files whose init() failed: the ABI promises init is never called again,
- * so later loads repeat the recorded refusal. Guarded by g_lock.
- */
-typedef struct refusal {
-    struct refusal *next;
-    char *file;
-    char *message;
-    char *cause;
-} refusal;
-static refusal *g_refused;
 
 /* ---- the search path ---- */
 
@@ -49,8 +33,9 @@ static bool is_dir(const char *path)
 /* The directory holding this library, into buf; false if unknown. */
 static bool library_dir(char *buf, size_t cap)
 {
+    static const char anchor = 0; /* any object of this library */
     Dl_info info;
-    if (!dladdr((void *)&g_lock, &info) || !info.dli_fname)
+    if (!dladdr((const void *)&anchor, &info) || !info.dli_fname)
         return false;
     char real[PATH_MAX];
     if (!realpath(info.dli_fname, real))
@@ -251,16 +236,11 @@ static pthread_mutex_t g_warned_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_warned[WARNED_MAX];
 static size_t g_n_warned;
 
-static uint64_t fnv_str(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return (h ^ 0xff) * 0x100000001b3ull; /* ends the string: "ab"+"c" differs from "a"+"bc" */
-}
-
 static void warn_skip_once(const char *what, const char *path, const char *reason)
 {
-    uint64_t h = fnv_str(fnv_str(0xcbf29ce484222325ull, path), reason);
+    /* each string with its NUL: "ab"+"c" differs from "a"+"bc" */
+    uint64_t h = tf__hash_bytes(TF_HASH_SEED, path, strlen(path) + 1);
+    h = tf__hash_bytes(h, reason, strlen(reason) + 1);
     bool seen = false;
     pthread_mutex_lock(&g_warned_lock);
     for (size_t i = 0; i < g_n_warned && !seen; i++)
@@ -497,324 +477,7 @@ tf_status tf__plugin_resolve(const char *op, const char *prefix, const char *kin
                      prefix, name, TF_PLUGIN_FILE_SUFFIX, tried, skipped);
 }
 
-static tf_status resolve(const char *name, const char *cfg_path, char *path)
-{
-    return tf__plugin_resolve("plugin_load", TF_ENGINE_FILE_PREFIX, "engine plugin", name, cfg_path,
-                              path);
-}
-
-/* ---- checking a descriptor ---- */
-
-/* An entry symbol of another major, for the message; 0 if none. */
-unsigned tf__plugin_other_major(void *handle, const char *symbol_stem)
-{
-    for (unsigned m = 2; m <= 9; m++) {
-        char sym[64];
-        snprintf(sym, sizeof sym, "%s%u", symbol_stem, m);
-        if (dlsym(handle, sym))
-            return m;
-    }
-    return 0;
-}
-
-static tf_status check_functions(const char *file, const tf_engine_plugin *d)
-{
-    struct {
-        const char *field;
-        bool present;
-    } req[] = {
-        {"name", d->name && d->name[0]},
-        {"version", d->version != NULL},
-        {"init", d->init != NULL},
-        {"device_count", d->device_count != NULL},
-        {"device_info", d->device_info != NULL},
-        {"create", d->create != NULL},
-        {"destroy", d->destroy != NULL},
-        {"supports", d->supports != NULL},
-        {"buffer_alloc", d->buffer_alloc != NULL},
-        {"buffer_free", d->buffer_free != NULL},
-        {"upload", d->upload != NULL},
-        {"download", d->download != NULL},
-        {"buffer_copy", d->buffer_copy != NULL},
-        {"execute", d->execute != NULL},
-        {"synchronize", d->synchronize != NULL},
-    };
-    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
-        if (!req[i].present)
-            return tf__error(TF_ERR_PLUGIN_MISSING_FUNCTION, "plugin_load", req[i].field,
-                             "plugin '%s': required descriptor field '%s' is %s", file,
-                             req[i].field, i == 0 ? "NULL or empty" : "NULL");
-    return TF_OK;
-}
-
-tf_status tf__plugin_check_descriptor(const char *file, const tf_engine_plugin *d)
-{
-    if (d->struct_size >= offsetof(tf_engine_plugin, abi_minor) &&
-        d->abi_major != TF_ENGINE_ABI_MAJOR)
-        return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
-                         "plugin '%s': expected engine ABI major %d, found %u.%u", file,
-                         TF_ENGINE_ABI_MAJOR, d->abi_major,
-                         d->struct_size >= offsetof(tf_engine_plugin, capabilities)
-                             ? d->abi_minor
-                             : 0u);
-    if (d->struct_size < TF_ENGINE_PLUGIN_MIN_SIZE)
-        return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, "plugin_load", NULL,
-                         "plugin '%s': descriptor struct_size is %u bytes, expected at least %zu "
-                         "(ABI %d.0)",
-                         file, d->struct_size, (size_t)TF_ENGINE_PLUGIN_MIN_SIZE,
-                         TF_ENGINE_ABI_MAJOR);
-    /* A descriptor of a minor this host knows is no larger than that minor's
-       struct (1.0 is the only one yet): a larger struct_size is a lie that
-       would have the host read fields past the plugin's object. */
-    if (d->abi_minor <= TF_ENGINE_ABI_MINOR && d->struct_size > sizeof(tf_engine_plugin))
-        return tf__error(TF_ERR_PLUGIN_STRUCT_SIZE, "plugin_load", NULL,
-                         "plugin '%s': descriptor struct_size is %u bytes, expected at most %zu "
-                         "for the ABI %d.%u it states",
-                         file, d->struct_size, sizeof(tf_engine_plugin), TF_ENGINE_ABI_MAJOR,
-                         d->abi_minor);
-    return check_functions(file, d);
-}
-
-/* ---- loading ---- */
-
-static tf_plugin *find_loaded(const char *file)
-{
-    for (tf_plugin *p = g_plugins; p; p = p->next)
-        if (strcmp(p->file, file) == 0)
-            return p;
-    return NULL;
-}
-
-static tf_status open_and_check(const char *file, void **handle, const tf_engine_plugin **desc)
-{
-    dlerror();
-    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *why = dlerror();
-        tf__error(TF_ERR_PLUGIN_LOAD, "plugin_load", NULL,
-                  "plugin '%s': expected a loadable shared object, dlopen refused it", file);
-        tf__error_cause("%s", why ? why : "unknown dlopen error");
-        return TF_ERR_PLUGIN_LOAD;
-    }
-    tf_engine_entry_fn entry = (tf_engine_entry_fn)(uintptr_t)dlsym(h, TF_ENGINE_ENTRY_SYMBOL);
-    if (!entry) {
-        unsigned m = tf__plugin_other_major(h, "tf_engine_plugin_v");
-        if (m)
-            return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
-                             "plugin '%s': expected symbol %s (engine ABI %d), found "
-                             "tf_engine_plugin_v%u (ABI %u)",
-                             file, TF_ENGINE_ENTRY_SYMBOL, TF_ENGINE_ABI_MAJOR, m, m);
-        return tf__error(TF_ERR_PLUGIN_SYMBOL, "plugin_load", NULL,
-                         "plugin '%s': expected the entry symbol %s, found none (define it as "
-                         "TF_ENGINE_EXPORT const tf_engine_plugin *%s(const tf_host_api *host), "
-                         "with C linkage, and build with -fvisibility=hidden; "
-                         "nm -D --defined-only FILE lists what a file exports)",
-                         file, TF_ENGINE_ENTRY_SYMBOL, TF_ENGINE_ENTRY_SYMBOL);
-    }
-    const tf_engine_plugin *d = entry(tf__host_api());
-    if (!d)
-        return tf__error(TF_ERR_PLUGIN_ABI, "plugin_load", NULL,
-                         "plugin '%s': expected a descriptor, the entry returned NULL (it "
-                         "refuses host ABI %d.%d)",
-                         file, TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR);
-    tf_status st = tf__plugin_check_descriptor(file, d);
-    if (st)
-        return st;
-    *handle = h;
-    *desc = d;
-    return TF_OK;
-}
-
-/* Remembers an init failure just recorded in this thread's error slot. */
-static void remember_refusal(const char *file)
-{
-    refusal *r = tf__calloc(1, sizeof *r);
-    if (r) {
-        r->file = tf__strdup(file);
-        r->message = tf__strdup(tf_error_message());
-        r->cause = tf__strdup(tf_error_cause());
-    }
-    if (!r || !r->file || !r->message || !r->cause) {
-        /* without memory to remember it, the refusal is simply repeated */
-        if (r) {
-            tf__free(r->file);
-            tf__free(r->message);
-            tf__free(r->cause);
-        }
-        tf__free(r);
-        return;
-    }
-    r->next = g_refused;
-    g_refused = r;
-}
-
-static bool repeat_refusal(const char *file)
-{
-    for (const refusal *r = g_refused; r; r = r->next) {
-        if (strcmp(r->file, file) == 0) {
-            tf__error(TF_ERR_PLUGIN_INIT, "plugin_load", NULL, "%s", r->message);
-            tf__error_cause("%s", r->cause);
-            return true;
-        }
-    }
-    return false;
-}
-
-static tf_status load_locked(const char *file, tf_plugin **out)
-{
-    tf_plugin *p = find_loaded(file);
-    if (p) {
-        *out = p;
-        return TF_OK;
-    }
-    if (repeat_refusal(file))
-        return TF_ERR_PLUGIN_INIT;
-    void *handle = NULL;
-    const tf_engine_plugin *d = NULL;
-    tf_status st = open_and_check(file, &handle, &d);
-    if (st)
-        return st;
-    p = tf__calloc(1, sizeof *p);
-    char *fcopy = tf__strdup(file);
-    if (!p || !fcopy) {
-        tf__free(p);
-        tf__free(fcopy);
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_load", NULL, "out of memory");
-    }
-    tf__plugin_report_clear();
-    st = d->init(tf__host_api(), &p->ctx);
-    if (st != TF_OK) {
-        tf__free(p);
-        tf__free(fcopy);
-        tf__error_from_plugin(TF_ERR_PLUGIN_INIT, "plugin_load",
-                              "plugin '%s': init failed with %s", file, tf_status_name(st));
-        remember_refusal(file);
-        return TF_ERR_PLUGIN_INIT;
-    }
-    p->file = fcopy;
-    p->handle = handle;
-    p->desc = d;
-    p->desc_size = d->struct_size;
-    p->next = g_plugins;
-    g_plugins = p;
-    tf__log(TF_LOG_INFO, "loaded engine plugin '%s' %s from %s", d->name, d->version, file);
-    *out = p;
-    return TF_OK;
-}
-
-tf_status tf__plugin_load_in(const char *name_or_path, const char *cfg_path, tf_plugin **out)
-{
-    if (!name_or_path || !*name_or_path)
-        return tf__error(TF_ERR_VALIDATION, "plugin_load", "name", "plugin_load: empty name");
-    if (!out)
-        return tf__error(TF_ERR_VALIDATION, "plugin_load", "out", "plugin_load: out is NULL");
-    char file[PATH_MAX];
-    tf_status st = resolve(name_or_path, cfg_path, file);
-    if (st)
-        return st;
-    pthread_mutex_lock(&g_lock);
-    st = load_locked(file, out);
-    pthread_mutex_unlock(&g_lock);
-    return st;
-}
-
-TF_API tf_status tf_plugin_load(const char *name_or_path, tf_plugin **out)
-{
-    return tf__plugin_load_in(name_or_path, NULL, out);
-}
-
-/* ---- accessors ---- */
-
-/* A NULL plugin reads as "" and 0 (engine.h). */
-TF_API const char *tf_plugin_name(const tf_plugin *p) { return p ? p->desc->name : ""; }
-TF_API const char *tf_plugin_version(const tf_plugin *p) { return p ? p->desc->version : ""; }
-TF_API const char *tf_plugin_file(const tf_plugin *p) { return p ? p->file : ""; }
-TF_API uint32_t tf_plugin_abi_major(const tf_plugin *p) { return p ? p->desc->abi_major : 0; }
-TF_API uint32_t tf_plugin_abi_minor(const tf_plugin *p) { return p ? p->desc->abi_minor : 0; }
-TF_API uint32_t tf_plugin_capabilities(const tf_plugin *p) { return p ? p->desc->capabilities : 0; }
-
-TF_API const char *tf_plugin_description(const tf_plugin *p)
-{
-    return p && p->desc->description ? p->desc->description : "";
-}
-
-TF_API uint32_t tf_plugin_device_count(const tf_plugin *p)
-{
-    return p ? p->desc->device_count(p->ctx) : 0;
-}
-
-TF_API tf_status tf_plugin_device_info(const tf_plugin *p, uint32_t index, tf_device_info *info)
-{
-    if (!p || !info)
-        return tf__error(TF_ERR_VALIDATION, "plugin_device_info", p ? "info" : "plugin",
-                         "plugin_device_info: NULL argument");
-    if (info->struct_size < offsetof(tf_device_info, flags))
-        return tf__error(TF_ERR_VALIDATION, "plugin_device_info", "info",
-                         "plugin_device_info: info->struct_size (%u) is not set",
-                         info->struct_size);
-    uint32_t n = p->desc->device_count(p->ctx);
-    if (index >= n)
-        return tf__error(TF_ERR_OUT_OF_RANGE, "plugin_device_info", "index",
-                         "plugin_device_info: device %u of engine '%s', which has %u", index,
-                         p->desc->name, n);
-    /* The plugin fills a copy: *info is written only on success, and only
-       with strings that end inside their arrays (every caller prints them). */
-    tf_device_info got;
-    memset(&got, 0, sizeof got);
-    got.struct_size = info->struct_size < sizeof got ? info->struct_size : (uint32_t)sizeof got;
-    tf__plugin_report_clear();
-    tf_status st = p->desc->device_info(p->ctx, index, &got);
-    if (st)
-        return tf__error_from_plugin(st, "plugin_device_info", "engine '%s': device_info(%u) failed",
-                                     p->desc->name, index);
-    const char *field = TF_ABI_HAS_FIELD(&got, tf_device_info, name) &&
-                                !memchr(got.name, '\0', sizeof got.name)
-                            ? "name"
-                        : TF_ABI_HAS_FIELD(&got, tf_device_info, driver) &&
-                                !memchr(got.driver, '\0', sizeof got.driver)
-                            ? "driver"
-                            : NULL;
-    if (field)
-        return tf__error(TF_ERR_BACKEND, "plugin_device_info", NULL,
-                         "plugin_device_info: engine '%s': device_info(%u) filled '%s' without a "
-                         "terminating NUL within its %zu bytes",
-                         p->desc->name, index, field,
-                         field[0] == 'n' ? sizeof got.name : sizeof got.driver);
-    uint32_t size = info->struct_size;
-    memcpy(info, &got, got.struct_size);
-    info->struct_size = size;
-    return TF_OK;
-}
-
 /* ---- scanning ---- */
-
-typedef struct cand_list {
-    tf_plugin_candidate *items;
-    size_t count, cap;
-} cand_list;
-
-static bool cand_push(cand_list *cl, const char *path)
-{
-    if (cl->count == cl->cap) {
-        size_t cap = cl->cap ? cl->cap * 2 : 8;
-        tf_plugin_candidate *n = tf__calloc(cap, sizeof *n);
-        if (!n)
-            return false;
-        if (cl->count)
-            memcpy(n, cl->items, cl->count * sizeof *n);
-        tf__free(cl->items);
-        cl->items = n;
-        cl->cap = cap;
-    }
-    tf_plugin_candidate *c = &cl->items[cl->count];
-    memset(c, 0, sizeof *c);
-    c->path = tf__strdup(path);
-    if (!c->path)
-        return false;
-    c->kind = "engine";
-    cl->count++;
-    return true;
-}
 
 static bool name_matches(const char *name, const char *prefix)
 {
@@ -888,57 +551,5 @@ tf_status tf__plugin_scan_files(const char *op, const char *prefix, char ***file
     }
     *files = fl.dirs;
     *count = fl.count;
-    return TF_OK;
-}
-
-static bool probe(tf_plugin_candidate *c)
-{
-    c->status = tf_plugin_load(c->path, &c->plugin);
-    if (c->status != TF_OK) {
-        c->plugin = NULL;
-        char msg[1600];
-        const char *cause = tf_error_cause();
-        snprintf(msg, sizeof msg, "%s%s%s", tf_error_message(), cause[0] ? ": " : "", cause);
-        c->message = tf__strdup(msg);
-    } else {
-        c->message = tf__strdup("");
-    }
-    return c->message != NULL;
-}
-
-TF_API void tf_plugin_scan_free(tf_plugin_candidate *candidates, size_t count)
-{
-    if (!candidates)
-        return;
-    for (size_t i = 0; i < count; i++) {
-        tf__free(candidates[i].path);
-        tf__free(candidates[i].message);
-    }
-    tf__free(candidates);
-}
-
-TF_API tf_status tf_plugin_scan(tf_plugin_candidate **candidates, size_t *count)
-{
-    if (!candidates || !count)
-        return tf__error(TF_ERR_VALIDATION, "plugin_scan", candidates ? "count" : "candidates",
-                         "plugin_scan: NULL out-parameter");
-    char **files;
-    size_t nfiles;
-    tf_status st = tf__plugin_scan_files("plugin_scan", TF_ENGINE_FILE_PREFIX, &files, &nfiles);
-    if (st)
-        return st;
-    cand_list cl = {0};
-    bool ok = true;
-    for (size_t i = 0; ok && i < nfiles; i++)
-        ok = cand_push(&cl, files[i]);
-    tf_plugin_path_free(files);
-    for (size_t i = 0; ok && i < cl.count; i++)
-        ok = probe(&cl.items[i]);
-    if (!ok) {
-        tf_plugin_scan_free(cl.items, cl.count);
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "plugin_scan", NULL, "out of memory");
-    }
-    *candidates = cl.items;
-    *count = cl.count;
     return TF_OK;
 }
