@@ -107,7 +107,7 @@ static tf_status index_attr(tfp_run *r, const tfp_op *op, const char *key, tf_ea
 
 /* ---- the ops ---- */
 
-#define OP_FN(name)                                                                      \
+#define OP_FN(name)                                                                        \
     static tf_status op_##name(tfp_run *r, const tfp_op *op, tf_eager *const *a, size_t n, \
                                tf_eager **out)
 
@@ -125,10 +125,10 @@ static tf_status reduce(tfp_run *r, const tfp_op *op, tf_eager *x, reduce_fn fn,
     return st ? st : fn(r->s, x, list, k, out);
 }
 
-#define REDUCE_OP_(name, fn)                                                 \
-    OP_FN(name)                                                              \
-    {                                                                        \
-        return reduce(r, op, a[0], fn, out);                                 \
+#define REDUCE_OP_(name, fn)                 \
+    OP_FN(name)                              \
+    {                                        \
+        return reduce(r, op, a[0], fn, out); \
     }
 REDUCE_OP_(reduce_sum, tf_session_reduce_sum)
 REDUCE_OP_(reduce_prod, tf_session_reduce_prod)
@@ -252,8 +252,8 @@ OP_FN(gather)
     if (st)
         return st;
     const char *mode = str(op, "mode");
-    bool along = strcmp(op->name, "take_along_axis") == 0 ||
-                 (mode && strcmp(mode, "along_axis") == 0);
+    bool along =
+        strcmp(op->name, "take_along_axis") == 0 || (mode && strcmp(mode, "along_axis") == 0);
     st = tf_session_gather(r->s, a[0], axis, index,
                            along ? TF_GATHER_ALONG_AXIS : TF_GATHER_INDEX_SELECT, out);
     tf_eager_release(index);
@@ -430,7 +430,7 @@ OP_FN(spectral)
 OP_FN(matrix_norm)
 {
     const char *ord = str(op, "ord");
-    double code = !ord                    ? NAN
+    double code = !ord                      ? NAN
                   : strcmp(ord, "fro") == 0 ? 'F'
                   : strcmp(ord, "nuc") == 0 ? 'N'
                   : strcmp(ord, "2") == 0   ? 2.0
@@ -509,7 +509,7 @@ static const struct {
     const char *name;
     unary_fn fn;
 } k_unary[] = {
-#define UNARY_ENTRY_(name) {#name, tf_session_##name},
+#define UNARY_ENTRY_(NAME, name) {#name, tf_session_##name},
     TF_UNARY_OPS(UNARY_ENTRY_)
 #undef UNARY_ENTRY_
         {"softplus", tf_session_softplus},
@@ -521,7 +521,7 @@ static const struct {
     const char *name;
     binary_fn fn;
 } k_binary[] = {
-#define BINARY_ENTRY_(name) {#name, tf_session_##name},
+#define BINARY_ENTRY_(NAME, name) {#name, tf_session_##name},
     TF_BINARY_OPS(BINARY_ENTRY_)
 #undef BINARY_ENTRY_
         {"matmul", tf_session_matmul},

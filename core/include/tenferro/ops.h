@@ -67,11 +67,15 @@ extern "C" {
  * docs/runtime.md, "Numerical edge cases"). Errors: the common ones only.
  */
 
-#define TF_UNARY_OPS(X)                                                          \
-    X(neg) X(abs) X(sign) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) \
-    X(sqrt) X(rsqrt) X(erf) X(sigmoid)
+/* X(NAME, name) for each: tf_session_<name>, which the engine computes as
+   TF_UNARY_<NAME> (engine_abi.h). The one list of the unary ops: the
+   library's op table, rules and by-code calls are generated from it. */
+#define TF_UNARY_OPS(X)                                                                           \
+    X(NEG, neg)                                                                                   \
+    X(ABS, abs) X(SIGN, sign) X(EXP, exp) X(LOG, log) X(EXPM1, expm1) X(LOG1P, log1p) X(SIN, sin) \
+        X(COS, cos) X(TANH, tanh) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ERF, erf) X(SIGMOID, sigmoid)
 
-#define TF_DECLARE_UNARY_(name) \
+#define TF_DECLARE_UNARY_(NAME, name) \
     tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager **out);
 TF_UNARY_OPS(TF_DECLARE_UNARY_)
 #undef TF_DECLARE_UNARY_
@@ -88,9 +92,12 @@ TF_UNARY_OPS(TF_DECLARE_UNARY_)
  * Errors: TF_ERR_DTYPE_MISMATCH ("y": another dtype than x),
  * TF_ERR_SHAPE_MISMATCH (shapes that do not broadcast; no argument named).
  */
-#define TF_BINARY_OPS(X) X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(rem)
+/* X(NAME, name) for each: tf_session_<name>, computed as TF_BINARY_<NAME>. */
+#define TF_BINARY_OPS(X) \
+    X(ADD, add)          \
+    X(SUB, sub) X(MUL, mul) X(DIV, div) X(POW, pow) X(MAX, maximum) X(MIN, minimum) X(REM, rem)
 
-#define TF_DECLARE_BINARY_(name) \
+#define TF_DECLARE_BINARY_(NAME, name) \
     tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager *y, tf_eager **out);
 TF_BINARY_OPS(TF_DECLARE_BINARY_)
 #undef TF_DECLARE_BINARY_
@@ -108,16 +115,15 @@ tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y, tf_compare
    on_true's dtype; the gradient flows to the operand picked. Errors:
    TF_ERR_DTYPE_MISMATCH ("on_false": another dtype than on_true; "pred":
    not bool), TF_ERR_SHAPE_MISMATCH (no broadcast). */
-tf_status tf_session_select(tf_session *s, tf_eager *pred, tf_eager *on_true,
-                            tf_eager *on_false, tf_eager **out);
+tf_status tf_session_select(tf_session *s, tf_eager *pred, tf_eager *on_true, tf_eager *on_false,
+                            tf_eager **out);
 
 /* min(max(x, lo), hi) elementwise with broadcasting, as NumPy's clip: where
    lo > hi the result is hi. Gradients flow to the operand picked (ties go to
    x: x == lo or x == hi gives x); NaN in x gives NaN. Built from recorded
    compare and select ops. Errors: TF_ERR_DTYPE_MISMATCH ("lo" or "hi":
    another dtype than x), TF_ERR_SHAPE_MISMATCH (no broadcast). */
-tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_eager *hi,
-                           tf_eager **out);
+tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_eager *hi, tf_eager **out);
 
 /* ---- dtype conversion ---- */
 
@@ -157,8 +163,8 @@ tf_status tf_session_reduce_min(tf_session *s, tf_eager *x, const int *axes, siz
 tf_status tf_session_reduce_mean(tf_session *s, tf_eager *x, const int *axes, size_t n_axes,
                                  tf_eager **out);
 /* Sum of squares (x * x, then a sum; not for bool). */
-tf_status tf_session_reduce_sum_squares(tf_session *s, tf_eager *x, const int *axes,
-                                        size_t n_axes, tf_eager **out);
+tf_status tf_session_reduce_sum_squares(tf_session *s, tf_eager *x, const int *axes, size_t n_axes,
+                                        tf_eager **out);
 /* log(sum(exp(x))) computed stably (shifted by the group's maximum); f32
    and f64 only (TF_ERR_DTYPE_MISMATCH, "x"). */
 tf_status tf_session_logsumexp(tf_session *s, tf_eager *x, const int *axes, size_t n_axes,
@@ -217,8 +223,8 @@ tf_status tf_session_transpose(tf_session *s, tf_eager *x, const int *perm, tf_e
    TF_ERR_AXIS_OUT_OF_BOUNDS ("dims"), TF_ERR_SHAPE_MISMATCH ("shape": rank
    below x's, or an extent that does not match), TF_ERR_RANK_TOO_LARGE
    ("rank"). */
-tf_status tf_session_broadcast_in_dim(tf_session *s, tf_eager *x, size_t rank,
-                                      const int64_t *shape, const int *dims, tf_eager **out);
+tf_status tf_session_broadcast_in_dim(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
+                                      const int *dims, tf_eager **out);
 /* A view of x with the element order flipped along each of the n_axes
    listed axes (axes may be NULL when n_axes is 0). Errors:
    TF_ERR_VALIDATION ("axes": NULL with n_axes > 0, or an axis listed twice),
@@ -245,8 +251,8 @@ tf_status tf_session_diag_embed(tf_session *s, tf_eager *x, tf_eager **out);
    limit <= extent, stride >= 1), a view of x. Errors: TF_ERR_OUT_OF_RANGE
    ("start" or "limit": bounds), TF_ERR_VALIDATION ("start", "limit" or
    "stride": NULL for rank > 0; "stride": below 1). */
-tf_status tf_session_slice(tf_session *s, tf_eager *x, const int64_t *start,
-                           const int64_t *limit, const int64_t *stride, tf_eager **out);
+tf_status tf_session_slice(tf_session *s, tf_eager *x, const int64_t *start, const int64_t *limit,
+                           const int64_t *stride, tf_eager **out);
 /* A block of `sizes` (0 <= sizes <= extents) at starts taken from the i32/i64
    vector `starts` (one per axis), each clamped into [0, extent - size].
    Differentiable in x. Errors: TF_ERR_DTYPE_MISMATCH ("starts": not i32 or
@@ -305,8 +311,7 @@ tf_status tf_session_concatenate(tf_session *s, tf_eager *const *xs, size_t n, i
    Errors as concatenate, with TF_ERR_SHAPE_MISMATCH ("xs": shapes differ),
    TF_ERR_RANK_TOO_LARGE ("xs": rank TF_MAX_RANK),
    TF_ERR_AXIS_OUT_OF_BOUNDS ("axis"). */
-tf_status tf_session_stack(tf_session *s, tf_eager *const *xs, size_t n, int axis,
-                           tf_eager **out);
+tf_status tf_session_stack(tf_session *s, tf_eager *const *xs, size_t n, int axis, tf_eager **out);
 
 /* ---- composites ----
  * Built from the ops above, which are what is recorded (so they are

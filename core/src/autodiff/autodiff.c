@@ -1,17 +1,14 @@
 /*
  * autodiff.c - reverse mode (backward, grad, vjp) and forward mode (jvp)
- * over the recorded graph, and the prepared-derivative cache.
+ * over the recorded graph.
  *
- * A derivative starts with a walk of the graph from the output: the eager
- * tensors it reaches get indices in topological order, and a structural
- * fingerprint of the graph (ops, attributes, how results feed each other,
- * which tensors are targets, and the dtypes and shapes of the tensors it
- * starts from, which fix all others) is hashed along the way. The
- * derivative program for that fingerprint - which steps run, in which
- * order, with which inputs needing cotangents - is prepared once, kept in
- * the runtime's prepared-derivative cache, and replayed for every graph of
- * the same structure. Rules run as ordinary session ops, so with recording
- * on, the results are differentiable again.
+ * A derivative starts with a walk of the graph from the output and the
+ * program prepared for its structure (graph.c: the walk, the structural
+ * fingerprint - ops, attributes, how results feed each other, which tensors
+ * are targets, and the dtypes and shapes of the tensors it starts from,
+ * which fix all others - and the prepared-derivative cache). This file runs
+ * the program: rules run as ordinary session ops, so with recording on, the
+ * results are differentiable again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,371 +17,12 @@
 #include "autodiff_internal.h"
 #include "rule_fx.h"
 
-/* ---- the graph walk ---- */
-
-typedef struct graph {
-    tf_eager **at;   /* topological order: inputs before results */
-    size_t n, cap;
-    tf_eager **keys; /* open-addressing map eager -> index, for tensors */
-    size_t *vals;    /* whose walk_id another live walk holds */
-    size_t mask;
-    size_t used;     /* keys in the map */
-    uint64_t hash;   /* structural fingerprint */
-    uint64_t id;     /* this walk's id, 0 before it begins */
-    uint64_t stale_below; /* walk ids below this one had ended when it began */
-    struct graph *prev, *next; /* the list of live walks */
-} graph;
-
-/*
- * Walks in progress, oldest first. A walk stores each tensor's index in the
- * tensor itself (walk_id, walk_index) rather than in a map: the walk touches
- * the tensor anyway, while a map probe is one more cache miss per edge, and
- * on graphs of thousands of ops that was most of a backward's walk. Marks
- * are never cleared (that would be another pass over every tensor): a mark
- * whose walk ended is stale and may be claimed by the next walk. Walk ids
- * only grow, and a walk knows, from the list at its start, below which id
- * every walk had already ended; a mark it cannot prove stale (another walk
- * on a shared leaf, a nested walk) sends that tensor to its own map.
- */
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static graph *live_head, *live_tail;
-static uint64_t live_next_id = 1;
-
-static void walk_begin(graph *g)
-{
-    pthread_mutex_lock(&live_lock);
-    g->id = live_next_id++;
-    g->prev = live_tail;
-    g->next = NULL;
-    if (live_tail)
-        live_tail->next = g;
-    else
-        live_head = g;
-    live_tail = g;
-    g->stale_below = live_head->id;
-    pthread_mutex_unlock(&live_lock);
-}
-
-static void walk_end(graph *g)
-{
-    if (!g->id)
-        return;
-    pthread_mutex_lock(&live_lock);
-    if (g->prev)
-        g->prev->next = g->next;
-    else
-        live_head = g->next;
-    if (g->next)
-        g->next->prev = g->prev;
-    else
-        live_tail = g->prev;
-    pthread_mutex_unlock(&live_lock);
-    g->id = 0;
-}
-
-static size_t slot_of(const graph *g, const tf_eager *e)
-{
-    size_t i = ((uintptr_t)e >> 4) * 0x9e3779b97f4a7c15ull & g->mask;
-    while (g->keys[i] && g->keys[i] != e)
-        i = (i + 1) & g->mask;
-    return i;
-}
-
-static bool map_grow(graph *g)
-{
-    size_t cap = g->mask ? (g->mask + 1) * 2 : 64;
-    tf_eager **keys = tf__calloc(cap, sizeof *keys);
-    size_t *vals = tf__alloc(cap * sizeof *vals); /* read only where a key is set */
-    if (!keys || !vals) {
-        tf__free(keys);
-        tf__free(vals);
-        return false;
-    }
-    tf_eager **ok = g->keys;
-    size_t *ov = g->vals, old = g->mask ? g->mask + 1 : 0;
-    g->keys = keys;
-    g->vals = vals;
-    g->mask = cap - 1;
-    for (size_t i = 0; i < old; i++)
-        if (ok[i]) {
-            size_t j = slot_of(g, ok[i]);
-            g->keys[j] = ok[i];
-            g->vals[j] = ov[i];
-        }
-    tf__free(ok);
-    tf__free(ov);
-    return true;
-}
-
-/* Index of e once walked, or n+1 (a tensor still on the walk's stack is unseen). */
-static size_t lookup(const graph *g, const tf_eager *e)
-{
-    if (atomic_load_explicit(&((tf_eager *)e)->walk_id, memory_order_relaxed) == g->id)
-        return e->walk_index;
-    if (!g->mask)
-        return g->n + 1;
-    size_t i = slot_of(g, e);
-    return g->keys[i] ? g->vals[i] : g->n + 1;
-}
-
-/* Takes e's mark for this walk when no live walk can hold it. */
-static bool claim(const graph *g, tf_eager *e)
-{
-    uint64_t m = atomic_load_explicit(&e->walk_id, memory_order_relaxed);
-    return m < g->stale_below &&
-           atomic_compare_exchange_strong_explicit(&e->walk_id, &m, g->id, memory_order_relaxed,
-                                                   memory_order_relaxed);
-}
-
-static bool map_set(graph *g, tf_eager *e, size_t v)
-{
-    if (!g->mask || (g->used + 1) * 2 > g->mask)
-        if (!map_grow(g))
-            return false;
-    size_t i = slot_of(g, e);
-    g->used += !g->keys[i];
-    g->keys[i] = e;
-    g->vals[i] = v;
-    return true;
-}
-
-static bool append(graph *g, tf_eager *e)
-{
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 64;
-        tf_eager **at = tf__alloc(cap * sizeof *at); /* read only below n */
-        if (!at)
-            return false;
-        if (g->n)
-            memcpy(at, g->at, g->n * sizeof *at);
-        tf__free(g->at);
-        g->at = at;
-        g->cap = cap;
-    }
-    g->at[g->n] = e;
-    if (claim(g, e)) {
-        e->walk_index = g->n++;
-        return true;
-    }
-    return map_set(g, e, g->n++);
-}
-
-static void graph_free(graph *g)
-{
-    walk_end(g);
-    tf__free(g->at);
-    tf__free(g->keys);
-    tf__free(g->vals);
-}
-
-static uint64_t mix_meta(uint64_t h, const tf_tensor *v)
-{
-    return tf__hash_words(tf__hash_word(h, (uint64_t)v->dtype << 8 | v->rank), v->shape, v->rank);
-}
-
-/*
- * Folds one finished tensor into the fingerprint: a result by its op,
- * attributes and inputs, a tensor the walk starts from (a leaf, an input it
- * does not enter) by its dtype and shape, which with the ops fix every
- * result's. A result's own value is never read: on a long tape that was one
- * more cache miss per op.
- */
-static void fingerprint(graph *g, const tf_eager *e)
-{
-    uint64_t h = tf__hash_word(g->hash, (uint64_t)e->tracked << 1 | (e->slot != NULL));
-    const tf_node *nd = e->node;
-    if (!nd) {
-        g->hash = mix_meta(h, e->value);
-        return;
-    }
-    h = tf__hash_word(h, (uint64_t)nd->op << 32 | nd->n_inputs);
-    if (nd->has_attrs)
-        h = tf__attrs_hash(h, nd->attrs);
-    for (uint32_t i = 0; i < nd->n_inputs; i++) {
-        size_t k = lookup(g, nd->inputs[i]);
-        /* a walked input by its index, one the walk did not enter (untracked) by its metadata */
-        h = k < g->n ? tf__hash_word(h, (uint64_t)k)
-                     : mix_meta(tf__hash_word(h, UINT64_MAX - 1), nd->inputs[i]->value);
-    }
-    g->hash = h;
-}
-
-typedef struct frame {
-    tf_eager *e;
-    uint32_t next;
-} frame;
-
-/*
- * Walks from `root` through recorded nodes (only through tracked tensors
- * when `tracked_only`), giving every tensor reached an index in post-order.
- * A tensor enters the map only when finished: the tape is acyclic (a node's
- * inputs existed before it and never change), so a tensor on the stack is
- * never reached again before it finishes, and marking it would only cost a
- * second map insertion per tensor.
- */
-static tf_status walk(graph *g, tf_eager *root, bool tracked_only)
-{
-    size_t cap = 64, top = 0;
-    walk_begin(g);
-    frame *stack = tf__alloc(cap * sizeof *stack);
-    if (!stack)
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "autodiff", NULL, "out of memory");
-    stack[top++] = (frame){root, 0};
-    while (top) {
-        frame *f = &stack[top - 1];
-        const tf_node *nd = f->e->node;
-        if (nd && f->next < nd->n_inputs) {
-            tf_eager *in = nd->inputs[f->next++];
-            if ((tracked_only && !in->tracked) || lookup(g, in) != g->n + 1)
-                continue;
-            if (top == cap) {
-                frame *bigger = tf__alloc(2 * cap * sizeof *bigger);
-                if (!bigger)
-                    break;
-                memcpy(bigger, stack, cap * sizeof *stack);
-                tf__free(stack);
-                stack = bigger;
-                cap *= 2;
-            }
-            stack[top++] = (frame){in, 0};
-            continue;
-        }
-        fingerprint(g, f->e);
-        if (!append(g, f->e))
-            break;
-        top--;
-    }
-    tf__free(stack);
-    if (top)
-        return tf__error(TF_ERR_OUT_OF_MEMORY, "autodiff", NULL, "out of memory");
-    return TF_OK;
-}
-
-/* ---- the prepared program ---- */
-
-/* One step of the reverse program: run the rule of graph index `at`. */
-typedef struct step {
-    uint32_t at;
-    uint32_t need_mask; /* bit i: input i needs a cotangent (inputs beyond 31 always do) */
-} step;
-
-typedef struct program {
-    size_t n_nodes;  /* graph size it was prepared for */
-    size_t n_steps;
-    step *steps;     /* in execution order */
-    bool active;     /* does the output depend on a target at all */
-} program;
-
-static void program_free(void *p)
-{
-    program *pr = p;
-    if (pr)
-        tf__free(pr->steps);
-    tf__free(pr);
-}
-
-static bool is_target(const tf_eager *e, const tf_eager *wrt)
-{
-    return wrt ? e == wrt : e->slot != NULL;
-}
-
-/* needs[i]: graph index i reaches a target through recorded ops. */
-static bool *compute_needs(const graph *g, const tf_eager *wrt)
-{
-    bool *needs = tf__calloc(g->n ? g->n : 1, sizeof *needs);
-    if (!needs)
-        return NULL;
-    for (size_t i = 0; i < g->n; i++) {
-        const tf_eager *e = g->at[i];
-        bool n = is_target(e, wrt);
-        for (uint32_t j = 0; !n && e->node && j < e->node->n_inputs; j++) {
-            size_t k = lookup(g, e->node->inputs[j]);
-            n = k < g->n && needs[k];
-        }
-        needs[i] = n;
-    }
-    return needs;
-}
-
-static program *prepare(const graph *g, const tf_eager *wrt)
-{
-    bool *needs = compute_needs(g, wrt);
-    program *pr = tf__calloc(1, sizeof *pr);
-    if (pr && g->n)
-        pr->steps = tf__calloc(g->n, sizeof *pr->steps);
-    if (!needs || !pr || (g->n && !pr->steps)) {
-        tf__free(needs);
-        program_free(pr);
-        return NULL;
-    }
-    pr->n_nodes = g->n;
-    pr->active = g->n && needs[g->n - 1];
-    for (size_t i = g->n; i-- > 0;) {
-        const tf_eager *e = g->at[i];
-        if (!needs[i] || !e->node || (wrt && e == wrt))
-            continue;
-        uint32_t mask = 0;
-        for (uint32_t j = 0; j < e->node->n_inputs; j++) {
-            size_t k = lookup(g, e->node->inputs[j]);
-            if (j >= 32 || (k < g->n && needs[k]))
-                mask |= j < 32 ? 1u << j : 0;
-        }
-        pr->steps[pr->n_steps++] = (step){(uint32_t)i, mask};
-    }
-    tf__free(needs);
-    return pr;
-}
-
-typedef struct copy_ctx {
-    program *out;
-} copy_ctx;
-
-static void copy_program(const void *value, void *user)
-{
-    const program *src = value;
-    copy_ctx *c = user;
-    program *p = tf__calloc(1, sizeof *p);
-    if (p && src->n_steps)
-        p->steps = tf__alloc(src->n_steps * sizeof *p->steps);
-    if (!p || (src->n_steps && !p->steps)) {
-        program_free(p);
-        return;
-    }
-    p->n_nodes = src->n_nodes;
-    p->n_steps = src->n_steps;
-    p->active = src->active;
-    if (src->n_steps)
-        memcpy(p->steps, src->steps, src->n_steps * sizeof *p->steps);
-    c->out = p;
-}
-
-/* The program for g from the cache, or prepared and cached now. */
-static program *get_program(tf_runtime *rt, graph *g, const tf_eager *wrt, uint64_t mode)
-{
-    uint64_t key = tf__hash_word(tf__hash_word(g->hash, atomic_load(&rt->epoch)), mode);
-    key = tf__hash_word(key, wrt ? lookup(g, wrt) + 1 : 0);
-    copy_ctx c = {NULL};
-    if (tf__cache_get(&rt->prepared, key, copy_program, &c) && c.out &&
-        c.out->n_nodes == g->n)
-        return c.out;
-    program_free(c.out);
-    program *pr = prepare(g, wrt);
-    if (!pr)
-        return NULL;
-    copy_ctx keep = {NULL};
-    copy_program(pr, &keep);
-    if (keep.out)
-        tf__cache_put(&rt->prepared, key, keep.out,
-                      sizeof *keep.out + keep.out->n_steps * sizeof(step), program_free);
-    return pr;
-}
-
 /* ---- the reverse pass ---- */
 
 static tf_status unsupported_rule(const char *op, const tf_node *nd, const char *mode)
 {
-    return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, op, NULL,
-                     "%s: the op '%s' has no %s rule", op, tf__op_rule(nd->op)->name, mode);
+    return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, op, NULL, "%s: the op '%s' has no %s rule", op,
+                     tf__op_rule(nd->op)->name, mode);
 }
 
 /*
@@ -407,7 +45,7 @@ static bool run_step_fused(tf_session *s, const graph *g, const tf_node *nd, tf_
         return false;
     *status = TF_OK;
     for (uint32_t j = 0; j < nd->n_inputs && !*status; j++) {
-        size_t k = lookup(g, nd->inputs[j]);
+        size_t k = tf__graph_lookup(g, nd->inputs[j]);
         if (need[j] && res[j] != TF_FX_NONE && k < g->n)
             *status = tf__fx_accumulate(s, &fx[j], res[j], cot[st->at], &cot[k]);
     }
@@ -418,8 +56,7 @@ static bool run_step_fused(tf_session *s, const graph *g, const tf_node *nd, tf_
  * Runs one step: the rule of g->at[st->at], accumulating into cot[]; `fuse`:
  * nothing is recorded, so a rule with a program form may run it.
  */
-static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eager **cot,
-                          bool fuse)
+static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eager **cot, bool fuse)
 {
     tf_eager *e = g->at[st->at];
     const tf_node *nd = e->node;
@@ -444,7 +81,7 @@ static tf_status run_step(tf_session *s, const graph *g, const step *st, tf_eage
     }
     status = rule->vjp(s, e, nd, cot[st->at], need, cin);
     for (uint32_t j = 0; j < nd->n_inputs; j++) {
-        size_t k = lookup(g, nd->inputs[j]);
+        size_t k = tf__graph_lookup(g, nd->inputs[j]);
         if (cin[j] && need[j] && k < g->n && status == TF_OK) {
             status = tf__accumulate_take(s, &cot[k], cin[j]); /* the rule's reference */
             cin[j] = NULL;
@@ -476,7 +113,7 @@ static tf_status reverse(tf_session *s, const graph *g, const program *pr, tf_ea
         tf_status status = run_step(s, g, st, cot, fuse);
         if (status)
             return status;
-        if (!is_target(g->at[st->at], wrt)) {
+        if (!tf__graph_is_target(g->at[st->at], wrt)) {
             tf_eager_release(cot[st->at]);
             cot[st->at] = NULL;
         }
@@ -635,17 +272,17 @@ static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
 {
     tf_session s = tf__session_make(x->rt, engine, x->rt->defer);
     graph g = {0};
-    tf_status st = x->tracked ? walk(&g, x, true) : TF_OK;
+    tf_status st = x->tracked ? tf__graph_walk(&g, x, true) : TF_OK;
     if (st || !x->tracked) {
-        graph_free(&g);
+        tf__graph_free(&g);
         return st; /* nothing depends on a variable: nothing to accumulate */
     }
-    program *pr = get_program(x->rt, &g, NULL, 1);
+    program *pr = tf__program_get(x->rt, &g, NULL, 1);
     tf_eager **cot = tf__calloc(g.n, sizeof *cot);
     if (!pr || !cot) {
-        program_free(pr);
+        tf__program_free(pr);
         tf__free(cot);
-        graph_free(&g);
+        tf__graph_free(&g);
         return tf__error(TF_ERR_OUT_OF_MEMORY, "backward", NULL, "out of memory");
     }
     /* everything is computed first; slots change only when all succeeded.
@@ -664,8 +301,8 @@ static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
     if (!st)
         st = accumulate_all(&s, &g, cot);
     release_all(cot, g.n);
-    program_free(pr);
-    graph_free(&g);
+    tf__program_free(pr);
+    tf__graph_free(&g);
     return st;
 }
 
@@ -689,8 +326,7 @@ TF_API tf_status tf_eager_backward(tf_eager *x, tf_engine *engine)
                          x->value->numel);
     tf_session s = tf__session_make(x->rt, engine, TF_DEFER_OFF);
     tf_eager *one;
-    tf_status st = tf_session_full(&s, x->value->dtype, x->value->rank, x->value->shape, 1.0,
-                                   &one);
+    tf_status st = tf_session_full(&s, x->value->dtype, x->value->rank, x->value->shape, 1.0, &one);
     if (st)
         return st;
     st = backward_checked(x, one, engine);
@@ -742,14 +378,14 @@ static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
 {
     tf_session s = tf__session_make(rt, engine, rt->defer);
     graph g = {0};
-    tf_status st = walk(&g, output, false);
-    size_t wi = st ? 0 : lookup(&g, wrt);
-    program *pr = st || wi >= g.n ? NULL : get_program(rt, &g, wrt, 2);
+    tf_status st = tf__graph_walk(&g, output, false);
+    size_t wi = st ? 0 : tf__graph_lookup(&g, wrt);
+    program *pr = st || wi >= g.n ? NULL : tf__program_get(rt, &g, wrt, 2);
     if (!st && wi < g.n && !pr)
         st = tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
     if (st || !pr || !pr->active) {
-        program_free(pr);
-        graph_free(&g);
+        tf__program_free(pr);
+        tf__graph_free(&g);
         if (st)
             return st;
         return inactive(op, optional, out);
@@ -770,8 +406,8 @@ static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
     }
     if (cot)
         release_all(cot, g.n);
-    program_free(pr);
-    graph_free(&g);
+    tf__program_free(pr);
+    tf__graph_free(&g);
     return st;
 }
 
@@ -779,7 +415,10 @@ static tf_status check_functional(const char *op, tf_runtime *rt, tf_engine *eng
                                   tf_eager *output, tf_eager *wrt, tf_eager **out)
 {
     if (!rt || !engine || !out)
-        return tf__error(TF_ERR_VALIDATION, op, !rt ? "runtime" : !engine ? "engine" : "out",
+        return tf__error(TF_ERR_VALIDATION, op,
+                         !rt       ? "runtime"
+                         : !engine ? "engine"
+                                   : "out",
                          "%s: NULL argument", op);
     tf_status st = check_same_rt(op, rt, output, "output");
     return st ? st : check_same_rt(op, rt, wrt, "wrt");
@@ -805,8 +444,8 @@ static tf_status grad_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf
     return st;
 }
 
-TF_API tf_status tf_runtime_grad(tf_runtime *rt, tf_engine *engine, tf_eager *output,
-                                 tf_eager *wrt, tf_eager **out)
+TF_API tf_status tf_runtime_grad(tf_runtime *rt, tf_engine *engine, tf_eager *output, tf_eager *wrt,
+                                 tf_eager **out)
 {
     return grad_impl("grad", rt, engine, output, wrt, false, out);
 }
@@ -817,12 +456,12 @@ TF_API tf_status tf_runtime_grad_optional(tf_runtime *rt, tf_engine *engine, tf_
     return grad_impl("grad_optional", rt, engine, output, wrt, true, out);
 }
 
-static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engine,
-                                tf_eager *output, tf_eager *wrt, tf_eager *seed, bool forward,
-                                bool optional, tf_eager **out);
+static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                tf_eager *wrt, tf_eager *seed, bool forward, bool optional,
+                                tf_eager **out);
 
-TF_API tf_status tf_runtime_vjp(tf_runtime *rt, tf_engine *engine, tf_eager *output,
-                                tf_eager *wrt, tf_eager *cotangent, tf_eager **out)
+TF_API tf_status tf_runtime_vjp(tf_runtime *rt, tf_engine *engine, tf_eager *output, tf_eager *wrt,
+                                tf_eager *cotangent, tf_eager **out)
 {
     return seeded_checked("vjp", rt, engine, output, wrt, cotangent, false, false, out);
 }
@@ -846,7 +485,7 @@ static tf_status jvp_step(tf_session *s, const graph *g, size_t i, tf_eager **ta
         return tf__error(TF_ERR_OUT_OF_MEMORY, "jvp", NULL, "out of memory");
     bool any = false;
     for (uint32_t j = 0; j < nd->n_inputs; j++) {
-        size_t k = lookup(g, nd->inputs[j]);
+        size_t k = tf__graph_lookup(g, nd->inputs[j]);
         tin[j] = k < g->n ? tan[k] : NULL;
         any = any || tin[j];
     }
@@ -865,16 +504,16 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
 {
     tf_session s = tf__session_make(rt, engine, rt->defer);
     graph g = {0};
-    tf_status st = walk(&g, output, false);
-    size_t wi = st ? 0 : lookup(&g, wrt);
-    bool *needs = st || wi >= g.n ? NULL : compute_needs(&g, wrt);
+    tf_status st = tf__graph_walk(&g, output, false);
+    size_t wi = st ? 0 : tf__graph_lookup(&g, wrt);
+    bool *needs = st || wi >= g.n ? NULL : tf__graph_needs(&g, wrt);
     tf_eager **tan = needs ? tf__calloc(g.n, sizeof *tan) : NULL;
     if (!st && wi < g.n && !tan)
         st = tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
     if (st || wi >= g.n || !needs[g.n - 1]) {
         tf__free(needs);
         tf__free(tan);
-        graph_free(&g);
+        tf__graph_free(&g);
         if (st)
             return st;
         return inactive(op, optional, out);
@@ -895,7 +534,7 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
     }
     release_all(tan, g.n);
     tf__free(needs);
-    graph_free(&g);
+    tf__graph_free(&g);
     return st;
 }
 
@@ -903,9 +542,9 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
  * Checks the arguments of vjp (seed: a cotangent like the output) or jvp
  * (seed: a tangent like wrt) before running it.
  */
-static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engine,
-                                tf_eager *output, tf_eager *wrt, tf_eager *seed, bool forward,
-                                bool optional, tf_eager **out)
+static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engine, tf_eager *output,
+                                tf_eager *wrt, tf_eager *seed, bool forward, bool optional,
+                                tf_eager **out)
 {
     const char *name = forward ? "tangent" : "cotangent";
     tf_status st = check_functional(op, rt, engine, output, wrt, out);
@@ -920,8 +559,8 @@ static tf_status seeded_checked(const char *op, tf_runtime *rt, tf_engine *engin
                    : vjp_impl(op, rt, engine, output, wrt, seed, optional, out);
 }
 
-TF_API tf_status tf_runtime_jvp(tf_runtime *rt, tf_engine *engine, tf_eager *output,
-                                tf_eager *wrt, tf_eager *tangent, tf_eager **out)
+TF_API tf_status tf_runtime_jvp(tf_runtime *rt, tf_engine *engine, tf_eager *output, tf_eager *wrt,
+                                tf_eager *tangent, tf_eager **out)
 {
     return seeded_checked("jvp", rt, engine, output, wrt, tangent, true, false, out);
 }

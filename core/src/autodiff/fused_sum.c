@@ -22,8 +22,8 @@ static uint32_t resolve(const tf_fx *fx, uint32_t result, uint32_t n_in, tf_fuse
  * rank-0 tensor of the session's engine broadcast to `like`'s shape. New
  * references in in[] (and the constants' eager tensors in keep[]).
  */
-static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *like,
-                               tf_tensor **in, tf_eager **keep)
+static tf_status gather_inputs(tf_session *s, const tf_fx *fx, const tf_eager *like, tf_tensor **in,
+                               tf_eager **keep)
 {
     const tf_tensor *lv = like->value;
     for (uint32_t i = 0; i < fx->n_in; i++) {
@@ -81,8 +81,8 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
         return tf__accumulate(s, acc, x); /* borrowed: the rule may pass x on twice */
     }
     /* acc is summed in by the program itself when there is room for it */
-    bool with_acc = *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS &&
-                    result + 1 < TF_FUSED_MAX_STEPS;
+    bool with_acc =
+        *acc != NULL && fx->n_in < TF_FUSED_MAX_INPUTS && result + 1 < TF_FUSED_MAX_STEPS;
     uint32_t n_in = fx->n_in + (with_acc ? 1 : 0);
     bool fused = (with_acc || !*acc) && !tf__lazy_defers(&s->lazy, like->value) &&
                  tf__engine_fuses(s->engine, like->value->dtype, n_in, 1);
@@ -100,12 +100,11 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     if (!st && !fused) {
         st = run_as_ops(s, &p, n_in, in, like, acc);
     } else if (!st && with_acc) {
-        uint32_t a = fx->n_in; /* acc's register */
+        uint32_t a = fx->n_in;                                  /* acc's register */
         bool private_sum = tf__can_add_in_place(s, *acc, like); /* before any retain */
         in[a] = (*acc)->value;
         tf_tensor_retain(in[a]);
-        steps[p.n_steps] =
-            (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, n_in + p.n_steps - 1, a};
+        steps[p.n_steps] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, n_in + p.n_steps - 1, a};
         p.n_steps++;
         if (private_sum) { /* written over acc's own memory */
             alias = (int)a;

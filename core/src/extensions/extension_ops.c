@@ -23,20 +23,15 @@ typedef tf_status (*binary_fn)(tf_session *, tf_eager *, tf_eager *, tf_eager **
 
 /* The session ops behind the engine ABI's codes; NULL where a code has none. */
 static const unary_fn k_unary[TF_UNARY_COUNT_] = {
-    [TF_UNARY_NEG] = tf_session_neg,     [TF_UNARY_ABS] = tf_session_abs,
-    [TF_UNARY_SIGN] = tf_session_sign,   [TF_UNARY_EXP] = tf_session_exp,
-    [TF_UNARY_LOG] = tf_session_log,     [TF_UNARY_EXPM1] = tf_session_expm1,
-    [TF_UNARY_LOG1P] = tf_session_log1p, [TF_UNARY_SIN] = tf_session_sin,
-    [TF_UNARY_COS] = tf_session_cos,     [TF_UNARY_TANH] = tf_session_tanh,
-    [TF_UNARY_SQRT] = tf_session_sqrt,   [TF_UNARY_RSQRT] = tf_session_rsqrt,
-    [TF_UNARY_ERF] = tf_session_erf,     [TF_UNARY_SIGMOID] = tf_session_sigmoid,
+#define UNARY_ENTRY_(NAME, name) [TF_UNARY_##NAME] = tf_session_##name,
+    TF_UNARY_OPS(UNARY_ENTRY_)
+#undef UNARY_ENTRY_
 };
 
 static const binary_fn k_binary[TF_BINARY_COUNT_] = {
-    [TF_BINARY_ADD] = tf_session_add,     [TF_BINARY_SUB] = tf_session_sub,
-    [TF_BINARY_MUL] = tf_session_mul,     [TF_BINARY_DIV] = tf_session_div,
-    [TF_BINARY_POW] = tf_session_pow,     [TF_BINARY_MAX] = tf_session_maximum,
-    [TF_BINARY_MIN] = tf_session_minimum, [TF_BINARY_REM] = tf_session_rem,
+#define BINARY_ENTRY_(NAME, name) [TF_BINARY_##NAME] = tf_session_##name,
+    TF_BINARY_OPS(BINARY_ENTRY_)
+#undef BINARY_ENTRY_
 };
 
 static tf_status no_such_op(const char *entry, uint32_t op)

@@ -3,19 +3,20 @@
  *
  * Each ops_*.c file defines `tf__rule_<op>` next to the op's forward code;
  * this file only gathers them, so adding an op touches its own file, the
- * TF_OP_LIST in eager_internal.h, and one line here.
+ * family's TF_OPS_ list in ops_internal.h (for elementwise ops, ops.h's
+ * lists), and nothing here.
  */
 #include "ops_internal.h"
 
-#define TF_BUILTIN_OPS_(X)                                                               \
+#define TF_BUILTIN_OPS_(X) \
     TF_OPS_ELEMENTWISE(X) TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X)
 
-#define DECLARE_RULE_(name) extern const tf_op_rule tf__rule_##name;
+#define DECLARE_RULE_(NAME, name) extern const tf_op_rule tf__rule_##name;
 TF_BUILTIN_OPS_(DECLARE_RULE_)
 #undef DECLARE_RULE_
 
 static const tf_op_rule *const k_rules[TF_OP_COUNT_] = {
-#define RULE_ENTRY_(name) [TF_OP_##name] = &tf__rule_##name,
+#define RULE_ENTRY_(NAME, name) [TF_OP_##name] = &tf__rule_##name,
     TF_BUILTIN_OPS_(RULE_ENTRY_)
 #undef RULE_ENTRY_
 };

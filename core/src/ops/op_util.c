@@ -14,8 +14,8 @@
 static const tf_attrs no_attrs;
 
 /* Fills the node of result `value`; false on OOM (nothing retained then). */
-static bool node_init(tf_node *node, uint32_t op, const tf_attrs *attrs,
-                      tf_eager *const *inputs, uint32_t n, const tf_tensor *value, bool capture)
+static bool node_init(tf_node *node, uint32_t op, const tf_attrs *attrs, tf_eager *const *inputs,
+                      uint32_t n, const tf_tensor *value, bool capture)
 {
     node->op = (uint16_t)op;
     node->n_inputs = (uint16_t)n;
@@ -90,7 +90,7 @@ tf_status tf__check_inputs(const char *op, tf_session *s, tf_eager *const *xs, s
         return tf__error(TF_ERR_VALIDATION, op, "out", "%s: out is NULL", op);
     for (size_t i = 0; i < n; i++) {
         if (!xs[i])
-            return tf__error(TF_ERR_VALIDATION, op, names[i], "%s: %s is NULL", op, names[i]);
+            return tf__null_arg(op, names[i]);
         if (xs[i]->rt != s->rt)
             return tf__error(TF_ERR_CONTEXT_MISMATCH, op, names[i],
                              "%s: %s belongs to runtime %llu, the session to runtime %llu; move "
@@ -114,6 +114,24 @@ tf_status tf__exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
                    tf_tensor *const *in, tf_tensor *out)
 {
     return tf_engine_execute(s->engine, prim, params, n_in, in, 1, &out);
+}
+
+tf_status tf__exec_new(tf_session *s, tf_prim prim, const void *params, size_t n_in,
+                       tf_tensor *const *in, tf_dtype dtype, size_t rank, const int64_t *shape,
+                       tf_tensor **out)
+{
+    tf_tensor *t;
+    tf_status st = tf__empty(s, dtype, rank, shape, &t);
+    if (!st && (st = tf__exec(s, prim, params, n_in, in, t)))
+        tf_tensor_release(t);
+    if (!st)
+        *out = t;
+    return st;
+}
+
+tf_status tf__null_arg(const char *op, const char *arg)
+{
+    return tf__error(TF_ERR_VALIDATION, op, arg, "%s: %s is NULL", op, arg);
 }
 
 /* ---- broadcasting ---- */
@@ -161,8 +179,7 @@ tf_status tf__broadcast_shapes(const char *op, tf_tensor *const *xs, size_t n, i
     return TF_OK;
 }
 
-tf_status tf__broadcast_view(const tf_tensor *x, size_t rank, const int64_t *shape,
-                             tf_tensor **out)
+tf_status tf__broadcast_view(const tf_tensor *x, size_t rank, const int64_t *shape, tf_tensor **out)
 {
     int dims[TF_MAX_RANK];
     for (uint32_t i = 0; i < x->rank; i++)
@@ -212,8 +229,7 @@ tf_status tf__scalar_like(tf_session *s, const tf_eager *like, double value, tf_
 
 tf_status tf__zeros_like(tf_session *s, const tf_eager *like, tf_eager **out)
 {
-    return tf_session_full(s, like->value->dtype, like->value->rank, like->value->shape, 0.0,
-                           out);
+    return tf_session_full(s, like->value->dtype, like->value->rank, like->value->shape, 0.0, out);
 }
 
 tf_status tf__sum_to_shape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
@@ -265,8 +281,7 @@ bool tf__can_add_in_place(tf_session *s, const tf_eager *acc, const tf_eager *b)
         return false;
     if (acc->tracked || acc->node || acc->slot || acc->rt != s->rt || b->rt != s->rt)
         return false;
-    if (st->kind != TF_STORAGE_ENGINE || st->engine != s->engine ||
-        !tf__engine_in_place(s->engine))
+    if (st->kind != TF_STORAGE_ENGINE || st->engine != s->engine || !tf__engine_in_place(s->engine))
         return false;
     if (a->dtype != v->dtype || !tf_dtype_is_float(a->dtype) || !tf__same_shape(a, v))
         return false;
@@ -297,7 +312,8 @@ static tf_status accumulate(tf_session *s, tf_eager **acc, tf_eager *b, bool tak
      * result) joins that batch as one more step: summed in place, it would
      * make the batch run now, and be written only to be read back at once.
      */
-    bool pending = tf__lazy_in_batch(&s->lazy, b->value) || tf__lazy_in_batch(&s->lazy, (*acc)->value);
+    bool pending =
+        tf__lazy_in_batch(&s->lazy, b->value) || tf__lazy_in_batch(&s->lazy, (*acc)->value);
     if (!pending && tf__can_add_in_place(s, *acc, b)) {
         tf_tensor *in[2] = {(*acc)->value, b->value};
         st = tf__engine_execute_in_place(s->engine, TF_PRIM_BINARY, &p, 2, in);

@@ -244,8 +244,8 @@ static void plan_perm(cot_plan *p, const int *src, size_t n)
     }
 }
 
-static void cot_plan_make(const tf_dot_dims *d, int side, uint32_t self_rank,
-                          uint32_t other_rank, int cot_first, cot_plan *p)
+static void cot_plan_make(const tf_dot_dims *d, int side, uint32_t self_rank, uint32_t other_rank,
+                          int cot_first, cot_plan *p)
 {
     const int *sc = side ? d->rhs_contracting : d->lhs_contracting;
     const int *oc = side ? d->lhs_contracting : d->rhs_contracting;
@@ -349,8 +349,8 @@ static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
             continue;
         const cot_plan *p = &plan.side[side];
         tf_eager *other = nd->inputs[1 - side];
-        tf_eager *r = p->cot_first ? rb_dot(&b, cot, other, &p->dims)
-                                   : rb_dot(&b, other, cot, &p->dims);
+        tf_eager *r =
+            p->cot_first ? rb_dot(&b, cot, other, &p->dims) : rb_dot(&b, other, cot, &p->dims);
         rb_set(&b, p->identity ? r : rb_transpose(&b, r, p->perm), &cin[side]);
     }
     return rb_finish(&b);

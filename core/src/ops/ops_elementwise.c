@@ -10,8 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "rule_fx.h"
 #include "rule_builder.h"
+#include "rule_fx.h"
 
 /* ===================================================================== */
 /* Forward                                                                */
@@ -44,9 +44,8 @@ static tf_status unary_forward(tf_session *s, uint32_t opid, tf_unary_op prim_op
  * Runs an elementwise primitive over inputs broadcast NumPy style to one
  * shape, into a new tensor of `dtype`.
  */
-static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim,
-                                const void *params, tf_eager *const *xs, size_t n,
-                                tf_dtype dtype, tf_tensor **out)
+static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim, const void *params,
+                                tf_eager *const *xs, size_t n, tf_dtype dtype, tf_tensor **out)
 {
     tf_tensor *vals[3], *views[3] = {NULL, NULL, NULL};
     for (size_t i = 0; i < n; i++)
@@ -83,8 +82,8 @@ static tf_status same_dtype(const char *name, tf_eager *const *xs, size_t n,
 {
     for (size_t i = 1; i < n; i++)
         if (xs[i]->value->dtype != xs[0]->value->dtype)
-            return tf__error(TF_ERR_DTYPE_MISMATCH, name, names[i], "%s: %s is %s, %s is %s",
-                             name, names[0], tf_dtype_name(xs[0]->value->dtype), names[i],
+            return tf__error(TF_ERR_DTYPE_MISMATCH, name, names[i], "%s: %s is %s, %s is %s", name,
+                             names[0], tf_dtype_name(xs[0]->value->dtype), names[i],
                              tf_dtype_name(xs[i]->value->dtype));
     return TF_OK;
 }
@@ -106,40 +105,20 @@ static tf_status binary_forward(tf_session *s, uint32_t opid, tf_binary_op prim_
     return tf__record(s, opid, NULL, xs, 2, t, out);
 }
 
-#define UNARY_API_(name, prim_op)                                                  \
-    TF_API tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager **out)  \
+#define UNARY_API_(NAME, name)                                                     \
+    TF_API tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager **out) \
     {                                                                              \
-        return unary_forward(s, TF_OP_##name, prim_op, x, out);                    \
+        return unary_forward(s, TF_OP_##name, TF_UNARY_##NAME, x, out);            \
     }
-UNARY_API_(neg, TF_UNARY_NEG)
-UNARY_API_(abs, TF_UNARY_ABS)
-UNARY_API_(sign, TF_UNARY_SIGN)
-UNARY_API_(exp, TF_UNARY_EXP)
-UNARY_API_(log, TF_UNARY_LOG)
-UNARY_API_(expm1, TF_UNARY_EXPM1)
-UNARY_API_(log1p, TF_UNARY_LOG1P)
-UNARY_API_(sin, TF_UNARY_SIN)
-UNARY_API_(cos, TF_UNARY_COS)
-UNARY_API_(tanh, TF_UNARY_TANH)
-UNARY_API_(sqrt, TF_UNARY_SQRT)
-UNARY_API_(rsqrt, TF_UNARY_RSQRT)
-UNARY_API_(erf, TF_UNARY_ERF)
-UNARY_API_(sigmoid, TF_UNARY_SIGMOID)
+TF_UNARY_OPS(UNARY_API_)
 #undef UNARY_API_
 
-#define BINARY_API_(name, prim_op)                                                            \
+#define BINARY_API_(NAME, name)                                                                 \
     TF_API tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager *y, tf_eager **out) \
-    {                                                                                         \
-        return binary_forward(s, TF_OP_##name, prim_op, x, y, out);                           \
+    {                                                                                           \
+        return binary_forward(s, TF_OP_##name, TF_BINARY_##NAME, x, y, out);                    \
     }
-BINARY_API_(add, TF_BINARY_ADD)
-BINARY_API_(sub, TF_BINARY_SUB)
-BINARY_API_(mul, TF_BINARY_MUL)
-BINARY_API_(div, TF_BINARY_DIV)
-BINARY_API_(pow, TF_BINARY_POW)
-BINARY_API_(maximum, TF_BINARY_MAX)
-BINARY_API_(minimum, TF_BINARY_MIN)
-BINARY_API_(rem, TF_BINARY_REM)
+TF_BINARY_OPS(BINARY_API_)
 #undef BINARY_API_
 
 TF_API tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y,
@@ -152,8 +131,8 @@ TF_API tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y,
     if (st)
         return st;
     if ((unsigned)direction >= TF_COMPARE_COUNT_)
-        return tf__error(TF_ERR_VALIDATION, "compare", "direction",
-                         "compare: unknown direction %d", (int)direction);
+        return tf__error(TF_ERR_VALIDATION, "compare", "direction", "compare: unknown direction %d",
+                         (int)direction);
     tf_compare_params p = {sizeof p, (uint32_t)direction};
     tf_tensor *t;
     if ((st = broadcast_exec(s, "compare", TF_PRIM_COMPARE, &p, xs, 2, TF_BOOL, &t)))
@@ -177,8 +156,7 @@ TF_API tf_status tf_session_select(tf_session *s, tf_eager *pred, tf_eager *on_t
         return tf__error(TF_ERR_DTYPE_MISMATCH, "select", "pred", "select: pred is %s, not bool",
                          tf_dtype_name(pred->value->dtype));
     tf_tensor *t;
-    if ((st = broadcast_exec(s, "select", TF_PRIM_SELECT, NULL, xs, 3, on_true->value->dtype,
-                             &t)))
+    if ((st = broadcast_exec(s, "select", TF_PRIM_SELECT, NULL, xs, 3, on_true->value->dtype, &t)))
         return st;
     return tf__record(s, TF_OP_select, NULL, xs, 3, t, out);
 }
@@ -249,8 +227,8 @@ TF_API tf_status tf_session_cast(tf_session *s, tf_eager *x, tf_dtype dtype, tf_
  * formula's comment says (a zero or a one that needs no product).
  */
 typedef struct dx {
-    rule_builder *b; /* session ops when set, else ... */
-    tf_fx *fx;       /* ... steps of this program */
+    rule_builder *b;      /* session ops when set, else ... */
+    tf_fx *fx;            /* ... steps of this program */
     const tf_eager *like; /* the constants' dtype (session ops) */
 } dx;
 
@@ -329,8 +307,7 @@ static dv unary_deriv(dx *d, uint32_t op, tf_eager *xe, tf_eager *oute)
     case TF_OP_cos: return dx_unary(d, TF_UNARY_NEG, dx_unary(d, TF_UNARY_SIN, dx_in(d, xe)));
     case TF_OP_tanh:
         out = dx_in(d, oute);
-        return dx_binary(d, TF_BINARY_SUB, dx_const(d, 1.0),
-                         dx_binary(d, TF_BINARY_MUL, out, out));
+        return dx_binary(d, TF_BINARY_SUB, dx_const(d, 1.0), dx_binary(d, TF_BINARY_MUL, out, out));
     case TF_OP_sqrt: return dx_binary(d, TF_BINARY_DIV, dx_const(d, 0.5), dx_in(d, oute));
     case TF_OP_rsqrt:
         return dx_binary(d, TF_BINARY_MUL, dx_const(d, -0.5),
@@ -342,8 +319,7 @@ static dv unary_deriv(dx *d, uint32_t op, tf_eager *xe, tf_eager *oute)
                                   dx_unary(d, TF_UNARY_NEG, dx_binary(d, TF_BINARY_MUL, x, x))));
     case TF_OP_sigmoid:
         out = dx_in(d, oute);
-        return dx_binary(d, TF_BINARY_MUL, out,
-                         dx_binary(d, TF_BINARY_SUB, dx_const(d, 1.0), out));
+        return dx_binary(d, TF_BINARY_MUL, out, dx_binary(d, TF_BINARY_SUB, dx_const(d, 1.0), out));
     }
     return dv_nil();
 }
@@ -357,8 +333,8 @@ static tf_status unary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_e
     return rb_done(&b, f.nil ? NULL : rb_mul(&b, cot, f.e), &cin[0]);
 }
 
-static tf_status unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                           tf_eager *const *tin, tf_eager **tout)
+static tf_status unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                           tf_eager **tout)
 {
     rule_builder b = rb_begin(s);
     dx d = {&b, NULL, nd->inputs[0]};
@@ -474,8 +450,8 @@ static tf_status binary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
     return rb_finish(&b);
 }
 
-static tf_status binary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                            tf_eager *const *tin, tf_eager **tout)
+static tf_status binary_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                            tf_eager **tout)
 {
     rule_builder b = rb_begin(s);
     tf_eager *x = nd->inputs[0], *y = nd->inputs[1], *sum = NULL;
@@ -499,8 +475,8 @@ static tf_status compare_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf
     return TF_OK;
 }
 
-static tf_status compare_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                             tf_eager *const *tin, tf_eager **tout)
+static tf_status compare_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                             tf_eager **tout)
 {
     return TF_OK;
 }
@@ -517,8 +493,8 @@ static tf_status select_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
     return rb_finish(&b);
 }
 
-static tf_status select_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                            tf_eager *const *tin, tf_eager **tout)
+static tf_status select_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                            tf_eager **tout)
 {
     if (!tin[1] && !tin[2])
         return TF_OK;
@@ -542,8 +518,8 @@ static tf_status convert_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf
     return tf_session_cast(s, cot, nd->inputs[0]->value->dtype, &cin[0]);
 }
 
-static tf_status convert_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                             tf_eager *const *tin, tf_eager **tout)
+static tf_status convert_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                             tf_eager **tout)
 {
     if (!float_to_float(nd, out))
         return TF_OK;
@@ -617,38 +593,30 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
 /* Rule table entries                                                     */
 /* ===================================================================== */
 
-#define UNARY_RULE_(name)                                                                          \
+#define UNARY_RULE_(NAME, name) \
     const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp, unary_vjp_fx, 0};
-UNARY_RULE_(neg)
-UNARY_RULE_(abs)
-UNARY_RULE_(sign)
-UNARY_RULE_(exp)
-UNARY_RULE_(log)
-UNARY_RULE_(expm1)
-UNARY_RULE_(log1p)
-UNARY_RULE_(sin)
-UNARY_RULE_(cos)
-UNARY_RULE_(tanh)
-UNARY_RULE_(sqrt)
-UNARY_RULE_(rsqrt)
-UNARY_RULE_(erf)
-UNARY_RULE_(sigmoid)
+TF_UNARY_OPS(UNARY_RULE_)
 #undef UNARY_RULE_
 
-/* unread: the values binary_deriv never touches (add and sub read only shapes,
-   the dtype of input 0 and the cotangent; mul reads its inputs, not its result) */
-#define BINARY_RULE_(name, unread_bits)                                                            \
-    const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp, binary_vjp_fx, unread_bits};
+/* The values binary_deriv never touches, one entry per binary op (a new op
+   without one does not build): add and sub read only shapes, the dtype of
+   input 0 and the cotangent; mul reads its inputs, not its result. */
 #define ALL_UNREAD_ (TF_UNREAD_IN(0) | TF_UNREAD_IN(1) | TF_UNREAD_OUT)
-BINARY_RULE_(add, ALL_UNREAD_)
-BINARY_RULE_(sub, ALL_UNREAD_)
-BINARY_RULE_(mul, TF_UNREAD_OUT)
-BINARY_RULE_(div, 0)
-BINARY_RULE_(pow, 0)
-BINARY_RULE_(maximum, 0)
-BINARY_RULE_(minimum, 0)
-BINARY_RULE_(rem, 0)
+enum {
+    UNREAD_add = ALL_UNREAD_,
+    UNREAD_sub = ALL_UNREAD_,
+    UNREAD_mul = TF_UNREAD_OUT,
+    UNREAD_div = 0,
+    UNREAD_pow = 0,
+    UNREAD_maximum = 0,
+    UNREAD_minimum = 0,
+    UNREAD_rem = 0,
+};
 #undef ALL_UNREAD_
+#define BINARY_RULE_(NAME, name)                                                      \
+    const tf_op_rule tf__rule_##name = {#name, binary_vjp, binary_jvp, binary_vjp_fx, \
+                                        UNREAD_##name};
+TF_BINARY_OPS(BINARY_RULE_)
 #undef BINARY_RULE_
 
 const tf_op_rule tf__rule_compare = {.name = "compare", .vjp = compare_vjp, .jvp = compare_jvp};

@@ -8,33 +8,41 @@
 #ifndef TF_OPS_INTERNAL_H
 #define TF_OPS_INTERNAL_H
 
+#include <string.h>
+
 #include "runtime_internal.h"
 
 /* ---- ops and their rules (op_table.c) ---- */
 
 /*
  * The recorded ops, one list per family so that each family's file owns its
- * line. Ids are internal (never cross an ABI) and may be renumbered freely.
+ * line, each entry X(NAME, name) as ops.h's lists (NAME is only used by the
+ * elementwise ops, whose lists are ops.h's own). Ids are internal (never
+ * cross an ABI) and may be renumbered freely.
  */
-#define TF_OPS_ELEMENTWISE(X)                                                            \
-    X(neg) X(abs) X(sign) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(sqrt) \
-    X(rsqrt) X(erf) X(sigmoid) X(add) X(sub) X(mul) X(div) X(pow) X(maximum)            \
-    X(minimum) X(rem) X(compare) X(select) X(convert)
-#define TF_OPS_REDUCE(X) X(reduce_sum) X(reduce_prod) X(reduce_max) X(reduce_min)
-#define TF_OPS_CONTRACT(X) X(dot_general)
-#define TF_OPS_LAYOUT(X) X(reshape) X(transpose) X(broadcast_in_dim) X(reverse)
-#define TF_OPS_INDEX(X)                                                                  \
-    X(slice) X(pad) X(concatenate) X(gather) X(scatter) X(dynamic_slice)               \
-    X(dynamic_update_slice) X(diagonal) X(diag_embed)
+#define TF_OPS_ELEMENTWISE(X) \
+    TF_UNARY_OPS(X) TF_BINARY_OPS(X) X(COMPARE, compare) X(SELECT, select) X(CONVERT, convert)
+#define TF_OPS_REDUCE(X)      \
+    X(REDUCE_SUM, reduce_sum) \
+    X(REDUCE_PROD, reduce_prod) X(REDUCE_MAX, reduce_max) X(REDUCE_MIN, reduce_min)
+#define TF_OPS_CONTRACT(X) X(DOT_GENERAL, dot_general)
+#define TF_OPS_LAYOUT(X) \
+    X(RESHAPE, reshape)  \
+    X(TRANSPOSE, transpose) X(BROADCAST_IN_DIM, broadcast_in_dim) X(REVERSE, reverse)
+#define TF_OPS_INDEX(X)                                                               \
+    X(SLICE, slice)                                                                   \
+    X(PAD, pad) X(CONCATENATE, concatenate) X(GATHER, gather) X(SCATTER, scatter)     \
+        X(DYNAMIC_SLICE, dynamic_slice) X(DYNAMIC_UPDATE_SLICE, dynamic_update_slice) \
+            X(DIAGONAL, diagonal) X(DIAG_EMBED, diag_embed)
 
-#define TF_OPS_EXTENSION(X) X(extension) /* any extension op (extension_call.c) */
+#define TF_OPS_EXTENSION(X) X(EXTENSION, extension) /* any extension op (extension_call.c) */
 
-#define TF_OP_LIST(X)                                                                      \
-    TF_OPS_ELEMENTWISE(X) TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X) \
-    TF_OPS_EXTENSION(X)
+#define TF_OP_LIST(X)     \
+    TF_OPS_ELEMENTWISE(X) \
+    TF_OPS_REDUCE(X) TF_OPS_CONTRACT(X) TF_OPS_LAYOUT(X) TF_OPS_INDEX(X) TF_OPS_EXTENSION(X)
 
 typedef enum tf_op_id {
-#define TF_OP_ENUM_(name) TF_OP_##name,
+#define TF_OP_ENUM_(NAME, name) TF_OP_##name,
     TF_OP_LIST(TF_OP_ENUM_)
 #undef TF_OP_ENUM_
     TF_OP_COUNT_
@@ -66,13 +74,13 @@ struct tf_fx;
  * Every cotangent it builds has the result's dtype and shape (so the caller
  * shapes it after `cot`, which is warm, rather than after the input).
  */
-typedef bool (*tf_vjp_fx_fn)(const tf_node *node, tf_eager *out, tf_eager *cot,
-                             const bool *need, struct tf_fx *fx, uint32_t *res);
+typedef bool (*tf_vjp_fx_fn)(const tf_node *node, tf_eager *out, tf_eager *cot, const bool *need,
+                             struct tf_fx *fx, uint32_t *res);
 
 typedef struct tf_op_rule {
     const char *name;
-    tf_vjp_fn vjp; /* NULL: no reverse rule (TF_ERR_UNSUPPORTED_AD_RULE) */
-    tf_jvp_fn jvp; /* NULL: no forward rule */
+    tf_vjp_fn vjp;       /* NULL: no reverse rule (TF_ERR_UNSUPPORTED_AD_RULE) */
+    tf_jvp_fn jvp;       /* NULL: no forward rule */
     tf_vjp_fx_fn vjp_fx; /* NULL: vjp only */
     /*
      * Values none of the three rules reads (only shape and dtype): bit i
@@ -84,7 +92,6 @@ typedef struct tf_op_rule {
      */
     uint8_t unread;
 } tf_op_rule;
-
 
 const tf_op_rule *tf__op_rule(uint32_t op);
 /*
@@ -114,6 +121,21 @@ tf_status tf__empty(tf_session *s, tf_dtype dtype, size_t rank, const int64_t *s
 /* Runs one primitive on the session's engine. */
 tf_status tf__exec(tf_session *s, tf_prim prim, const void *params, size_t n_in,
                    tf_tensor *const *in, tf_tensor *out);
+/* Runs `prim` into a new dense tensor of (dtype, rank, shape), *out only on success. */
+tf_status tf__exec_new(tf_session *s, tf_prim prim, const void *params, size_t n_in,
+                       tf_tensor *const *in, tf_dtype dtype, size_t rank, const int64_t *shape,
+                       tf_tensor **out);
+
+/* Records and returns TF_ERR_VALIDATION: "<op>: <arg> is NULL", naming arg. */
+tf_status tf__null_arg(const char *op, const char *arg);
+
+/* Attribute vector k of a: the n values of v. */
+static inline void tf__attrs_put(tf_attrs *a, int k, const int64_t *v, uint32_t n)
+{
+    a->n[k] = n;
+    if (n)
+        memcpy(a->v[k], v, n * sizeof *v);
+}
 
 /* NumPy broadcast of n shapes into shape/rank; TF_ERR_SHAPE_MISMATCH names `op`. */
 tf_status tf__broadcast_shapes(const char *op, tf_tensor *const *xs, size_t n, int64_t *shape,

@@ -23,8 +23,8 @@ static tf_status materialise(tf_session *s, tf_tensor *v, tf_tensor **out)
 
 /* ---- reshape ---- */
 
-TF_API tf_status tf_session_reshape(tf_session *s, tf_eager *x, size_t rank,
-                                    const int64_t *shape, tf_eager **out)
+TF_API tf_status tf_session_reshape(tf_session *s, tf_eager *x, size_t rank, const int64_t *shape,
+                                    tf_eager **out)
 {
     tf_status st = tf__check_inputs("reshape", s, &x, 1, k_x, out);
     if (st)
@@ -60,16 +60,15 @@ static tf_status reshape_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf
     return tf_session_reshape(s, cot, x->rank, x->shape, &cin[0]);
 }
 
-static tf_status reshape_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                             tf_eager *const *tin, tf_eager **tout)
+static tf_status reshape_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                             tf_eager **tout)
 {
     return tf_session_reshape(s, tin[0], out->value->rank, out->value->shape, tout);
 }
 
 /* ---- transpose ---- */
 
-TF_API tf_status tf_session_transpose(tf_session *s, tf_eager *x, const int *perm,
-                                      tf_eager **out)
+TF_API tf_status tf_session_transpose(tf_session *s, tf_eager *x, const int *perm, tf_eager **out)
 {
     tf_status st = tf__check_inputs("transpose", s, &x, 1, k_x, out);
     if (st)
@@ -106,8 +105,7 @@ static tf_status transpose_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
 /* ---- broadcast_in_dim ---- */
 
 TF_API tf_status tf_session_broadcast_in_dim(tf_session *s, tf_eager *x, size_t rank,
-                                             const int64_t *shape, const int *dims,
-                                             tf_eager **out)
+                                             const int64_t *shape, const int *dims, tf_eager **out)
 {
     tf_status st = tf__check_inputs("broadcast_in_dim", s, &x, 1, k_x, out);
     if (st)
@@ -203,8 +201,8 @@ static tf_status reverse_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf
     return reverse_apply(s, nd, cot, &cin[0]);
 }
 
-static tf_status reverse_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
-                             tf_eager *const *tin, tf_eager **tout)
+static tf_status reverse_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
+                             tf_eager **tout)
 {
     return reverse_apply(s, nd, tin[0], tout);
 }

@@ -23,20 +23,6 @@ static tf_status need_matrix(const char *op, const tf_eager *x)
     return TF_OK;
 }
 
-/* Runs `prim` into a new dense tensor of (dtype, rank, shape). */
-static tf_status exec_new(tf_session *s, tf_prim prim, const void *params, size_t n_in,
-                          tf_tensor *const *in, tf_dtype dtype, size_t rank, const int64_t *shape,
-                          tf_tensor **out)
-{
-    tf_tensor *t;
-    tf_status st = tf__empty(s, dtype, rank, shape, &t);
-    if (!st && (st = tf__exec(s, prim, params, n_in, in, t)))
-        tf_tensor_release(t);
-    if (!st)
-        *out = t;
-    return st;
-}
-
 /* ===================================================================== */
 /* tril and triu                                                          */
 /* ===================================================================== */
@@ -56,22 +42,22 @@ static tf_status triangle_mask(tf_session *s, int64_t m, int64_t n, int64_t k, b
     tf_tensor *rows = NULL, *cols = NULL, *diff = NULL, *kk = NULL, *kv = NULL;
     if (m == 0 || n == 0) { /* an empty mask: filled directly, no iota over empty axes */
         tf_fill_params none = {.struct_size = sizeof none, .value = {0.0, 0}};
-        return exec_new(s, TF_PRIM_FILL, &none, 0, NULL, TF_BOOL, 2, shape, out);
+        return tf__exec_new(s, TF_PRIM_FILL, &none, 0, NULL, TF_BOOL, 2, shape, out);
     }
-    tf_status st = exec_new(s, TF_PRIM_IOTA, &rows_p, 0, NULL, TF_I64, 2, shape, &rows);
+    tf_status st = tf__exec_new(s, TF_PRIM_IOTA, &rows_p, 0, NULL, TF_I64, 2, shape, &rows);
     if (!st)
-        st = exec_new(s, TF_PRIM_IOTA, &cols_p, 0, NULL, TF_I64, 2, shape, &cols);
+        st = tf__exec_new(s, TF_PRIM_IOTA, &cols_p, 0, NULL, TF_I64, 2, shape, &cols);
     if (!st) {
         tf_tensor *in[2] = {cols, rows};
-        st = exec_new(s, TF_PRIM_BINARY, &sub, 2, in, TF_I64, 2, shape, &diff);
+        st = tf__exec_new(s, TF_PRIM_BINARY, &sub, 2, in, TF_I64, 2, shape, &diff);
     }
     if (!st)
-        st = exec_new(s, TF_PRIM_FILL, &fill, 0, NULL, TF_I64, 0, NULL, &kk);
+        st = tf__exec_new(s, TF_PRIM_FILL, &fill, 0, NULL, TF_I64, 0, NULL, &kk);
     if (!st)
         st = tf__broadcast_view(kk, 2, shape, &kv);
     if (!st) {
         tf_tensor *in[2] = {diff, kv};
-        st = exec_new(s, TF_PRIM_COMPARE, &cmp, 2, in, TF_BOOL, 2, shape, out);
+        st = tf__exec_new(s, TF_PRIM_COMPARE, &cmp, 2, in, TF_BOOL, 2, shape, out);
     }
     tf_tensor_release(rows);
     tf_tensor_release(cols);
@@ -171,7 +157,7 @@ static tf_status embed_value(tf_session *s, tf_tensor *x, size_t rank, const int
 {
     tf_fill_params zero = {.struct_size = sizeof zero, .value = {0.0, 0}};
     tf_tensor *t, *diag = NULL;
-    tf_status st = exec_new(s, TF_PRIM_FILL, &zero, 0, NULL, x->dtype, rank, shape, &t);
+    tf_status st = tf__exec_new(s, TF_PRIM_FILL, &zero, 0, NULL, x->dtype, rank, shape, &t);
     if (st)
         return st;
     if (!(st = tf_tensor_diagonal(t, (int)rank - 2, (int)rank - 1, &diag)))

@@ -80,37 +80,37 @@ static inline void rb_set(rule_builder *b, tf_eager *result, tf_eager **dst)
     }
 }
 
-#define RB_UNARY_(name)                                                        \
-    static inline tf_eager *rb_##name(rule_builder *b, tf_eager *x)            \
-    {                                                                          \
-        tf_eager *o = NULL;                                                    \
-        if (b->st || !x)                                                       \
-            return NULL;                                                       \
-        tf_status st_ = tf_session_##name(b->s, x, &o);                        \
-        return rb_keep(b, st_, o);                                             \
+#define RB_UNARY_(NAME, name)                                       \
+    static inline tf_eager *rb_##name(rule_builder *b, tf_eager *x) \
+    {                                                               \
+        tf_eager *o = NULL;                                         \
+        if (b->st || !x)                                            \
+            return NULL;                                            \
+        tf_status st_ = tf_session_##name(b->s, x, &o);             \
+        return rb_keep(b, st_, o);                                  \
     }
 TF_UNARY_OPS(RB_UNARY_)
 #undef RB_UNARY_
 
-#define RB_BINARY_(name)                                                       \
+#define RB_BINARY_(NAME, name)                                                   \
     static inline tf_eager *rb_##name(rule_builder *b, tf_eager *x, tf_eager *y) \
-    {                                                                          \
-        tf_eager *o = NULL;                                                    \
-        if (b->st || !x || !y)                                                 \
-            return NULL;                                                       \
-        tf_status st_ = tf_session_##name(b->s, x, y, &o);                     \
-        return rb_keep(b, st_, o);                                             \
+    {                                                                            \
+        tf_eager *o = NULL;                                                      \
+        if (b->st || !x || !y)                                                   \
+            return NULL;                                                         \
+        tf_status st_ = tf_session_##name(b->s, x, y, &o);                       \
+        return rb_keep(b, st_, o);                                               \
     }
 TF_BINARY_OPS(RB_BINARY_)
 #undef RB_BINARY_
 
 /* Wraps a call `expr` that writes its result to `o`. */
-#define RB_CALL_(b, expr)                                                      \
-    do {                                                                       \
-        if ((b)->st)                                                           \
-            return NULL;                                                       \
-        tf_status st_ = (expr);                                                \
-        return rb_keep((b), st_, o);                                           \
+#define RB_CALL_(b, expr)            \
+    do {                             \
+        if ((b)->st)                 \
+            return NULL;             \
+        tf_status st_ = (expr);      \
+        return rb_keep((b), st_, o); \
     } while (0)
 
 /* A rank-0 constant with like's dtype. */
@@ -182,8 +182,7 @@ static inline tf_eager *rb_reduce_sum(rule_builder *b, tf_eager *x, const int *a
     RB_CALL_(b, tf_session_reduce_sum(b->s, x, axes, n, &o));
 }
 
-static inline tf_eager *rb_reshape(rule_builder *b, tf_eager *x, size_t rank,
-                                   const int64_t *shape)
+static inline tf_eager *rb_reshape(rule_builder *b, tf_eager *x, size_t rank, const int64_t *shape)
 {
     tf_eager *o = NULL;
     if (!x)

@@ -55,4 +55,3 @@ uint32_t tf__fx_binary(tf_fx *fx, tf_binary_op op, uint32_t a, uint32_t b)
 {
     return add_step(fx, TF_FUSED_BINARY, (uint32_t)op, a, b);
 }
-

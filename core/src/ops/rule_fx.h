@@ -30,8 +30,8 @@
 
 typedef struct tf_fx {
     uint32_t n_in, n_steps;
-    tf_eager *in[TF_FUSED_MAX_INPUTS]; /* borrowed; NULL for a constant */
-    double konst[TF_FUSED_MAX_INPUTS]; /* the value of a constant input */
+    tf_eager *in[TF_FUSED_MAX_INPUTS];       /* borrowed; NULL for a constant */
+    double konst[TF_FUSED_MAX_INPUTS];       /* the value of a constant input */
     tf_fused_step steps[TF_FUSED_MAX_STEPS]; /* a and b are references while building */
     bool overflow;
 } tf_fx;
