@@ -239,7 +239,7 @@ static tf_status mlp_loss(bench *b, const mlp *m, tf_eager **loss)
 static tf_status mlp_update(bench *b, mlp *m)
 {
     tf_scope guard;
-    tf_status st = tf_runtime_no_grad(b->rt, &guard);
+    tf_status st = tf_scope_begin_no_grad(b->rt, &guard);
     if (st)
         return st;
     for (int i = 0; i < MLP_PARAMS && !st; i++) {

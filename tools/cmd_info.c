@@ -84,7 +84,7 @@ static void config_view_load(config_view *v)
 
 static void config_view_free(config_view *v)
 {
-    tf_config_free(v->config);
+    tf_config_destroy(v->config);
     free(v->error);
     tf_config_report_free(v->report);
     free(v->selected);

@@ -35,7 +35,7 @@ tf_status tf_cli_open_engine(const char *name, int threads, tf_engine **out)
     tf_config_set_threads(config, threads);
     char *report = NULL;
     st = tf_config_open_engine(config, out, &report);
-    tf_config_free(config);
+    tf_config_destroy(config);
     const char *r = report ? report : "";
     while (!st && strncmp(r, "skipped ", 8) == 0) { /* the failure's message lists them */
         const char *nl = strchr(r, '\n');

@@ -768,7 +768,7 @@ static tf_status second_order(tf_session *s, tf_eager *const *xs, size_t n, void
     ensure(s);
     tf_eager *d, *g, *sq;
     tf_scope sc; /* the finite-difference side passes constants: capture them */
-    tf_status st = tf_runtime_capture_trace(tf_session_runtime(s), &sc);
+    tf_status st = tf_scope_begin_capture_trace(tf_session_runtime(s), &sc);
     if (st)
         return st;
     if (user)

@@ -96,7 +96,7 @@ static void check_special(uint8_t which)
     if (which == 0) {
         FZ_CHECK(st == TF_OK, "/dev/null refused: %s", tf_error_message());
         FZ_CHECK(strcmp(tf_config_engine_source(c), "built-in") == 0, "/dev/null has engines");
-        tf_config_free(c);
+        tf_config_destroy(c);
     } else {
         FZ_CHECK(st == TF_ERR_CONFIG && c == (tf_config *)&g_fd, "%s: %s", path,
                  tf_status_name(st));
@@ -202,6 +202,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     check_accepted(c);
-    tf_config_free(c);
+    tf_config_destroy(c);
     return 0;
 }

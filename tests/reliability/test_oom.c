@@ -472,7 +472,7 @@ static tf_status sc_config_load(double *result)
     const char *first = tf_config_engine_at(c, 0);
     *result = (double)tf_config_engine_count(c) * 1000 + (double)strlen(tf_config_plugin_path(c)) +
               (first && !strcmp(first, "cpu")) * 100;
-    tf_config_free(c);
+    tf_config_destroy(c);
     return TF_OK;
 }
 

@@ -231,7 +231,7 @@ static tf_status call_mlp_grad(tf_session *s, tf_eager *const *xs, size_t n, voi
     int wrt = *(const int *)user;
     tf_runtime *rt = tf_session_runtime(s);
     tf_scope sc; /* the finite-difference side passes constants: capture them */
-    tf_status st = tf_runtime_capture_trace(rt, &sc);
+    tf_status st = tf_scope_begin_capture_trace(rt, &sc);
     tf_eager *l = NULL;
     if (!st)
         st = mlp_loss(s, xs[0], xs[1], &l);
@@ -329,9 +329,9 @@ static void test_backward_reachability(void **state)
     tf_eager *d = tft_f64(f.rt, 1, 0, NULL, (double[]){7}, 1); /* used only under no-grad */
     tf_eager *k = tft_f64(f.rt, 0, 0, NULL, (double[]){10}, 1);
     tf_eager *e = tft_f64(f.rt, 1, 0, NULL, (double[]){-4}, 1); /* reached through sign only */
-    tf_eager *cc = op2(tf_session_mul, f.s, c, c);          /* another graph on c */
+    tf_eager *cc = op2(tf_session_mul, f.s, c, c);              /* another graph on c */
     tf_scope ng;
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &ng));
     tf_eager *dk = op2(tf_session_mul, f.s, d, k);
     tf_scope_end(&ng);
     assert_false(tf_eager_tracks_grad(dk));
@@ -414,7 +414,7 @@ static void test_no_grad_records_nothing(void **state)
     const int64_t s2[] = {2};
     tf_eager *x = tft_f64(f.rt, 1, 1, s2, (double[]){3, 4}, 2);
     tf_scope ng;
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &ng));
     tf_eager *y = op2(tf_session_mul, f.s, x, x), *ly = sum_all(f.s, y);
     tf_scope_end(&ng);
     assert_false(tf_eager_tracks_grad(y));
@@ -444,8 +444,8 @@ static void test_nested_no_grad(void **state)
     tft_env f = tft_env_begin();
     tf_eager *x = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1), *y;
     tf_scope outer, inner;
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &outer));
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &inner));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &outer));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &inner));
     y = op2(tf_session_mul, f.s, x, x);
     assert_false(tf_eager_tracks_grad(y));
     tf_eager_release(y);
@@ -460,16 +460,16 @@ static void test_nested_no_grad(void **state)
     /* capture inside no-grad records nothing; no-grad inside capture neither */
     tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){5}, 1), *r = (tf_eager *)0x1;
     tf_scope cap;
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &outer));
-    TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &outer));
+    TF_ASSERT_OK(tf_scope_begin_capture_trace(f.rt, &cap));
     y = op2(tf_session_mul, f.s, c, c);
     tf_scope_end(&cap);
     tf_scope_end(&outer);
     TF_ASSERT_OK(tf_runtime_grad_optional(f.rt, g_cpu, y, c, &r));
     assert_null(r);
     tf_eager_release(y);
-    TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &inner));
+    TF_ASSERT_OK(tf_scope_begin_capture_trace(f.rt, &cap));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &inner));
     y = op2(tf_session_mul, f.s, c, c);
     tf_scope_end(&inner);
     tf_eager *y2 = op2(tf_session_mul, f.s, c, c); /* capture is active again */
@@ -495,7 +495,7 @@ static void test_no_grad_per_runtime(void **state)
     tf_eager *x = tft_f64(f.rt, 1, 0, NULL, (double[]){2}, 1);
     tf_eager *z = tft_f64(h.rt, 1, 0, NULL, (double[]){2}, 1);
     tf_scope ng;
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &ng));
     tf_eager *a = op2(tf_session_mul, f.s, x, x), *b = op2(tf_session_mul, h.s, z, z);
     tf_scope_end(&ng);
     assert_false(tf_eager_tracks_grad(a));
@@ -530,7 +530,7 @@ static void *other_thread(void *p)
     tf_scope ng;
     if (tf_session_begin(a->rt, e, &s) == TF_OK) {
         if (a->scoped)
-            tf_runtime_no_grad(a->rt, &ng);
+            tf_scope_begin_no_grad(a->rt, &ng);
         tf_eager *y = NULL, *cc = NULL, *r = NULL;
         if (tf_session_mul(s, a->x, a->x, &y) == TF_OK)
             a->tracked = tf_eager_tracks_grad(y);
@@ -557,8 +557,8 @@ static void test_scopes_per_thread(void **state)
     tf_eager *c = tft_f64(f.rt, 0, 0, NULL, (double[]){3}, 1);
     /* no-grad and capture here; the other thread records normally */
     tf_scope ng, cap;
-    TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
-    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
+    TF_ASSERT_OK(tf_scope_begin_capture_trace(f.rt, &cap));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(f.rt, &ng));
     thread_arg a = {f.rt, x, c, -1, -1, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, other_thread, &a), 0);
@@ -592,7 +592,7 @@ static void test_trace_capture(void **state)
     tf_eager *c = tft_f64(f.rt, 0, 1, s3, (double[]){1, 2, 3}, 3);
     tf_eager *v = tft_f64(f.rt, 1, 1, s3, (double[]){4, 5, 6}, 3);
     tf_scope cap;
-    TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
+    TF_ASSERT_OK(tf_scope_begin_capture_trace(f.rt, &cap));
     tf_eager *cc = op2(tf_session_mul, f.s, c, c), *l = sum_all(f.s, cc);
     tf_eager *w = op2(tf_session_mul, f.s, v, v); /* a variable's graph, not used by l */
     tf_scope_end(&cap);
@@ -624,6 +624,34 @@ static void test_trace_capture(void **state)
     tf_eager_release(cc);
     tf_eager_release(v);
     tf_eager_release(c);
+    tft_env_end(&f);
+}
+
+/* The scopes' older names begin the same scopes. */
+static void test_scope_older_names(void **state)
+{
+    (void)state;
+    tft_env f = tft_env_begin();
+    const int64_t s2[] = {2};
+    tf_eager *x = tft_f64(f.rt, 1, 1, s2, (double[]){3, 4}, 2);
+    tf_eager *c = tft_f64(f.rt, 0, 1, s2, (double[]){1, 2}, 2);
+    tf_scope ng, cap;
+    TF_ASSERT_OK(tf_runtime_no_grad(f.rt, &ng));
+    tf_eager *y = op2(tf_session_mul, f.s, x, x);
+    tf_scope_end(&ng);
+    assert_false(tf_eager_tracks_grad(y));
+    TF_ASSERT_OK(tf_runtime_capture_trace(f.rt, &cap));
+    tf_eager *cc = op2(tf_session_mul, f.s, c, c), *l = sum_all(f.s, cc);
+    tf_scope_end(&cap);
+    tf_eager *g = grad(f.rt, l, c);
+    expect(g, (double[]){2, 4}, 2, 0);
+    assert_int_equal(tf_runtime_no_grad(NULL, &ng), TF_ERR_VALIDATION);
+    tf_eager_release(g);
+    tf_eager_release(l);
+    tf_eager_release(cc);
+    tf_eager_release(y);
+    tf_eager_release(c);
+    tf_eager_release(x);
     tft_env_end(&f);
 }
 
@@ -744,7 +772,11 @@ static void test_cotangent_sums_stay_private(void **state)
  * with f = exp, x * x and -x, and y written as t1 + (-t2) too. backward into
  * the slot, grad and vjp with a seed of ones must all give d sum(y)/dx = -1.
  */
-typedef enum shared_f { SHARED_EXP, SHARED_SQUARE, SHARED_NEG } shared_f;
+typedef enum shared_f {
+    SHARED_EXP,
+    SHARED_SQUARE,
+    SHARED_NEG
+} shared_f;
 
 static tf_eager *shared_program(tf_session *s, tf_eager *x, shared_f f, int plus_neg)
 {
@@ -907,7 +939,11 @@ static void test_cotangent_sums_of_views(void **state)
 {
     (void)state;
     tft_env f = tft_env_begin();
-    enum { R = 40, C = 75, N = R * C };
+    enum {
+        R = 40,
+        C = 75,
+        N = R * C
+    };
     const int64_t shape[] = {R, C}, tshape[] = {C, R};
     static double xv[N], wv[N], tv[N], want[N];
     for (int i = 0; i < N; i++) {
@@ -1107,6 +1143,7 @@ int main(void)
         cmocka_unit_test(test_no_grad_per_runtime),
         cmocka_unit_test(test_scopes_per_thread),
         cmocka_unit_test(test_trace_capture),
+        cmocka_unit_test(test_scope_older_names),
         cmocka_unit_test(test_grad_wrt_intermediate),
         cmocka_unit_test(test_backward_with_seed),
         cmocka_unit_test(test_cotangent_sums_stay_private),

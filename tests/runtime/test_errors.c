@@ -561,8 +561,8 @@ static void test_null_arguments(void **state)
     TF_ASSERT_STATUS(tf_runtime_with_session(f->rt, g_cpu, NULL, NULL), TF_ERR_VALIDATION);
     assert_string_equal(tf_error_argument(), "fn");
     tf_scope sc;
-    TF_ASSERT_STATUS(tf_runtime_no_grad(NULL, &sc), TF_ERR_VALIDATION);
-    TF_ASSERT_STATUS(tf_runtime_capture_trace(f->rt, NULL), TF_ERR_VALIDATION);
+    TF_ASSERT_STATUS(tf_scope_begin_no_grad(NULL, &sc), TF_ERR_VALIDATION);
+    TF_ASSERT_STATUS(tf_scope_begin_capture_trace(f->rt, NULL), TF_ERR_VALIDATION);
     assert_string_equal(tf_error_argument(), "scope");
     TF_ASSERT_STATUS(tf_runtime_cache_stats(f->rt, NULL), TF_ERR_VALIDATION);
     assert_string_equal(tf_error_argument(), "out");
@@ -627,7 +627,7 @@ static void test_scope_outlives_runtime(void **state)
         tf_runtime *rt = NULL;
         TF_ASSERT_OK(tf_runtime_create(&rt));
         tf_scope sc;
-        TF_ASSERT_OK(kind ? tf_runtime_capture_trace(rt, &sc) : tf_runtime_no_grad(rt, &sc));
+        TF_ASSERT_OK(kind ? tf_scope_begin_capture_trace(rt, &sc) : tf_scope_begin_no_grad(rt, &sc));
         assert_int_equal(tf_runtime_ref_count(rt), 2);
         tf_runtime_release(rt); /* the scope's reference keeps it */
         assert_int_equal(tf_runtime_ref_count(sc.runtime), 1);
@@ -647,15 +647,15 @@ static void test_scope_table_full(void **state)
     for (int i = 0; i < 17; i++)
         TF_ASSERT_OK(tf_runtime_create(&rts[i]));
     for (int i = 0; i < 16; i++)
-        TF_ASSERT_OK(tf_runtime_no_grad(rts[i], &sc[i]));
+        TF_ASSERT_OK(tf_scope_begin_no_grad(rts[i], &sc[i]));
     memset(&sc[16], 0x5a, sizeof sc[16]);
     tf_scope before = sc[16];
-    TF_ASSERT_STATUS(tf_runtime_capture_trace(rts[16], &sc[16]), TF_ERR_RUNTIME_STATE);
+    TF_ASSERT_STATUS(tf_scope_begin_capture_trace(rts[16], &sc[16]), TF_ERR_RUNTIME_STATE);
     assert_memory_equal(&sc[16], &before, sizeof before);
     assert_int_equal(tf_runtime_ref_count(rts[16]), 1);
     for (int i = 15; i >= 0; i--)
         tf_scope_end(&sc[i]);
-    TF_ASSERT_OK(tf_runtime_capture_trace(rts[16], &sc[16])); /* room again */
+    TF_ASSERT_OK(tf_scope_begin_capture_trace(rts[16], &sc[16])); /* room again */
     tf_scope_end(&sc[16]);
     for (int i = 0; i < 17; i++) {
         assert_int_equal(tf_runtime_ref_count(rts[i]), 1);

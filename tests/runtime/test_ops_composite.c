@@ -106,7 +106,7 @@ static tf_status call_axis_grad(tf_session *s, tf_eager *const *xs, size_t n, vo
                                 tf_eager **out)
 {
     tf_scope sc;
-    tf_status st = tf_runtime_capture_trace(tf_session_runtime(s), &sc);
+    tf_status st = tf_scope_begin_capture_trace(tf_session_runtime(s), &sc);
     if (st)
         return st;
     tf_eager *y = NULL;
@@ -339,7 +339,7 @@ static tf_status call_norm_grad(tf_session *s, tf_eager *const *xs, size_t n, vo
                                 tf_eager **out)
 {
     tf_scope sc;
-    tf_status st = tf_runtime_capture_trace(tf_session_runtime(s), &sc);
+    tf_status st = tf_scope_begin_capture_trace(tf_session_runtime(s), &sc);
     if (st)
         return st;
     tf_eager *y = NULL;

@@ -519,7 +519,7 @@ static tf_status call_dot_grad(tf_session *s, tf_eager *const *xs, size_t n, voi
 {
     tf_runtime *rt = tf_session_runtime(s);
     tf_scope sc;
-    tf_status st = tf_runtime_capture_trace(rt, &sc); /* makes constants targets too */
+    tf_status st = tf_scope_begin_capture_trace(rt, &sc); /* makes constants targets too */
     if (st)
         return st;
     tf_eager *y = NULL, *th = NULL, *w = NULL, *wy = NULL, *l = NULL, *g = NULL, *c = NULL,

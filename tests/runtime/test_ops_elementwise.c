@@ -200,7 +200,7 @@ static tf_status call_unary_grad(tf_session *s, tf_eager *const *xs, size_t n, v
     (void)n;
     /* the finite-difference side passes constants: capture makes them targets */
     tf_scope sc;
-    tf_status st = tf_runtime_capture_trace(tf_session_runtime(s), &sc);
+    tf_status st = tf_scope_begin_capture_trace(tf_session_runtime(s), &sc);
     if (st)
         return st;
     tf_eager *y = NULL, *l = NULL;
@@ -507,7 +507,7 @@ static tf_status call_binary_grad(tf_session *s, tf_eager *const *xs, size_t n, 
     (void)n;
     tf_runtime *rt = tf_session_runtime(s);
     tf_scope sc; /* constants on the finite-difference side: see call_unary_grad */
-    tf_status st = tf_runtime_capture_trace(rt, &sc);
+    tf_status st = tf_scope_begin_capture_trace(rt, &sc);
     if (st)
         return st;
     tf_eager *y = NULL, *l = NULL, *gx = NULL, *gy = NULL;

@@ -108,7 +108,7 @@ static tf_status call_op_grad(tf_session *s, tf_eager *const *xs, size_t n, void
     (void)n;
     tf_runtime *rt = tf_session_runtime(s);
     tf_scope sc; /* the finite-difference side passes constants: capture them */
-    tf_status st = tf_runtime_capture_trace(rt, &sc);
+    tf_status st = tf_scope_begin_capture_trace(rt, &sc);
     if (st)
         return st;
     tf_eager *y = NULL, *y2 = NULL, *y3 = NULL, *l = NULL;

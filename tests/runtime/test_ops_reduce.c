@@ -179,7 +179,7 @@ static tf_status call_second(tf_session *s, tf_eager *const *xs, size_t n, void 
     const second *so = user;
     tf_runtime *rt = tf_session_runtime(s);
     tf_scope sc;
-    tf_status st = tf_runtime_capture_trace(rt, &sc); /* makes constants targets too */
+    tf_status st = tf_scope_begin_capture_trace(rt, &sc); /* makes constants targets too */
     if (st)
         return st;
     tf_eager *y = NULL, *wy = NULL, *l = NULL, *g = NULL, *gc = NULL, *w = NULL, *c = NULL;

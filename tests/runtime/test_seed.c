@@ -156,7 +156,7 @@ static void test_no_grad(void **state)
     tf_session *s;
     TF_ASSERT_OK(tf_session_begin(ctx, g_cpu, &s));
     tf_scope guard;
-    TF_ASSERT_OK(tf_runtime_no_grad(ctx, &guard));
+    TF_ASSERT_OK(tf_scope_begin_no_grad(ctx, &guard));
     tf_eager *y;
     TF_ASSERT_OK(tf_session_mul(s, x, x, &y));
     tf_scope_end(&guard);

@@ -131,7 +131,7 @@ static void worker_iteration(worker *w, tf_session *s, tf_eager *c, tf_eager *a,
     if (it % 5 == 0) {
         tf_scope ng;
         tf_eager *q = NULL;
-        CHECK_OK(w, tf_runtime_no_grad(w->rt, &ng));
+        CHECK_OK(w, tf_scope_begin_no_grad(w->rt, &ng));
         CHECK_OK(w, tf_session_mul(s, w->x, w->x, &q));
         tf_scope_end(&ng);
         CHECK(w, q && !tf_eager_tracks_grad(q), "worker %d: no-grad result is tracked", w->id);

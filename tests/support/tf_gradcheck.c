@@ -77,7 +77,7 @@ tf_status gc_second_order(tf_session *s, tf_eager *const *xs, size_t n, void *us
     const gc_order2 *o = user;
     tf_runtime *rt = tf_session_runtime(s);
     tf_scope scope;
-    TF_ASSERT_OK(tf_runtime_capture_trace(rt, &scope));
+    TF_ASSERT_OK(tf_scope_begin_capture_trace(rt, &scope));
     tf_eager *y = NULL, *sy = NULL, *loss = NULL;
     TF_ASSERT_OK(o->inner(s, xs, n, o->user, &y));
     TF_ASSERT_OK(tf_session_sin(s, y, &sy));

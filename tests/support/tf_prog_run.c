@@ -434,7 +434,7 @@ static bool grad_of(tfp_run *r, tfp_grad_path path, uint32_t i, tf_eager **g)
     } else if (path == TFP_GRAD_NO_GRAD) {
         what = "tf_runtime_grad_optional(loss, x) under no-grad";
         tf_scope scope;
-        st = tf_runtime_no_grad(r->rt, &scope);
+        st = tf_scope_begin_no_grad(r->rt, &scope);
         if (!st) {
             st = tf_runtime_grad_optional(r->rt, r->cfg.engine, r->loss, x, g);
             tf_scope_end(&scope);

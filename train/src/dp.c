@@ -23,7 +23,7 @@ static tf_status scope_begin(tf_dp *dp, scope *sc, const char *fn)
 {
     memset(sc, 0, sizeof *sc);
     tf_status st = tf_session_begin(dp->rt, dp->engine, &sc->s);
-    if (!st && !(st = tf_runtime_no_grad(dp->rt, &sc->guard)))
+    if (!st && !(st = tf_scope_begin_no_grad(dp->rt, &sc->guard)))
         sc->guarded = 1;
     return st ? tt_fail_core(st, "%s: session", fn) : TF_OK;
 }

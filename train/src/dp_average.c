@@ -198,7 +198,7 @@ static tf_status average(tf_dp *dp, avg_ctx *a, size_t *idx)
     tf_status st = tf_session_begin(dp->rt, dp->engine, &a->s);
     if (st)
         return fail_core(st, "session");
-    int guarded = tf_runtime_no_grad(dp->rt, &guard) == TF_OK;
+    int guarded = tf_scope_begin_no_grad(dp->rt, &guard) == TF_OK;
     st = all_buckets(a, idx, dp->bucket_bytes);
     if (!st)
         st = apply_mask(a);

@@ -180,7 +180,7 @@ static tf_status step_run(step *w)
 {
     tf_optim *opt = w->opt;
     tf_scope guard;
-    tf_status st = tf_runtime_no_grad(opt->rt, &guard);
+    tf_status st = tf_scope_begin_no_grad(opt->rt, &guard);
     if (st)
         return tt_fail_core(st, "optim_step: no-grad scope");
     for (size_t i = 0; i < opt->n_params && !st; i++)

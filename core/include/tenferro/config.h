@@ -34,7 +34,7 @@
  * on the same config.
  *
  * Lifecycle: tf_config_load and tf_config_load_file make a tf_config that
- * the caller owns and frees with tf_config_free; strings its accessors
+ * the caller owns and ends with tf_config_destroy; strings its accessors
  * return are borrowed from it until then. A report is the caller's, freed
  * with tf_config_report_free.
  */
@@ -54,7 +54,7 @@ typedef struct tf_config tf_config;
 
 /*
  * Finds and reads the configuration in the order above and applies the
- * environment overrides. Free with tf_config_free. Errors:
+ * environment overrides. End it with tf_config_destroy. Errors:
  * TF_ERR_VALIDATION ("out": NULL), TF_ERR_CONFIG (file, line, key in the
  * message), TF_ERR_OUT_OF_MEMORY.
  */
@@ -66,7 +66,11 @@ tf_status tf_config_load(tf_config **out);
    is TF_ERR_CONFIG). */
 tf_status tf_config_load_file(const char *path, tf_config **out);
 
-/* Frees a configuration and its strings. NULL is a no-op. */
+/* Destroys a configuration and its strings. NULL is a no-op. */
+void tf_config_destroy(tf_config *config);
+
+/* The name tf_config_destroy had before the lifecycle vocabulary (tenferro.h);
+   kept so that older callers build. */
 void tf_config_free(tf_config *config);
 
 /* The accessors below read a NULL config as an empty one ("", 0, NULL; no-op). */
@@ -99,10 +103,12 @@ const char *tf_config_plugin_path(const tf_config *config);
  * tf_config_load_file finds the plugins its own file names. *report (if
  * `report` is non-NULL) gets a text, one line per engine tried: why each was
  * skipped and which was selected; free it with tf_config_report_free. It is
- * set on failure too (NULL only when out of memory).
+ * set on failure too. The report lives in the library's allocator's memory
+ * (tf_allocator_set).
  * Errors: TF_ERR_VALIDATION ("config" or "out": NULL; *report is then
- * NULL), or the last engine's status, with a message listing every
- * failure.
+ * NULL), TF_ERR_OUT_OF_MEMORY (also when the report asked for could not be
+ * written: no engine is left open and *report is NULL), or the last
+ * engine's status, with a message listing every failure.
  */
 tf_status tf_config_open_engine(const tf_config *config, tf_engine **out, char **report);
 

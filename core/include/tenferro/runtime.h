@@ -125,8 +125,8 @@ typedef struct tf_runtime_stats {
 } tf_runtime_stats;
 
 /*
- * A scope guard (no-grad or trace capture), filled by tf_runtime_no_grad or
- * tf_runtime_capture_trace and ended with tf_scope_end. The caller owns the
+ * A scope guard (no-grad or trace capture), filled by tf_scope_begin_no_grad or
+ * tf_scope_begin_capture_trace and ended with tf_scope_end. The caller owns the
  * struct and keeps it until it is ended; the fields are the library's (the
  * runtime it holds a reference to, NULL once ended; the kind; the nesting
  * depth it opened).
@@ -231,7 +231,7 @@ tf_epoch tf_runtime_epoch(const tf_runtime *rt);
  * thread); *scope is then unchanged and no scope is open.
  * seed: EagerRuntime::no_grad
  */
-tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope);
+tf_status tf_scope_begin_no_grad(tf_runtime *rt, tf_scope *scope);
 
 /*
  * Begins a trace-capture scope on the calling thread: until
@@ -241,13 +241,19 @@ tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope);
  * differentiate with respect to any tensor of the captured trace, constants
  * and intermediates included. tf_eager_backward still only accumulates into
  * variables. Inside a no-grad scope nothing is recorded either way.
- * Nesting, ownership, threads and errors as tf_runtime_no_grad.
+ * Nesting, ownership, threads and errors as tf_scope_begin_no_grad.
  * seed: EagerRuntime::capture_trace (EagerTraceCaptureGuard)
  */
+tf_status tf_scope_begin_capture_trace(tf_runtime *rt, tf_scope *scope);
+
+/* The names tf_scope_begin_no_grad and tf_scope_begin_capture_trace had
+   before the lifecycle vocabulary (tenferro.h); kept so that older callers
+   build. */
+tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope);
 tf_status tf_runtime_capture_trace(tf_runtime *rt, tf_scope *scope);
 
 /*
- * Ends a scope begun by tf_runtime_no_grad or tf_runtime_capture_trace and
+ * Ends a scope begun by tf_scope_begin_no_grad or tf_scope_begin_capture_trace and
  * drops its reference to the runtime (which frees the runtime if it was the
  * last). NULL, a scope already ended, or a zero-initialised scope (so that
  * `tf_scope sc = {0};` may be ended on every path) is a no-op; any other

@@ -42,7 +42,7 @@ typedef struct parse_state {
 
 /* ---- freeing ---- */
 
-TF_API void tf_config_free(tf_config *c)
+TF_API void tf_config_destroy(tf_config *c)
 {
     if (!c)
         return;
@@ -62,6 +62,11 @@ TF_API void tf_config_free(tf_config *c)
         }
     }
     tf__free(c);
+}
+
+TF_API void tf_config_free(tf_config *c)
+{
+    tf_config_destroy(c);
 }
 
 /* ---- the handler ---- */
@@ -533,7 +538,7 @@ static tf_status load_quiet(const char *file, tf_config **out, char *msg)
     if (!st)
         st = choose_engines(c, msg);
     if (st) {
-        tf_config_free(c);
+        tf_config_destroy(c);
         return st;
     }
     *out = c;
@@ -615,14 +620,14 @@ tf_status tf__config_plugin_path(char **path)
             return TF_ERR_OUT_OF_MEMORY;
         tf_status pst = parse_file(c, file, msg, &st);
         if (pst == TF_ERR_OUT_OF_MEMORY) {
-            tf_config_free(c);
+            tf_config_destroy(c);
             return pst;
         }
         found = !pst && c->plugin_path ? c->plugin_path : "";
         path_remember(file, &st, found);
     }
     tf_status st = found[0] && !(*path = tf__strdup(found)) ? TF_ERR_OUT_OF_MEMORY : TF_OK;
-    tf_config_free(c);
+    tf_config_destroy(c);
     return st;
 }
 

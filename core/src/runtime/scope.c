@@ -13,7 +13,10 @@
 
 #define MAX_SCOPED_RUNTIMES 16
 
-enum { SCOPE_NO_GRAD = 1, SCOPE_CAPTURE = 2 };
+enum {
+    SCOPE_NO_GRAD = 1,
+    SCOPE_CAPTURE = 2
+};
 
 typedef struct scope_entry {
     tf_context_id id;
@@ -90,8 +93,7 @@ static void leave(tf_context_id id, uint32_t kind)
 static tf_status begin(tf_runtime *rt, tf_scope *scope, uint32_t kind, const char *op)
 {
     if (!rt || !scope)
-        return tf__error(TF_ERR_VALIDATION, op, rt ? "scope" : "runtime", "%s: NULL argument",
-                         op);
+        return tf__error(TF_ERR_VALIDATION, op, rt ? "scope" : "runtime", "%s: NULL argument", op);
     uint32_t depth;
     if (!enter(rt, kind, &depth))
         return tf__error(TF_ERR_RUNTIME_STATE, op, NULL,
@@ -102,14 +104,24 @@ static tf_status begin(tf_runtime *rt, tf_scope *scope, uint32_t kind, const cha
     return TF_OK;
 }
 
-TF_API tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope)
+TF_API tf_status tf_scope_begin_no_grad(tf_runtime *rt, tf_scope *scope)
 {
     return begin(rt, scope, SCOPE_NO_GRAD, "no_grad");
 }
 
-TF_API tf_status tf_runtime_capture_trace(tf_runtime *rt, tf_scope *scope)
+TF_API tf_status tf_scope_begin_capture_trace(tf_runtime *rt, tf_scope *scope)
 {
     return begin(rt, scope, SCOPE_CAPTURE, "capture_trace");
+}
+
+TF_API tf_status tf_runtime_no_grad(tf_runtime *rt, tf_scope *scope)
+{
+    return tf_scope_begin_no_grad(rt, scope);
+}
+
+TF_API tf_status tf_runtime_capture_trace(tf_runtime *rt, tf_scope *scope)
+{
+    return tf_scope_begin_capture_trace(rt, scope);
 }
 
 TF_API void tf_scope_end(tf_scope *scope)
