@@ -363,8 +363,9 @@ static void test_result_read_by_its_own_rule(void **state)
         if (k == 0)
             st = stats_of(p.on);
     }
-    assert_int_equal(st.batches_run, 1);     /* the loss's read */
-    assert_int_equal(st.results_written, 4); /* exp(x) (its rule's), + (*'s), * (the tail's), the sum */
+    assert_int_equal(st.batches_run, 1); /* the loss's read */
+    assert_int_equal(st.results_written,
+                     4); /* exp(x) (its rule's), + (*'s), * (the tail's), the sum */
     assert_int_equal(st.results_dropped, 0);
     expect_same_loss_and_grad(loss[0], loss[1], grad[0], grad[1]);
     tf_eager_release(xv);
@@ -388,7 +389,8 @@ static void test_reduce_tail_training_step(void **state)
 static void tail_evaluation(tf_engine *e, tf_dtype dt)
 {
     pair p = pair_begin(e, TF_DEFER_ALWAYS);
-    tf_eager *x = engine_constant(p.on, dt, N, 34, -1, 1), *y = engine_constant(p.on, dt, N, 35, 0, 1);
+    tf_eager *x = engine_constant(p.on, dt, N, 34, -1, 1),
+             *y = engine_constant(p.on, dt, N, 35, 0, 1);
     tf_session *ss[2] = {p.on, p.off};
     tf_eager *loss[2];
     tf_defer_stats before = {0};
@@ -446,7 +448,15 @@ static void test_reduce_tail_forms(void **state)
     tf_eager *x1 = engine_constant(p.on, TF_F32, N, 32, -2, 2), *x = NULL;
     const int64_t two[2] = {17, 59}; /* 17 * 59 = N */
     TF_ASSERT_OK(tf_session_reshape(p.on, x1, 2, two, &x));
-    enum { MAX1, MEAN, SUM_A, SUM_B, SCALED, FIRST, NV };
+    enum {
+        MAX1,
+        MEAN,
+        SUM_A,
+        SUM_B,
+        SCALED,
+        FIRST,
+        NV
+    };
     tf_eager *v[2][NV];
     tf_defer_stats marks[4];
     for (int k = 0; k < 2; k++) {
@@ -495,7 +505,7 @@ static void test_reduce_tail_forms(void **state)
     assert_int_equal(marks[0].ops_deferred, 2);
     assert_int_equal(marks[0].batches_run, 0);
     assert_int_equal(marks[1].ops_deferred, 4);
-    assert_int_equal(marks[1].batches_run, 1); /* the mean's scaling ran the max's batch */
+    assert_int_equal(marks[1].batches_run, 1);  /* the mean's scaling ran the max's batch */
     assert_int_equal(marks[2].ops_deferred, 7); /* the second sum was not */
     assert_true(marks[3].results_written > marks[2].results_written);
     for (int i = 0; i < NV; i++)
@@ -642,6 +652,43 @@ static void test_write_after_deferred_read(void **state)
 }
 
 #ifndef TF_DEFER_VULKAN
+/* A read refused for its arguments runs nothing: the batch stays open. */
+static void test_refused_read_runs_nothing(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    const int64_t shape[1] = {N};
+    tf_eager *c = NULL, *r = NULL;
+    tf_tensor *t = NULL;
+    TF_ASSERT_OK(tf_tensor_empty(g_fused, TF_F64, 1, shape, &t));
+    tf_fill_params fill = {sizeof fill, 0, {.f = 1.0}};
+    TF_ASSERT_OK(tf_engine_execute(g_fused, TF_PRIM_FILL, &fill, 0, NULL, 1, &t));
+    TF_ASSERT_OK(tf_runtime_constant_from(p.rt, t, &c));
+    TF_ASSERT_OK(tf_session_add(p.on, c, c, &r)); /* deferred */
+    assert_int_equal(stats_of(p.on).ops_deferred, 1);
+    assert_int_equal(stats_of(p.on).batches_run, 0);
+    const void *data = NULL;
+    size_t count = 7;
+    assert_true(tf_tensor_is_host_accessible(tf_eager_value(r))); /* the CPU engine's */
+    assert_int_equal(tf_tensor_data(tf_eager_value(r), TF_F64, NULL, &count), TF_ERR_VALIDATION);
+    assert_int_equal(tf_tensor_data(tf_eager_value(r), TF_F64, &data, NULL), TF_ERR_VALIDATION);
+    assert_null(data);
+    assert_int_equal(count, 7);
+    assert_int_equal(stats_of(p.on).batches_run, 0); /* nothing ran */
+    TF_ASSERT_OK(tf_tensor_data(tf_eager_value(r), TF_F64, &data, &count));
+    assert_int_equal(stats_of(p.on).batches_run, 1);
+    assert_int_equal(count, N);
+    size_t nbytes;
+    double *d = bytes_of(r, &nbytes);
+    for (size_t i = 0; i < N; i++)
+        assert_true(d[i] == 2.0);
+    test_free(d);
+    tf_eager_release(r);
+    tf_eager_release(c);
+    tf_tensor_release(t);
+    pair_end(&p);
+}
+
 /*
  * A pending cotangent is never read before its batch runs, not even by the
  * reverse rules' look at host memory for a seed of ones (`*`'s rule skips
@@ -908,6 +955,7 @@ int main(void)
 #ifndef TF_DEFER_VULKAN /* host memory: the CPU engine's */
         cmocka_unit_test(test_wrapped_host_memory_runs_at_once),
         cmocka_unit_test(test_pending_cotangent_not_peeked),
+        cmocka_unit_test(test_refused_read_runs_nothing),
 #endif
         cmocka_unit_test(test_auto_mode),
         cmocka_unit_test(test_session_end_and_synchronize),

@@ -6,8 +6,8 @@
  * allocator set with tf_allocator_set, so tests can count allocations and
  * fail the Nth one.
  */
-#include <stdarg.h>
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +83,39 @@ char *tf__strdup(const char *s)
     if (d)
         memcpy(d, s, n);
     return d;
+}
+
+void tf__text_printf(tf_text *t, const char *fmt, ...)
+{
+    if (t->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t need = t->len + (size_t)n + 1;
+    if (need > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < need)
+            cap *= 2;
+        char *bigger = tf__alloc(cap);
+        if (!bigger) {
+            tf__free(t->s);
+            *t = (tf_text){NULL, 0, 0, true};
+            return;
+        }
+        if (t->len)
+            memcpy(bigger, t->s, t->len);
+        tf__free(t->s);
+        t->s = bigger;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
 }
 
 /* ---- logging ---- */

@@ -30,11 +30,22 @@
 
 /* ---- alloc.c ---- */
 
-void *tf__alloc(size_t size);               /* aligned for any type; NULL on failure */
+void *tf__alloc(size_t size); /* aligned for any type; NULL on failure */
 void *tf__alloc_aligned(size_t size, size_t align);
 void *tf__calloc(size_t count, size_t size); /* zeroed; NULL on overflow or failure */
 void tf__free(void *ptr);
 char *tf__strdup(const char *s);
+
+/* A text that grows in the library's allocator's memory; start it zeroed.
+   After a failed allocation `oom` is set, `s` freed and NULL, and later
+   appends do nothing. */
+typedef struct tf_text {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} tf_text;
+void tf__text_printf(tf_text *t, const char *fmt, ...) TF_PRINTF(2, 3);
+
 void tf__log(tf_log_level level, const char *fmt, ...) TF_PRINTF(2, 3);
 /* Whether the default allocator is in effect (pooling is allowed then):
    kept by tf_allocator_set, read inline on every pooled allocation. */
@@ -85,8 +96,8 @@ uint64_t tf__hash_bytes(uint64_t h, const void *p, size_t n);
  * Records a failure in this thread's slot and returns `status`. `op` and
  * `argument` may be NULL. The cause is cleared.
  */
-tf_status tf__error(tf_status status, const char *op, const char *argument, const char *fmt,
-                    ...) TF_PRINTF(4, 5);
+tf_status tf__error(tf_status status, const char *op, const char *argument, const char *fmt, ...)
+    TF_PRINTF(4, 5);
 /* Sets the cause of the failure just recorded. */
 void tf__error_cause(const char *fmt, ...) TF_PRINTF(1, 2);
 /* Forgets what a plugin reported; called before calling into a plugin. */

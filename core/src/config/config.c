@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader_internal.h"
 #include "engine_internal.h"
+#include "loader_internal.h"
 
 /* ---- opening the configured engine ---- */
 
@@ -55,33 +55,36 @@ TF_API tf_status tf_config_open_engine(const tf_config *c, tf_engine **out, char
     if (!c || !out)
         return tf__error(TF_ERR_VALIDATION, "config_open_engine", c ? "out" : "config",
                          "config_open_engine: NULL argument");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
+    tf_text text = {0}; /* in the library's allocator: tf_config_report_free frees it */
+    tf_engine *e = NULL;
     tf_status st = TF_ERR_PLUGIN_NOT_FOUND;
     for (size_t i = 0; i < c->n_engines; i++) {
-        st = try_engine(c, c->engines[i], out);
+        st = try_engine(c, c->engines[i], &e);
         if (st == TF_OK) {
-            if (m)
-                fprintf(m, "selected engine '%s' (choice %zu of %zu, from %s%s%s)\n", c->engines[i],
-                        i + 1, c->n_engines, c->source, strcmp(c->source, "file") == 0 ? " " : "",
-                        strcmp(c->source, "file") == 0 ? c->file : "");
+            tf__text_printf(&text, "selected engine '%s' (choice %zu of %zu, from %s%s%s)\n",
+                            c->engines[i], i + 1, c->n_engines, c->source,
+                            strcmp(c->source, "file") == 0 ? " " : "",
+                            strcmp(c->source, "file") == 0 ? c->file : "");
             break;
         }
         const char *cause = tf_error_cause();
-        if (m)
-            fprintf(m, "skipped engine '%s': %s: %s%s%s\n", c->engines[i], tf_status_name(st),
-                    tf_error_message(), cause[0] ? ": " : "", cause);
+        tf__text_printf(&text, "skipped engine '%s': %s: %s%s%s\n", c->engines[i],
+                        tf_status_name(st), tf_error_message(), cause[0] ? ": " : "", cause);
     }
-    if (m)
-        fclose(m);
+    tf__text_printf(&text, "%s", ""); /* a text even when no engine was tried */
+    if (report && text.oom) {         /* the report asked for cannot be given: nothing is opened */
+        tf_engine_destroy(e);
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "config_open_engine", NULL, "out of memory");
+    }
     if (st)
         tf__error(st, "config_open_engine", NULL, "no configured engine could start:\n%s",
-                  text ? text : "");
-    if (report)
-        *report = text;
+                  text.s ? text.s : "");
     else
-        free(text);
+        *out = e;
+    if (report)
+        *report = text.s;
+    else
+        tf__free(text.s);
     return st;
 }
 
@@ -94,11 +97,11 @@ TF_API tf_status tf_engine_open_configured(tf_engine **out, char **report)
     if (st)
         return st;
     st = tf_config_open_engine(c, out, report);
-    tf_config_free(c);
+    tf_config_destroy(c);
     return st;
 }
 
 TF_API void tf_config_report_free(char *report)
 {
-    free(report);
+    tf__free(report);
 }

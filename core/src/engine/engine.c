@@ -134,7 +134,12 @@ TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_
         return 0;
     for (size_t i = 0; i < n_dtypes; i++)
         d[i] = (uint32_t)dtypes[i];
-    return e->desc->supports(e->state, (uint32_t)prim, op, d, (uint32_t)n_dtypes) != 0;
+    /* a batch may be running on another thread: the plugin is asked under
+       the lock that serialises its calls, as execute does */
+    bool taken = tf__engine_lock(e);
+    int yes = e->desc->supports(e->state, (uint32_t)prim, op, d, (uint32_t)n_dtypes) != 0;
+    tf__engine_unlock(e, taken);
+    return yes;
 }
 
 TF_API tf_status tf_engine_synchronize(tf_engine *e)
@@ -467,8 +472,12 @@ static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op, 
     uint64_t seen = key ? atomic_load_explicit(memo_slot(e, key), memory_order_relaxed) : 0;
     if (key && seen >> 2 == key)
         return (seen & 1) != 0;
-    bool yes = !fused_outputs_unknown(e, prim, op) &&
-               e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
+    bool yes = false;
+    if (!fused_outputs_unknown(e, prim, op)) {
+        bool taken = tf__engine_lock(e); /* a no-op when this thread holds it */
+        yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
+        tf__engine_unlock(e, taken);
+    }
     if (key)
         atomic_store_explicit(memo_slot(e, key), key << 2 | 2 | (uint64_t)yes,
                               memory_order_relaxed);

@@ -189,8 +189,8 @@ static tf_ext_registry *registry_made(tf_runtime *rt)
     if (registry_create(&mine))
         return NULL;
     tf_rt_ext *none = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&rt->ext, &none, &mine->base,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
+    if (!atomic_compare_exchange_strong_explicit(&rt->ext, &none, &mine->base, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
         registry_destroy(mine);
         return (tf_ext_registry *)(void *)none;
     }
@@ -314,6 +314,9 @@ static tf_status candidate_fill(tf_ext_candidate *c)
         return tf__error_from_plugin(TF_ERR_RUNTIME_STATE, "install_extension_module",
                                      "module '%s': its install hook failed with %s", d->id,
                                      tf_status_name(st));
+    if (c->failure == TF_ERR_OUT_OF_MEMORY) /* not the module's fault: said as it is */
+        return tf__error(TF_ERR_OUT_OF_MEMORY, "install_extension_module", NULL,
+                         "module '%s': out of memory installing it", d->id);
     if (c->failure) {
         char why[512];
         snprintf(why, sizeof why, "%s", tf_error_message());
@@ -369,7 +372,9 @@ TF_API tf_status tf_runtime_install_extension_module(tf_runtime *rt, tf_extensio
 {
     if (!rt || !m || !epoch)
         return tf__error(TF_ERR_VALIDATION, "install_extension_module",
-                         !rt ? "runtime" : !m ? "module" : "epoch",
+                         !rt  ? "runtime"
+                         : !m ? "module"
+                              : "epoch",
                          "install_extension_module: NULL argument");
     tf_ext_registry *reg = registry_made(rt);
     if (!reg)

@@ -20,16 +20,16 @@ tf_status tf__shape_check(const char *op, tf_dtype dtype, size_t rank, const int
         return tf__error(TF_ERR_VALIDATION, op, "dtype", "%s: dtype %d is not a tf_dtype", op,
                          (int)dtype);
     if (rank > TF_MAX_RANK)
-        return tf__error(TF_ERR_RANK_TOO_LARGE, op, "rank",
-                         "%s: rank %zu exceeds TF_MAX_RANK (%d)", op, rank, TF_MAX_RANK);
+        return tf__error(TF_ERR_RANK_TOO_LARGE, op, "rank", "%s: rank %zu exceeds TF_MAX_RANK (%d)",
+                         op, rank, TF_MAX_RANK);
     if (rank > 0 && !shape)
         return tf__error(TF_ERR_VALIDATION, op, "shape", "%s: shape is NULL for rank %zu", op,
                          rank);
     bool empty = false;
     for (size_t i = 0; i < rank; i++) {
         if (shape[i] < 0)
-            return tf__error(TF_ERR_VALIDATION, op, "shape",
-                             "%s: extent %zu is negative (%lld)", op, i, (long long)shape[i]);
+            return tf__error(TF_ERR_VALIDATION, op, "shape", "%s: extent %zu is negative (%lld)",
+                             op, i, (long long)shape[i]);
         empty = empty || shape[i] == 0;
     }
     size_t n = empty ? 0 : 1;
@@ -153,15 +153,14 @@ void tf__storage_release(tf_storage *storage)
     if (atomic_fetch_sub_explicit(&storage->refs, 1, memory_order_acq_rel) != 1)
         return;
     switch (storage->kind) {
-    case TF_STORAGE_HOST_OWNED:
-        break; /* the bytes live in the same block as the storage */
+    case TF_STORAGE_HOST_OWNED: break; /* the bytes live in the same block as the storage */
     case TF_STORAGE_HOST_BORROWED:
         if (storage->free.borrowed.fn)
             storage->free.borrowed.fn(storage->free.borrowed.user, storage->host);
         break;
     case TF_STORAGE_ENGINE:
         storage->free.engine(storage); /* the buffer, and the storage's engine reference */
-        if (storage->in_block) /* its first tensor has been released already */
+        if (storage->in_block)         /* its first tensor has been released already */
             tf__pool_free(block_of(storage), sizeof(tensor_block));
         else
             tf__pool_free(storage, sizeof *storage); /* engine storages are pooled */
@@ -191,8 +190,7 @@ static tf_storage *storage_new_owned(size_t nbytes)
 
 /* Fills a new tensor (refs 1) over storage (retained). */
 static void tensor_init(tf_tensor *t, tf_storage *storage, tf_dtype dtype, size_t rank,
-                        const int64_t *shape, const int64_t *strides, int64_t offset,
-                        size_t numel)
+                        const int64_t *shape, const int64_t *strides, int64_t offset, size_t numel)
 {
     atomic_init(&t->refs, 1);
     t->dtype = dtype;
@@ -245,9 +243,9 @@ void tf__tensor_block_discard(tf_tensor *t)
 
 /* ---- creation ---- */
 
-static tf_status check_host_args(const char *op, tf_dtype dtype, size_t rank,
-                                 const int64_t *shape, const void *data, size_t count,
-                                 tf_tensor **out, size_t *numel, size_t *nbytes)
+static tf_status check_host_args(const char *op, tf_dtype dtype, size_t rank, const int64_t *shape,
+                                 const void *data, size_t count, tf_tensor **out, size_t *numel,
+                                 size_t *nbytes)
 {
     if (!out)
         return tf__error(TF_ERR_VALIDATION, op, "out", "%s: out is NULL", op);
@@ -267,8 +265,8 @@ TF_API tf_status tf_tensor_from_host(tf_dtype dtype, size_t rank, const int64_t 
                                      const void *data, size_t count, tf_tensor **out)
 {
     size_t numel, nbytes;
-    tf_status st = check_host_args("tensor_from_host", dtype, rank, shape, data, count, out,
-                                   &numel, &nbytes);
+    tf_status st =
+        check_host_args("tensor_from_host", dtype, rank, shape, data, count, out, &numel, &nbytes);
     if (st)
         return st;
     tf_storage *s = storage_new_owned(nbytes);
@@ -285,8 +283,7 @@ TF_API tf_status tf_tensor_from_host(tf_dtype dtype, size_t rank, const int64_t 
     return TF_OK;
 }
 
-tf_status tf__tensor_host_empty(tf_dtype dtype, size_t rank, const int64_t *shape,
-                                tf_tensor **out)
+tf_status tf__tensor_host_empty(tf_dtype dtype, size_t rank, const int64_t *shape, tf_tensor **out)
 {
     size_t numel, nbytes;
     tf_status st = tf__shape_check("tensor_host_empty", dtype, rank, shape, &numel, &nbytes);
@@ -309,8 +306,8 @@ TF_API tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t 
                                      tf_tensor **out)
 {
     size_t numel, nbytes;
-    tf_status st = check_host_args("tensor_wrap_host", dtype, rank, shape, data, count, out,
-                                   &numel, &nbytes);
+    tf_status st =
+        check_host_args("tensor_wrap_host", dtype, rank, shape, data, count, out, &numel, &nbytes);
     if (st)
         return st;
     if (!data)
@@ -366,12 +363,30 @@ TF_API void tf_tensor_release(tf_tensor *tensor)
 
 /* ---- metadata ---- */
 
-TF_API tf_dtype tf_tensor_dtype(const tf_tensor *t) { return t->dtype; }
-TF_API size_t tf_tensor_rank(const tf_tensor *t) { return t->rank; }
-TF_API const int64_t *tf_tensor_shape(const tf_tensor *t) { return t->shape; }
-TF_API const int64_t *tf_tensor_strides(const tf_tensor *t) { return t->strides; }
-TF_API int64_t tf_tensor_offset(const tf_tensor *t) { return t->offset; }
-TF_API size_t tf_tensor_numel(const tf_tensor *t) { return t->numel; }
+TF_API tf_dtype tf_tensor_dtype(const tf_tensor *t)
+{
+    return t->dtype;
+}
+TF_API size_t tf_tensor_rank(const tf_tensor *t)
+{
+    return t->rank;
+}
+TF_API const int64_t *tf_tensor_shape(const tf_tensor *t)
+{
+    return t->shape;
+}
+TF_API const int64_t *tf_tensor_strides(const tf_tensor *t)
+{
+    return t->strides;
+}
+TF_API int64_t tf_tensor_offset(const tf_tensor *t)
+{
+    return t->offset;
+}
+TF_API size_t tf_tensor_numel(const tf_tensor *t)
+{
+    return t->numel;
+}
 
 TF_API int tf_tensor_is_contiguous(const tf_tensor *t)
 {
@@ -405,9 +420,8 @@ static tf_status check_readable(const char *op, const tf_tensor *t, tf_dtype dty
     if (!t)
         return tf__error(TF_ERR_VALIDATION, op, "tensor", "%s: tensor is NULL", op);
     if (t->dtype != dtype)
-        return tf__error(TF_ERR_DTYPE_MISMATCH, op, "dtype",
-                         "%s: the tensor holds %s, read as %s", op, tf_dtype_name(t->dtype),
-                         tf_dtype_name(dtype));
+        return tf__error(TF_ERR_DTYPE_MISMATCH, op, "dtype", "%s: the tensor holds %s, read as %s",
+                         op, tf_dtype_name(t->dtype), tf_dtype_name(dtype));
     if (!t->storage->host)
         return tf__error(TF_ERR_PLACEMENT, op, "tensor",
                          "%s: the tensor is in an engine's device memory, not the host's; "
@@ -419,12 +433,12 @@ static tf_status check_readable(const char *op, const tf_tensor *t, tf_dtype dty
 TF_API tf_status tf_tensor_data(const tf_tensor *t, tf_dtype dtype, const void **data,
                                 size_t *count)
 {
+    if (t && (!data || !count)) /* before check_readable computes a pending value */
+        return tf__error(TF_ERR_VALIDATION, "tensor_data", data ? "count" : "data",
+                         "tensor_data: NULL out-parameter");
     tf_status st = check_readable("tensor_data", t, dtype);
     if (st)
         return st;
-    if (!data || !count)
-        return tf__error(TF_ERR_VALIDATION, "tensor_data", data ? "count" : "data",
-                         "tensor_data: NULL out-parameter");
     if (!tf__strides_dense(t->rank, t->shape, t->strides))
         return tf__error(TF_ERR_NOT_CONTIGUOUS, "tensor_data", "tensor",
                          "tensor_data: the tensor is a strided view; copy it with "
@@ -458,8 +472,7 @@ static void gather_strided(const tf_tensor *t, char *dst)
     }
 }
 
-TF_API tf_status tf_tensor_copy_to_host(const tf_tensor *t, tf_dtype dtype, void *dst,
-                                        size_t count)
+TF_API tf_status tf_tensor_copy_to_host(const tf_tensor *t, tf_dtype dtype, void *dst, size_t count)
 {
     tf_status st = check_readable("tensor_copy_to_host", t, dtype);
     if (st)
