@@ -13,6 +13,10 @@
 #   <libdir>/pkgconfig/tenferro.pc              apps
 #   <libdir>/pkgconfig/tenferro-train.pc        apps that train (links tenferro too)
 #   <libdir>/pkgconfig/tenferro-plugin.pc       plugin authors (headers only, plugindir)
+#   <datarootdir>/doc/tenferro/                 README.md, docs/*.md, sdk/ (its README and
+#                                               the engine and extension templates), links
+#                                               rewritten for the installed tree
+#                                               (TenferroInstallDocs.cmake)
 #
 # Nothing installed holds an absolute path: the library finds its plugins
 # relative to itself, the CMake package and the .pc files locate the prefix
@@ -100,3 +104,19 @@ file(WRITE ${CMAKE_BINARY_DIR}/tenferro-train.pc "${tf_pc_head}"
   "Cflags: -I\${includedir}\n")
 install(FILES ${CMAKE_BINARY_DIR}/tenferro.pc ${CMAKE_BINARY_DIR}/tenferro-plugin.pc
   ${CMAKE_BINARY_DIR}/tenferro-train.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The documentation and the SDK's templates, as the installed tree needs them: written
+# into the build tree by TenferroInstallDocs.cmake at build time, installed as they are.
+set(tf_doc_out ${CMAKE_BINARY_DIR}/doc-install)
+file(GLOB_RECURSE tf_doc_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/README.md
+     ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/sdk/*)
+file(RELATIVE_PATH tf_doc_to_prefix /x/${CMAKE_INSTALL_DATAROOTDIR}/doc/tenferro /x)
+string(REGEX REPLACE "/$" "" tf_doc_to_prefix "${tf_doc_to_prefix}")
+add_custom_command(OUTPUT ${tf_doc_out}/README.md
+  COMMAND ${CMAKE_COMMAND} -DTF_SRC=${PROJECT_SOURCE_DIR} -DTF_OUT=${tf_doc_out}
+          -DTF_DOC_TO_PREFIX=${tf_doc_to_prefix} -DTF_INCLUDEDIR=${CMAKE_INSTALL_INCLUDEDIR}
+          -P ${PROJECT_SOURCE_DIR}/cmake/TenferroInstallDocs.cmake
+  DEPENDS ${tf_doc_sources} ${PROJECT_SOURCE_DIR}/cmake/TenferroInstallDocs.cmake
+  COMMENT "the documentation for the installed tree" VERBATIM)
+add_custom_target(tenferro_docs ALL DEPENDS ${tf_doc_out}/README.md)
+install(DIRECTORY ${tf_doc_out}/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/tenferro)

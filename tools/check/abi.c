@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../cli.h"
-#include "check.h"
+#include "prims.h"
 
 /* The most devices described one by one: a plugin may claim any count. */
 #define CK_MAX_DEVICES 64u
@@ -302,6 +302,51 @@ static void file_name(ck_ctx *ctx)
                     base);
 }
 
+/* Appends ", <what> for <dtype>" to list (cap bytes) when the engine claims it. */
+static void note_claim(ck_ctx *ctx, tf_prim prim, uint32_t op, tf_dtype d, const tf_dtype *sig,
+                       size_t n, char *list, size_t cap)
+{
+    if (!tf_engine_supports(ctx->eut, prim, op, sig, n))
+        return;
+    size_t used = strlen(list);
+    const char *opname = tf_prim_op_name(prim, op);
+    snprintf(list + used, cap - used, "%s%s%s%s for %s", used ? ", " : "", tf_prim_name(prim),
+             opname[0] ? " " : "", opname, tf_dtype_name(d));
+}
+
+/*
+ * supports() must not claim what the ABI leaves undefined (LOGICAL_NOT of a
+ * float, AND of a float, SUM of bool, ...): the host refuses such a call
+ * before asking, so a claim there says the engine answers for what it does
+ * not do.
+ */
+static void undefined_claims(ck_ctx *ctx)
+{
+    char list[1024] = "";
+    for (int d = 0; d < TF_DTYPE_COUNT; d++) {
+        tf_dtype dt = (tf_dtype)d, sig[3] = {dt, dt, dt};
+        for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++)
+            if (!ck_unary_defined(op, dt))
+                note_claim(ctx, TF_PRIM_UNARY, op, dt, sig, 2, list, sizeof list);
+        for (uint32_t op = 0; op < TF_BINARY_COUNT_; op++)
+            if (!ck_binary_defined(op, dt))
+                note_claim(ctx, TF_PRIM_BINARY, op, dt, sig, 3, list, sizeof list);
+    }
+    tf_dtype b[3] = {TF_BOOL, TF_BOOL, TF_BOOL};
+    note_claim(ctx, TF_PRIM_REDUCE, TF_REDUCE_SUM, TF_BOOL, b, 2, list, sizeof list);
+    note_claim(ctx, TF_PRIM_REDUCE, TF_REDUCE_PROD, TF_BOOL, b, 2, list, sizeof list);
+    note_claim(ctx, TF_PRIM_IOTA, 0, TF_BOOL, b, 1, list, sizeof list);
+    note_claim(ctx, TF_PRIM_DOT_GENERAL, 0, TF_BOOL, b, 3, list, sizeof list);
+    if (list[0])
+        ck_line_add(ctx, CK_SEC_ABI, CK_FAIL,
+                    "supports() claims what engine_abi.h leaves undefined: %s (the host never "
+                    "sends these; supports() must answer for exactly what execute does)",
+                    list);
+    else
+        ck_line_add(ctx, CK_SEC_ABI, CK_PASS,
+                    "supports() claims nothing engine_abi.h leaves undefined");
+}
+
 /* The descriptor and supports() of unknowns (a job of isolate.c). */
 void ck_abi_descriptor_one(ck_ctx *ctx, int i)
 {
@@ -309,12 +354,14 @@ void ck_abi_descriptor_one(ck_ctx *ctx, int i)
     ck_doing("abi: descriptor and supports() of unknowns");
     descriptor(ctx);
     unknowns(ctx);
+    undefined_claims(ctx);
 }
 
 void ck_run_abi(ck_ctx *ctx)
 {
     ck_iso_group(ctx);
-    ck_iso_check(ctx, CK_SEC_ABI, ck_abi_descriptor_one, 0, "abi: descriptor and supports() of unknowns");
+    ck_iso_check(ctx, CK_SEC_ABI, ck_abi_descriptor_one, 0,
+                 "abi: descriptor and supports() of unknowns");
     file_name(ctx);
     if (ctx->refused || ctx->wrongly_refused)
         ck_line_add(ctx, CK_SEC_ABI, ctx->wrongly_refused ? CK_FAIL : CK_PASS,

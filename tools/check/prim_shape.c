@@ -67,7 +67,7 @@ static void rows_reduce(ck_ctx *ctx)
                 }
                 arg(&c.out, dt, cases[i].s.rank, oshape, i % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY,
                     0);
-                ck_case_tol(&c, dt, 0, group);
+                ck_case_tol(&c, dt, c.zero_sign ? CK_TOL_EXACT : CK_TOL_ARITH, group);
                 ck_case_run(ctx, row, dt, &c);
             }
         }
@@ -143,7 +143,7 @@ static void rows_dot(ck_ctx *ctx)
             arg(&c.in[0], dt, q->l.rank, q->l.d, i, CK_D_SMALL, 0);
             arg(&c.in[1], dt, q->r.rank, q->r.d, i + 2, CK_D_SMALL, 0);
             arg(&c.out, dt, q->o.rank, q->o.d, i % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY, 0);
-            ck_case_tol(&c, dt, 0, q->k);
+            ck_case_tol(&c, dt, CK_TOL_ARITH, q->k);
             ck_case_run(ctx, row, dt, &c);
         }
     }
@@ -193,7 +193,7 @@ static void rows_pad(ck_ctx *ctx)
             ck_case c = {.prim = TF_PRIM_PAD, .params = &p, .n_in = 1, .zero_sign = 1};
             arg(&c.in[0], dt, r, cases[i].in.d, i, CK_D_ZEROS, 0);
             arg(&c.out, dt, r, oshape, i % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY, 0);
-            ck_case_tol(&c, dt, 0, 1);
+            ck_case_tol(&c, dt, CK_TOL_EXACT, 1);
             ck_case_run(ctx, row, dt, &c);
         }
     }
@@ -226,7 +226,7 @@ static void rows_concat(ck_ctx *ctx)
                     oshape[cases[i].axis] += cases[i].s[k][cases[i].axis];
             }
             arg(&c.out, dt, cases[i].rank, oshape, i % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY, 0);
-            ck_case_tol(&c, dt, 0, 1);
+            ck_case_tol(&c, dt, CK_TOL_EXACT, 1);
             ck_case_run(ctx, row, dt, &c);
         }
     }
@@ -298,7 +298,7 @@ static void rows_gather_scatter(ck_ctx *ctx)
                             } else {
                                 arg(&c.out, dt, g->x.rank, gs, i % 2, CK_D_ANY, 0);
                             }
-                            ck_case_tol(&c, dt, 0, 8);
+                            ck_case_tol(&c, dt, c.zero_sign ? CK_TOL_EXACT : CK_TOL_ARITH, 8);
                             ck_case_run(ctx, row, dt, &c);
                         }
                     }
@@ -341,7 +341,7 @@ static void rows_dynamic(ck_ctx *ctx)
                     } else {
                         arg(&c.out, dt, cases[i].part.rank, cases[i].part.d, i % 2, CK_D_ANY, 0);
                     }
-                    ck_case_tol(&c, dt, 0, 1);
+                    ck_case_tol(&c, dt, CK_TOL_EXACT, 1);
                     ck_case_run(ctx, row, dt, &c);
                 }
             }

@@ -105,6 +105,13 @@ static double gen_float(const ck_arg *a, uint64_t *s)
     case CK_D_FEW: return u < 0.1 ? NAN : (double)rand_int(s, -2, 2) / 2;
     case CK_D_NAN: return u < 0.1 ? NAN : -2 + 4 * ck_rand(s);
     case CK_D_ZEROS: return u < 0.25 ? (u < 0.125 ? -0.0 : 0.0) : -2 + 4 * ck_rand(s);
+    case CK_D_TINY:
+    case CK_D_TINY_UNIT:
+        if (u < 0.35) /* |x| = 10^-k for k in [3, 12], either sign */
+            return (u < 0.175 ? -1 : 1) * pow(10.0, -3 - 9 * ck_rand(s));
+        if (a->domain == CK_D_TINY_UNIT)
+            return -0.9 + 1.8 * ck_rand(s);
+        return u < 0.45 ? NAN : -2 + 4 * ck_rand(s);
     case CK_D_NANZ: return u < 0.1 ? NAN : u < 0.25 ? 0.0 : u < 0.4 ? -0.0 : -2 + 4 * ck_rand(s);
     case CK_D_EXACT:
         return a->lim == 1 ? (u < 0.2 ? -0.0 : (double)rand_int(s, 0, 1))
@@ -532,7 +539,16 @@ static void check_refusal(ck_ctx *ctx, const ck_row *row, const ck_case *c, cons
 
 void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n)
 {
+    if (kind == CK_TOL_EXACT) {
+        c->rtol = c->atol = 0;
+        return;
+    }
     double eps = dt == TF_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+    if (kind == CK_TOL_RELATIVE) { /* 64 ulp of the result, down to the smallest normal */
+        c->rtol = 64 * eps;
+        c->atol = 64 * (dt == TF_F32 ? 1.17549435e-38 : 2.2250738585072014e-308);
+        return;
+    }
     double k = kind ? 64 : 4; /* transcendental functions may lose a few more bits */
     if (n < 1)
         n = 1;

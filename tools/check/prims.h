@@ -25,21 +25,37 @@ typedef enum ck_layout {
 
 /* Where an operand's values come from. */
 typedef enum ck_domain {
-    CK_D_ANY,     /* floats in [-2, 2); integers small, sometimes extreme; bool 0/1 */
-    CK_D_POS,     /* floats in [0.1, 3); integers in [1, 50] */
-    CK_D_UNIT,    /* floats in [-0.9, 0.9) */
-    CK_D_NONZERO, /* |x| in [0.5, 2) for floats; integers in [-50, 50] without 0 */
-    CK_D_SMALL,   /* integers in [-9, 9]; floats in [-2, 2) */
-    CK_D_FEW,     /* few distinct values (ties), NaN among floats */
-    CK_D_NEAR1,   /* floats in [0.6, 1.4); integers in [-2, 2] */
-    CK_D_INDEX,   /* integers in [0, lim) */
-    CK_D_STARTS,  /* integers in [-2, lim + 2] (clamped by the primitive) */
-    CK_D_EXACT,   /* integral values in [-100, 100] (lim 1: only 0 and 1) */
-    CK_D_CONVERT, /* fractions, huge values, NaN, inf, -0.0 / extreme integers */
-    CK_D_NAN,     /* as ANY with NaN sprinkled among floats */
-    CK_D_ZEROS,   /* as ANY with +0 and -0 sprinkled among floats */
-    CK_D_NANZ     /* as ANY with NaN, +0 and -0 sprinkled among floats */
+    CK_D_ANY,      /* floats in [-2, 2); integers small, sometimes extreme; bool 0/1 */
+    CK_D_POS,      /* floats in [0.1, 3); integers in [1, 50] */
+    CK_D_UNIT,     /* floats in [-0.9, 0.9) */
+    CK_D_NONZERO,  /* |x| in [0.5, 2) for floats; integers in [-50, 50] without 0 */
+    CK_D_SMALL,    /* integers in [-9, 9]; floats in [-2, 2) */
+    CK_D_FEW,      /* few distinct values (ties), NaN among floats */
+    CK_D_NEAR1,    /* floats in [0.6, 1.4); integers in [-2, 2] */
+    CK_D_INDEX,    /* integers in [0, lim) */
+    CK_D_STARTS,   /* integers in [-2, lim + 2] (clamped by the primitive) */
+    CK_D_EXACT,    /* integral values in [-100, 100] (lim 1: only 0 and 1) */
+    CK_D_CONVERT,  /* fractions, huge values, NaN, inf, -0.0 / extreme integers */
+    CK_D_NAN,      /* as ANY with NaN sprinkled among floats */
+    CK_D_ZEROS,    /* as ANY with +0 and -0 sprinkled among floats */
+    CK_D_NANZ,     /* as ANY with NaN, +0 and -0 sprinkled among floats */
+    CK_D_TINY,     /* as NAN with tiny magnitudes (1e-3 .. 1e-12) sprinkled among floats */
+    CK_D_TINY_UNIT /* as UNIT with tiny magnitudes sprinkled among floats */
 } ck_domain;
+
+/* ck_case_tol's kinds: exact arithmetic, transcendental, exact results, and functions
+   whose small results must be as accurate as large ones (expm1, log1p: the reason they
+   exist), relative to the result alone. */
+enum {
+    CK_TOL_ARITH = 0,
+    CK_TOL_TRANSCENDENTAL = 1,
+    CK_TOL_EXACT = 2,
+    CK_TOL_RELATIVE = 3
+};
+
+/* Whether the ABI defines sub-op op of UNARY (BINARY) for dtype d. */
+int ck_unary_defined(uint32_t op, tf_dtype d);
+int ck_binary_defined(uint32_t op, tf_dtype d);
 
 typedef struct ck_arg {
     tf_dtype dtype;
@@ -87,7 +103,7 @@ void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int 
    hang makes the cell CK_CRASH with the case named. */
 void ck_iso_case(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int claimed);
 
-/* Sets c's rtol/atol for dtype dt: kind 0 exact arithmetic, 1 transcendental; n summands. */
+/* Sets c's rtol/atol for dtype dt and a kind above (CK_TOL_EXACT: none); n summands. */
 void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n);
 
 /* Every primitive's rows (prim_cases.c). */

@@ -3,7 +3,7 @@
  *
  * This header is written for people who ship semantic extension modules for
  * tenferro as shared objects: new ops, their kernels and their AD rules (for
- * example plugins/extensions/linalg). Like engine_abi.h, which it includes
+ * example the bundled tenferro.linalg). Like engine_abi.h, which it includes
  * and whose conventions it shares, it is self-contained: a module includes it
  * and nothing else of tenferro, and never links against libtenferro.
  * Everything the module needs from the host arrives in tables of function

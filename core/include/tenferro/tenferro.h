@@ -128,6 +128,9 @@
  *
  * ---- Where to read more ------------------------------------------------
  *
+ * The guides, in the source tree's docs/ and installed as
+ * <prefix>/share/doc/tenferro/docs/ (next to sdk/, the plugin templates):
+ *
  *   docs/README.md           the index of the guides
  *   docs/runtime.md          the eager runtime, the tape, deferred chains,
  *                            the caches, numerical conventions
@@ -143,7 +146,7 @@
  * tf_eager_backward into w's grad slot, and with tf_runtime_grad as a new
  * eager tensor), checks every status, and cleans up. The build extracts
  * it from this header, compiles it against the public headers and runs it
- * (tests/core/test_header_example.cmake), so it works as written. Build it
+ * (one of tenferro's tests), so it works as written. Build it
  * with: cc prog.c $(pkg-config --cflags --libs tenferro)
  */
 #ifndef TENFERRO_TENFERRO_H

@@ -8,7 +8,8 @@
  * for f32 and f64:
  *
  *   FILL, IOTA, UNARY (every float op), BINARY (every float op), CONVERT
- *   (f32 <-> f64, unchecked and checked) and COPY,
+ *   (f32 <-> f64, unchecked and checked), COPY, REDUCE (sum, prod, max, min
+ *   over any axes) and DOT_GENERAL (any contracting and batch axes),
  *
  * each for every layout the ABI allows (any strides, including 0 and
  * negative ones, and an element offset). Everything else is answered "no" by
@@ -262,6 +263,10 @@ static int ex_supports(tf_engine_state *e, uint32_t prim, uint32_t op, const uin
         return n == 3 && is_float(dt[0]) && dt[1] == dt[0] && dt[2] == dt[0] && op <= TF_BINARY_REM;
     case TF_PRIM_CONVERT: return n == 2 && is_float(dt[0]) && is_float(dt[1]);
     case TF_PRIM_COPY: return n == 2 && is_float(dt[0]) && dt[1] == dt[0];
+    case TF_PRIM_REDUCE:
+        return n == 2 && is_float(dt[0]) && dt[1] == dt[0] && op < TF_REDUCE_COUNT_;
+    case TF_PRIM_DOT_GENERAL:
+        return n == 3 && is_float(dt[0]) && dt[1] == dt[0] && dt[2] == dt[0];
     default: return 0;
     }
 }
@@ -364,9 +369,12 @@ static void walker_next(walker *w)
         case TF_BINARY_MUL: return a * b;                                                      \
         case TF_BINARY_DIV: return a / b;                                                      \
         case TF_BINARY_POW: return pow##F(a, b);                                               \
-        /* MAX and MIN propagate NaN (fmax would drop it); a + b is NaN then. */               \
-        case TF_BINARY_MAX: return a != a || b != b ? a + b : a > b ? a : b;                   \
-        case TF_BINARY_MIN: return a != a || b != b ? a + b : a < b ? a : b;                   \
+        /* MAX and MIN are IEEE 754-2019 maximum and minimum: NaN propagates (fmax would     \
+           drop it; a + b is NaN then) and -0 < +0, so max(+0, -0) = +0 either way round. */   \
+        case TF_BINARY_MAX:                                                                    \
+            return a != a || b != b ? a + b : a > b || (a == b && !signbit(a)) ? a : b;        \
+        case TF_BINARY_MIN:                                                                    \
+            return a != a || b != b ? a + b : a < b || (a == b && signbit(a)) ? a : b;         \
         case TF_BINARY_REM: return fmod##F(a, b);                                              \
         }                                                                                      \
         return a; /* not reached */                                                            \
@@ -497,6 +505,122 @@ static tf_status exec_copy(const tf_exec *x)
     return TF_OK;
 }
 
+/*
+ * REDUCE over the axes of params.axes_mask: out has in's rank, extent 1 on
+ * each reduced axis. Viewing out with stride 0 on those axes gives every
+ * input element the address of its group's result; each group starts at the
+ * identity (SUM 0, PROD 1, MAX -inf, MIN +inf: what an empty group gives)
+ * and folds its elements in with the binary op of the same name.
+ */
+static tf_status exec_reduce(const tf_exec *x)
+{
+    static const uint32_t fold[] = {TF_BINARY_ADD, TF_BINARY_MUL, TF_BINARY_MAX, TF_BINARY_MIN};
+    static const double identity[] = {0.0, 1.0, -INFINITY, INFINITY};
+    const tf_reduce_params *p = x->params;
+    const tf_operand *in = x->inputs[0], *out = x->outputs[0];
+    walker w;
+    int64_t count = walker_init(&w, out, 1, &out);
+    for (int64_t i = 0; i < count; i++, walker_next(&w)) {
+        if (out->dtype == TF_F32)
+            AT(float, out, w.pos[0]) = (float)identity[p->op];
+        else
+            AT(double, out, w.pos[0]) = identity[p->op];
+    }
+    tf_operand grouped = *out; /* the same memory, one address per group */
+    int64_t strides[TF_MAX_RANK];
+    for (uint32_t k = 0; k < out->rank; k++)
+        strides[k] = (p->axes_mask >> k) & 1u ? 0 : out->strides[k];
+    grouped.strides = strides;
+    const tf_operand *ops[2] = {&grouped, in};
+    count = walker_init(&w, in, 2, ops);
+    for (int64_t i = 0; i < count; i++, walker_next(&w)) {
+        if (out->dtype == TF_F32)
+            AT(float, out, w.pos[0]) =
+                binary_f32(fold[p->op], AT(float, out, w.pos[0]), AT(const float, in, w.pos[1]));
+        else
+            AT(double, out, w.pos[0]) = binary_f64(fold[p->op], AT(double, out, w.pos[0]),
+                                                   AT(const double, in, w.pos[1]));
+    }
+    return TF_OK;
+}
+
+/*
+ * DOT_GENERAL: out's axes are lhs's free axes (in neither list, ascending),
+ * then rhs's, then the batch pairs in params' order; each element sums
+ * lhs * rhs over every index of the contracting axes, in double. For an
+ * output element the free and batch indices fix where lhs and rhs start;
+ * the contracting indices then run like a counter.
+ */
+static int is_listed(uint32_t axis, const uint32_t *list, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i] == axis)
+            return 1;
+    return 0;
+}
+
+/* Element offset in `o` of the free axes (taking indices from idx in turn) and the batch
+   axes (from batch_idx), as for output index idx. */
+static int64_t dot_start(const tf_operand *o, const tf_dot_general_params *p, int lhs,
+                         const int64_t *idx, const int64_t *batch_idx)
+{
+    const uint32_t *contracting = lhs ? p->lhs_contracting : p->rhs_contracting;
+    const uint32_t *batch = lhs ? p->lhs_batch : p->rhs_batch;
+    int64_t at = o->offset;
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < o->rank; k++)
+        if (!is_listed(k, contracting, p->n_contracting) && !is_listed(k, batch, p->n_batch))
+            at += idx[used++] * o->strides[k];
+    for (uint32_t i = 0; i < p->n_batch; i++)
+        at += batch_idx[i] * o->strides[batch[i]];
+    return at;
+}
+
+static double dot_element(const tf_operand *a, const tf_operand *b, const tf_dot_general_params *p,
+                          int64_t at_a, int64_t at_b)
+{
+    int64_t c[TF_MAX_RANK] = {0};
+    double sum = 0;
+    for (uint32_t i = 0; i < p->n_contracting; i++)
+        if (a->shape[p->lhs_contracting[i]] == 0)
+            return 0; /* an empty contraction */
+    for (;;) {
+        sum += read_float(a, at_a) * read_float(b, at_b);
+        uint32_t i = 0;
+        for (; i < p->n_contracting; i++) { /* the next contracting index */
+            at_a += a->strides[p->lhs_contracting[i]];
+            at_b += b->strides[p->rhs_contracting[i]];
+            if (++c[i] < a->shape[p->lhs_contracting[i]])
+                break;
+            at_a -= c[i] * a->strides[p->lhs_contracting[i]];
+            at_b -= c[i] * b->strides[p->rhs_contracting[i]];
+            c[i] = 0;
+        }
+        if (i == p->n_contracting)
+            return sum;
+    }
+}
+
+static tf_status exec_dot(const tf_exec *x)
+{
+    const tf_dot_general_params *p = x->params;
+    const tf_operand *a = x->inputs[0], *b = x->inputs[1], *out = x->outputs[0];
+    uint32_t a_free = a->rank - p->n_contracting - p->n_batch;
+    uint32_t b_free = b->rank - p->n_contracting - p->n_batch;
+    walker w;
+    int64_t count = walker_init(&w, out, 1, &out);
+    for (int64_t i = 0; i < count; i++, walker_next(&w)) {
+        const int64_t *batch_idx = w.index + a_free + b_free;
+        double v = dot_element(a, b, p, dot_start(a, p, 1, w.index, batch_idx),
+                               dot_start(b, p, 0, w.index + a_free, batch_idx));
+        if (out->dtype == TF_F32)
+            AT(float, out, w.pos[0]) = (float)v;
+        else
+            AT(double, out, w.pos[0]) = v;
+    }
+    return TF_OK;
+}
+
 /* The operand counts and params each primitive needs: libtenferro validates
    every call before it gets here, but another host might not, and a wrong
    count here would read out of bounds. */
@@ -532,6 +656,14 @@ static tf_status ex_execute(tf_engine_state *e, const tf_exec *x)
     case TF_PRIM_COPY:
         if (exec_shape_ok(x, 1, 0))
             return exec_copy(x);
+        break;
+    case TF_PRIM_REDUCE:
+        if (exec_shape_ok(x, 1, 1) && ((const tf_reduce_params *)x->params)->op < TF_REDUCE_COUNT_)
+            return exec_reduce(x);
+        break;
+    case TF_PRIM_DOT_GENERAL:
+        if (exec_shape_ok(x, 2, 1))
+            return exec_dot(x);
         break;
     default:
         /* supports() answered 0 for it, so only a host breaking the ABI gets here */

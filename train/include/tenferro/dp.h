@@ -1,6 +1,6 @@
 /*
  * tenferro/dp.h - data-parallel training over MPI on the tenferro.dist
- * extension module (plugins/extensions/dist; docs/training.md).
+ * extension module (a bundled plugin, tenferro-ext-dist.so; docs/training.md).
  *
  * Every rank (an MPI process, started by mpirun) holds the whole model and
  * trains on its own shard of each batch. The helper makes that equal to one

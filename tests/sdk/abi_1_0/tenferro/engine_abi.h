@@ -1,0 +1,655 @@
+/*
+ * tests/sdk/abi_1_0: the public header engine_abi.h as it was when the engine ABI was
+ * 1.0 (git show 231a034:core/include/tenferro/engine_abi.h), kept unchanged below this
+ * comment. The version-skew test builds the SDK's engine template against
+ * these headers alone, as a plugin built with an older SDK was, and checks
+ * that today's library loads it and the conformance kit passes it.
+ */
+/*
+ * tenferro/engine_abi.h - the engine plugin ABI, version 1.
+ *
+ * This header is written for people who ship compute engines for tenferro as
+ * shared objects. It is self-contained: a plugin includes it (and dtype.h,
+ * status.h, which it includes) and nothing else of tenferro, and never links
+ * against libtenferro. Everything the plugin needs from the host arrives in a
+ * table of function pointers (tf_host_api).
+ *
+ * ------------------------------------------------------------------------
+ * Loading and negotiation
+ * ------------------------------------------------------------------------
+ * 1. The host dlopen()s the plugin with RTLD_NOW | RTLD_LOCAL and resolves
+ *    exactly one symbol, TF_ENGINE_ENTRY_SYMBOL ("tf_engine_plugin_v1"). The
+ *    ABI major is part of the name, so a plugin of another major cannot even
+ *    resolve. Build plugins with -fvisibility=hidden and export only the entry
+ *    (TF_ENGINE_EXPORT does that). Do not rely on static constructors.
+ * 2. The host calls the entry with its host-services table. The entry must
+ *    have no side effects and must return a pointer to a descriptor with
+ *    static storage duration (or NULL to refuse the host, e.g. when
+ *    host->abi_major differs from the plugin's).
+ * 3. The host checks the descriptor: struct_size at least
+ *    TF_ENGINE_PLUGIN_MIN_SIZE, abi_major equal to its own major, name
+ *    non-empty, and every required function present. Any minor is accepted:
+ *    a plugin built for an older minor simply lacks the fields added later
+ *    (the host sees that from struct_size), and a plugin built for a newer
+ *    minor has fields the host ignores.
+ * 4. The host calls init() once per load. Failure refuses the plugin; the
+ *    host then never calls it again (but does not unload it either).
+ * 5. A loaded plugin is never unloaded while the host is alive.
+ *
+ * ------------------------------------------------------------------------
+ * Size-prefixed structs
+ * ------------------------------------------------------------------------
+ * Every struct that crosses the boundary starts with `uint32_t struct_size`,
+ * set by whoever fills the struct to sizeof() of its own definition. A reader
+ * uses a field only if TF_ABI_HAS_FIELD() says the writer knew it. A struct
+ * the plugin fills for the host (tf_device_info) arrives with struct_size set
+ * by the host; the plugin writes only the fields that fit. Structs and tables
+ * grow only at the end.
+ *
+ * ------------------------------------------------------------------------
+ * Memory and ownership
+ * ------------------------------------------------------------------------
+ * Memory allocated on one side is freed on the same side. A plugin allocates
+ * host memory through host->alloc/host->free (so the application's allocator
+ * hook and its fault-injection tests see it). Device memory belongs to the
+ * engine. Pointers passed into a plugin function are borrowed for the
+ * duration of the call only, unless a comment says otherwise.
+ *
+ * ------------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------------
+ * - Plugin-level functions (init, device_count, device_info, create,
+ *   shutdown) may be called from any thread, concurrently.
+ * - An engine instance (tf_engine_state) is used by one thread at a time:
+ *   the host serialises execute, upload, download, buffer_copy, supports and
+ *   synchronize on one instance. Different instances may run concurrently.
+ * - buffer_alloc and buffer_free may be called from any thread, concurrently
+ *   with any other call on the same instance; they must be thread-safe.
+ * - host->report_error records the error for the calling thread: call it from
+ *   the thread that called into the plugin, before returning the status.
+ *   Worker threads of a threaded engine must hand errors back to that thread.
+ *
+ * ------------------------------------------------------------------------
+ * Operands and layout
+ * ------------------------------------------------------------------------
+ * Tensors are column-major by convention: the contiguous layout of shape
+ * [d0, d1, ...] has strides [1, d0, d0*d1, ...]. An operand may have any
+ * strides in elements (0 for a broadcast dimension, negative for a reversed
+ * one) and an element offset from the start of its memory. Element
+ * (i0, ..., ik) lives at offset + sum_j i_j * strides[j]. The host has
+ * checked that every element it can address lies inside the memory.
+ *
+ * Output operands are dense and column-major (strides as above; the offset
+ * may be non-zero) unless the primitive's description says it accepts a
+ * strided output. An output never shares memory with an input.
+ *
+ * Every buffer holds at least one element's bytes, even for a tensor with no
+ * elements, so `data`/`buffer` are never NULL.
+ *
+ * Engines whose descriptor has TF_ENGINE_CAP_HOST_MEMORY compute on host
+ * memory: every operand arrives with `data` pointing at element 0 of its
+ * memory (offset not yet applied), whether the memory came from this engine's
+ * buffer_alloc or from the application, and must finish the work before
+ * execute returns (the host reads their memory directly). Other engines
+ * receive `buffer` (a handle from their own buffer_alloc) and `data` NULL.
+ */
+#ifndef TENFERRO_ENGINE_ABI_H
+#define TENFERRO_ENGINE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TF_ENGINE_ABI_MAJOR 1
+#define TF_ENGINE_ABI_MINOR 0
+
+#define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TF_ENGINE_EXPORT __attribute__((visibility("default")))
+#else
+#define TF_ENGINE_EXPORT
+#endif
+
+/* True when the writer of *ptr (a size-prefixed struct) knew `field`. */
+#define TF_ABI_HAS_FIELD(ptr, type, field) \
+    ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* ===================================================================== */
+/* Host services                                                          */
+/* ===================================================================== */
+
+/* Log levels for tf_host_api.log. */
+typedef enum tf_log_level {
+    TF_LOG_ERROR = 0,
+    TF_LOG_WARN = 1,
+    TF_LOG_INFO = 2,
+    TF_LOG_DEBUG = 3
+} tf_log_level;
+
+/*
+ * The table of services the host gives every plugin. Valid from the entry
+ * call until the host process ends; the plugin may keep the pointer.
+ */
+typedef struct tf_host_api {
+    uint32_t struct_size;
+    uint32_t abi_major; /* the host's TF_ENGINE_ABI_MAJOR */
+    uint32_t abi_minor; /* the host's TF_ENGINE_ABI_MINOR */
+    uint32_t reserved0;
+    void *ctx; /* passed back as the first argument of every function below */
+
+    /*
+     * Allocates `size` bytes aligned to `align` (a power of two, at most
+     * 4096; 0 means alignof(max_align_t)). Returns NULL on failure; the
+     * plugin then returns TF_ERR_OUT_OF_MEMORY. size 0 returns a unique
+     * non-NULL pointer. Thread-safe.
+     */
+    void *(*alloc)(void *ctx, size_t size, size_t align);
+    /* Frees memory from alloc. NULL is a no-op. Thread-safe. */
+    void (*free)(void *ctx, void *ptr);
+
+    /*
+     * Records the detail of a failure the plugin is about to return: the
+     * status it will return and a message naming the op, dtypes and values.
+     * The host copies the message. The host shows it as the cause of the
+     * error the application sees. Call it on the calling thread.
+     */
+    void (*report_error)(void *ctx, tf_status status, const char *message);
+
+    /* Emits a log line (copied). Silent unless the application set a log callback. */
+    void (*log)(void *ctx, tf_log_level level, const char *message);
+} tf_host_api;
+
+/* ===================================================================== */
+/* Devices                                                                */
+/* ===================================================================== */
+
+typedef enum tf_device_type {
+    TF_DEVICE_CPU = 0,
+    TF_DEVICE_INTEGRATED_GPU = 1,
+    TF_DEVICE_DISCRETE_GPU = 2,
+    TF_DEVICE_VIRTUAL_GPU = 3,
+    TF_DEVICE_OTHER = 4
+} tf_device_type;
+
+/* Bits of tf_device_info.flags. */
+#define TF_DEVICE_FLAG_F64 (1u << 0)         /* f64 arithmetic supported */
+#define TF_DEVICE_FLAG_HOST_MEMORY (1u << 1) /* memory is host-addressable */
+#define TF_DEVICE_FLAG_SOFTWARE (1u << 2)    /* a software implementation (e.g. lavapipe) */
+
+/* Filled by the plugin's device_info(). struct_size is set by the host. */
+typedef struct tf_device_info {
+    uint32_t struct_size;
+    uint32_t type;         /* tf_device_type */
+    uint32_t flags;        /* TF_DEVICE_FLAG_* */
+    uint32_t compute_units; /* cores, SMs or the like; 0 if unknown */
+    uint64_t memory_bytes; /* memory usable by the engine; 0 if unknown */
+    char name[128];        /* NUL-terminated, e.g. "Host CPU (x86_64)" */
+    char driver[64];       /* NUL-terminated driver/library description, may be "" */
+} tf_device_info;
+
+/* ===================================================================== */
+/* Primitives                                                             */
+/* ===================================================================== */
+
+/*
+ * The primitive set. Every op of the library decomposes into these. Numbers
+ * are part of the ABI and only ever appended to; an engine answers
+ * supports() with 0 for a primitive it does not know.
+ *
+ * Notation: in[k] are the inputs, out[k] the outputs; "same shape" means the
+ * same rank and extents. Broadcasting is never implicit: the host expresses
+ * it with stride 0, so every elementwise input has exactly out[0]'s shape.
+ */
+typedef enum tf_prim {
+    /*
+     * FILL: no inputs; out[0] = value everywhere. Params: tf_fill_params.
+     * out[0] may be strided (any strides, including repeated addresses).
+     * All dtypes.
+     */
+    TF_PRIM_FILL = 0,
+
+    /*
+     * IOTA: no inputs; out[0][i] = i[axis] converted to out[0]'s dtype.
+     * Params: tf_iota_params. Dtypes f32, f64, i32, i64.
+     */
+    TF_PRIM_IOTA = 1,
+
+    /*
+     * UNARY: out[0] = f(in[0]), elementwise, same shape and dtype. Params:
+     * tf_unary_params. Float dtypes: every tf_unary_op except LOGICAL_NOT.
+     * Integer dtypes: NEG, ABS, SIGN, SQUARE (wrapping on overflow).
+     * Bool: LOGICAL_NOT.
+     */
+    TF_PRIM_UNARY = 2,
+
+    /*
+     * BINARY: out[0] = f(in[0], in[1]), elementwise, all three the same
+     * shape and dtype. Params: tf_binary_params. Floats: every arithmetic
+     * op (IEEE semantics; POW as C pow, REM as C fmod: the result has the
+     * dividend's sign). Integers: ADD, SUB, MUL wrap; DIV truncates toward
+     * zero and REM has the dividend's sign; division by zero is an error
+     * (TF_ERR_VALIDATION), INT_MIN / -1 gives INT_MIN and INT_MIN % -1
+     * gives 0; POW with a negative exponent gives 1/x^-y truncated toward
+     * zero (1 or -1 when |x| = 1, 0 when |x| > 1, and the division-by-zero
+     * error when x = 0); MAX, MIN; AND, OR, XOR bitwise. Bool: AND, OR,
+     * XOR, MAX (= or), MIN (= and).
+     */
+    TF_PRIM_BINARY = 3,
+
+    /*
+     * COMPARE: out[0] (bool) = in[0] op in[1], elementwise; in[0], in[1]
+     * have the same dtype and all three the same shape. Params:
+     * tf_compare_params. All dtypes. NaN compares unequal to everything.
+     */
+    TF_PRIM_COMPARE = 4,
+
+    /*
+     * SELECT: out[0] = in[0] ? in[1] : in[2]; in[0] is bool, in[1], in[2]
+     * and out[0] share a dtype; all four the same shape. No params.
+     */
+    TF_PRIM_SELECT = 5,
+
+    /*
+     * CONVERT: out[0] = in[0] converted to out[0]'s dtype; same shape.
+     * Params: tf_convert_params. Unchecked (cast): float to integer
+     * truncates toward zero and saturates at the integer's range, NaN gives
+     * 0; i64 to i32 wraps (keeps the low 32 bits, two's complement);
+     * integer to float rounds to nearest; f64 to f32 rounds to nearest
+     * (overflow gives inf); anything to bool gives (x != 0, so -0.0 gives
+     * 0); bool to anything gives 0 or 1. Checked: fails with
+     * TF_ERR_OUT_OF_RANGE if any
+     * element would change value: a non-integral, NaN or out-of-range float
+     * to integer, an integer outside the target's range, an integer that a
+     * float cannot hold exactly, a finite f64 that overflows f32, or a value
+     * other than 0 and 1 (-0.0 counts as 0) to bool. (f64 to f32 rounding of
+     * finite values, including underflow to zero, is allowed: it is how
+     * every float conversion works.)
+     */
+    TF_PRIM_CONVERT = 6,
+
+    /*
+     * REDUCE: out[0] = reduction of in[0] over the axes in params.axes_mask;
+     * out[0] has in[0]'s rank with extent 1 on every reduced axis and the
+     * same dtype. Params: tf_reduce_params. Empty groups give the identity
+     * (SUM 0, PROD 1, MAX -inf or the integer minimum, MIN +inf or the
+     * integer maximum). Float MAX/MIN propagate NaN. Float SUM accumulates
+     * in the dtype itself or wider, at the engine's choice. Integer SUM/PROD
+     * wrap. Bool: MAX (any), MIN (all).
+     */
+    TF_PRIM_REDUCE = 7,
+
+    /*
+     * DOT_GENERAL: out[0] = contraction of in[0] (lhs) and in[1] (rhs).
+     * Params: tf_dot_general_params. lhs_contracting[i] pairs with
+     * rhs_contracting[i], lhs_batch[i] with rhs_batch[i]; paired extents are
+     * equal; no axis appears twice in one operand's lists. The free axes of
+     * an operand are those in neither list. out[0]'s axes are: the lhs free
+     * axes in ascending order, then the rhs free axes in ascending order,
+     * then the batch axes in the order of lhs_batch. Every element is the
+     * sum over all contracting indices of lhs * rhs (0 when a contracting
+     * extent is 0). Dtypes: in[0], in[1], out[0] share a float or integer
+     * dtype (integer arithmetic wraps).
+     */
+    TF_PRIM_DOT_GENERAL = 8,
+
+    /*
+     * COPY: out[0] = in[0], same shape and dtype, element by element. Both
+     * may be strided; out[0] must not address one element twice (no stride
+     * 0 on an extent > 1) and must not overlap in[0]. This primitive
+     * materialises transposes, broadcasts, reversals and slices, and writes
+     * into strided views (e.g. a diagonal). All dtypes.
+     */
+    TF_PRIM_COPY = 9,
+
+    /*
+     * PAD: out[0][j] = in[0][i] where j_k = low[k] + i_k * (interior[k] + 1)
+     * for every axis k, and params.value elsewhere. Elements whose j falls
+     * outside out[0] are dropped (negative low/high crop). out[0] has
+     * in[0]'s rank and dtype; its extents are given (high is implied).
+     * Params: tf_pad_params. All dtypes.
+     */
+    TF_PRIM_PAD = 10,
+
+    /*
+     * CONCATENATE: out[0] = in[0], in[1], ... joined along params.axis; all
+     * inputs have out[0]'s rank and dtype and its extents except along the
+     * axis, whose extents add up to out[0]'s. One or more inputs. Params:
+     * tf_concatenate_params. All dtypes.
+     */
+    TF_PRIM_CONCATENATE = 11,
+
+    /*
+     * GATHER: in[0] = x, in[1] = index (i32 or i64). Params:
+     * tf_gather_params.
+     *   TF_GATHER_INDEX_SELECT: index has rank 1; out[0] has x's shape with
+     *     extent len(index) on params.axis, and
+     *     out[.., j, ..] = x[.., index[j], ..] (j on the axis).
+     *   TF_GATHER_ALONG_AXIS: index has x's rank, extents <= x's on every
+     *     axis but params.axis; out[0] has index's shape, and
+     *     out[i] = x[i with i_axis replaced by index[i]].
+     * An index outside [0, extent) fails with TF_ERR_OUT_OF_RANGE. out[0]
+     * has x's dtype. All dtypes for x.
+     */
+    TF_PRIM_GATHER = 12,
+
+    /*
+     * SCATTER: in[0] = base, in[1] = index (i32 or i64), in[2] = updates.
+     * out[0] = base with updates written at the positions GATHER with the
+     * same params would read: out[.., index[j], ..] op= updates[.., j, ..]
+     * (INDEX_SELECT), or out[i with i_axis = index[i]] op= updates[i]
+     * (ALONG_AXIS; updates has index's shape). params.combine is ADD
+     * (duplicates add up) or REPLACE (for duplicates the last in
+     * column-major order of the index wins). out[0] has base's shape and
+     * dtype. Index errors as for GATHER. Params: tf_gather_params.
+     */
+    TF_PRIM_SCATTER = 13,
+
+    /*
+     * DYNAMIC_SLICE: in[0] = x, in[1] = starts (i32 or i64, rank 1, one per
+     * axis of x). out[0] = the block of x of out[0]'s extents starting at
+     * starts, each start first clamped to [0, x_extent - out_extent]. No
+     * params.
+     */
+    TF_PRIM_DYNAMIC_SLICE = 14,
+
+    /*
+     * DYNAMIC_UPDATE_SLICE: in[0] = base, in[1] = update (base's rank and
+     * dtype, extents <= base's), in[2] = starts (as for DYNAMIC_SLICE).
+     * out[0] = base with the block at the clamped starts replaced by update.
+     * No params.
+     */
+    TF_PRIM_DYNAMIC_UPDATE_SLICE = 15,
+
+    TF_PRIM_COUNT_ = 16 /* one past the last primitive of this header */
+} tf_prim;
+
+typedef enum tf_unary_op {
+    TF_UNARY_NEG = 0,
+    TF_UNARY_ABS = 1,
+    TF_UNARY_SIGN = 2, /* -1, 0 or 1; NaN for NaN; sign(-0.0) = 0 */
+    TF_UNARY_EXP = 3,
+    TF_UNARY_LOG = 4,
+    TF_UNARY_EXPM1 = 5,
+    TF_UNARY_LOG1P = 6,
+    TF_UNARY_SIN = 7,
+    TF_UNARY_COS = 8,
+    TF_UNARY_TANH = 9,
+    TF_UNARY_SQRT = 10,
+    TF_UNARY_RSQRT = 11,   /* 1 / sqrt(x) */
+    TF_UNARY_ERF = 12,
+    TF_UNARY_SIGMOID = 13, /* 1 / (1 + exp(-x)), accurate for large |x| */
+    TF_UNARY_RECIPROCAL = 14,
+    TF_UNARY_SQUARE = 15,
+    TF_UNARY_LOGICAL_NOT = 16, /* bool only */
+    TF_UNARY_FLOOR = 17,
+    TF_UNARY_CEIL = 18,
+    TF_UNARY_COUNT_ = 19
+} tf_unary_op;
+
+typedef enum tf_binary_op {
+    TF_BINARY_ADD = 0,
+    TF_BINARY_SUB = 1,
+    TF_BINARY_MUL = 2,
+    TF_BINARY_DIV = 3,
+    TF_BINARY_POW = 4,
+    TF_BINARY_MAX = 5, /* floats: NaN if either is NaN */
+    TF_BINARY_MIN = 6, /* floats: NaN if either is NaN */
+    TF_BINARY_REM = 7,
+    TF_BINARY_AND = 8, /* integers and bool only */
+    TF_BINARY_OR = 9,  /* integers and bool only */
+    TF_BINARY_XOR = 10, /* integers and bool only */
+    TF_BINARY_COUNT_ = 11
+} tf_binary_op;
+
+typedef enum tf_compare_op {
+    TF_COMPARE_EQ = 0,
+    TF_COMPARE_NE = 1,
+    TF_COMPARE_LT = 2,
+    TF_COMPARE_LE = 3,
+    TF_COMPARE_GT = 4,
+    TF_COMPARE_GE = 5,
+    TF_COMPARE_COUNT_ = 6
+} tf_compare_op;
+
+typedef enum tf_reduce_op {
+    TF_REDUCE_SUM = 0,
+    TF_REDUCE_PROD = 1,
+    TF_REDUCE_MAX = 2,
+    TF_REDUCE_MIN = 3,
+    TF_REDUCE_COUNT_ = 4
+} tf_reduce_op;
+
+typedef enum tf_gather_mode {
+    TF_GATHER_INDEX_SELECT = 0,
+    TF_GATHER_ALONG_AXIS = 1
+} tf_gather_mode;
+
+typedef enum tf_scatter_combine {
+    TF_SCATTER_ADD = 0,
+    TF_SCATTER_REPLACE = 1
+} tf_scatter_combine;
+
+/*
+ * A value of any dtype: floats read `f`, integers and bool read `i`
+ * (bool: i != 0).
+ */
+typedef struct tf_scalar {
+    double f;
+    int64_t i;
+} tf_scalar;
+
+typedef struct tf_fill_params {
+    uint32_t struct_size;
+    uint32_t reserved0;
+    tf_scalar value;
+} tf_fill_params;
+
+typedef struct tf_iota_params {
+    uint32_t struct_size;
+    uint32_t axis;
+} tf_iota_params;
+
+typedef struct tf_unary_params {
+    uint32_t struct_size;
+    uint32_t op; /* tf_unary_op */
+} tf_unary_params;
+
+typedef struct tf_binary_params {
+    uint32_t struct_size;
+    uint32_t op; /* tf_binary_op */
+} tf_binary_params;
+
+typedef struct tf_compare_params {
+    uint32_t struct_size;
+    uint32_t op; /* tf_compare_op */
+} tf_compare_params;
+
+typedef struct tf_convert_params {
+    uint32_t struct_size;
+    uint32_t checked; /* non-zero: fail instead of changing a value */
+} tf_convert_params;
+
+typedef struct tf_reduce_params {
+    uint32_t struct_size;
+    uint32_t op;        /* tf_reduce_op */
+    uint64_t axes_mask; /* bit k set: axis k is reduced */
+} tf_reduce_params;
+
+typedef struct tf_dot_general_params {
+    uint32_t struct_size;
+    uint32_t n_contracting;
+    uint32_t n_batch;
+    uint32_t reserved0;
+    uint32_t lhs_contracting[TF_MAX_RANK];
+    uint32_t rhs_contracting[TF_MAX_RANK];
+    uint32_t lhs_batch[TF_MAX_RANK];
+    uint32_t rhs_batch[TF_MAX_RANK];
+} tf_dot_general_params;
+
+typedef struct tf_pad_params {
+    uint32_t struct_size;
+    uint32_t reserved0;
+    tf_scalar value;
+    int64_t low[TF_MAX_RANK];      /* may be negative */
+    int64_t interior[TF_MAX_RANK]; /* >= 0 */
+} tf_pad_params;
+
+typedef struct tf_concatenate_params {
+    uint32_t struct_size;
+    uint32_t axis;
+} tf_concatenate_params;
+
+typedef struct tf_gather_params {
+    uint32_t struct_size;
+    uint32_t axis;
+    uint32_t mode;    /* tf_gather_mode */
+    uint32_t combine; /* tf_scatter_combine; SCATTER only */
+} tf_gather_params;
+
+/* ===================================================================== */
+/* Execution                                                              */
+/* ===================================================================== */
+
+typedef struct tf_engine_state tf_engine_state;   /* defined by the plugin */
+typedef struct tf_engine_buffer tf_engine_buffer; /* defined by the plugin */
+
+/* One tensor argument of a primitive. See "Operands and layout" above. */
+typedef struct tf_operand {
+    uint32_t struct_size;
+    uint32_t dtype; /* tf_dtype */
+    uint32_t rank;  /* 0 .. TF_MAX_RANK */
+    uint32_t reserved0;
+    const int64_t *shape;   /* rank extents, each >= 0 */
+    const int64_t *strides; /* rank strides in elements */
+    int64_t offset;         /* in elements, from `data` / the buffer's start */
+    tf_engine_buffer *buffer; /* the engine's buffer, or NULL (host memory not from this engine) */
+    void *data; /* host address of element 0 of the memory (HOST_MEMORY engines), else NULL */
+} tf_operand;
+
+/* One primitive to execute. All pointers are borrowed for the call. */
+typedef struct tf_exec {
+    uint32_t struct_size;
+    uint32_t prim;          /* tf_prim */
+    const void *params;     /* the primitive's params struct, NULL if it has none */
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    const tf_operand *const *inputs;
+    const tf_operand *const *outputs;
+} tf_exec;
+
+/* Options for create(). Everything optional; zero/NULL means the default. */
+typedef struct tf_engine_options {
+    uint32_t struct_size;
+    uint32_t device_index; /* which device of device_count() */
+    int32_t threads;       /* 0: the plugin's default; 1: create no threads; N: up to N threads */
+    uint32_t n_extra;
+    const char *device_name; /* select the first device whose name contains this; NULL: by index */
+    const char *const *extra_keys;   /* n_extra plugin-specific "key" = "value" pairs */
+    const char *const *extra_values;
+} tf_engine_options;
+
+/* Bits of tf_engine_plugin.capabilities. */
+#define TF_ENGINE_CAP_HOST_MEMORY (1u << 0) /* computes on host memory; see "Operands" */
+#define TF_ENGINE_CAP_THREADS (1u << 1)     /* honours tf_engine_options.threads > 1 */
+
+/*
+ * The plugin descriptor returned by the entry symbol. Static storage; the
+ * host never writes to it. Fields marked "required" must be non-NULL.
+ */
+typedef struct tf_engine_plugin {
+    uint32_t struct_size; /* sizeof(tf_engine_plugin) as the plugin was built */
+    uint32_t abi_major;   /* TF_ENGINE_ABI_MAJOR the plugin was built against */
+    uint32_t abi_minor;   /* TF_ENGINE_ABI_MINOR the plugin was built against */
+    uint32_t capabilities; /* TF_ENGINE_CAP_* */
+    const char *name;     /* required, non-empty: the engine name apps ask for ("cpu") */
+    const char *version;  /* required: the plugin's own version ("1.2.0") */
+    const char *description; /* optional one-line description */
+
+    /*
+     * Required. Called once after the host accepted the descriptor. Sets
+     * *plugin_ctx to the plugin's context, passed to every plugin-level
+     * function. On failure returns an error (after report_error) and the
+     * plugin is refused.
+     */
+    tf_status (*init)(const tf_host_api *host, void **plugin_ctx);
+    /* Optional. Releases what init made. Called at most once, never before
+       every engine instance is destroyed. */
+    void (*shutdown)(void *plugin_ctx);
+
+    /* Required. Number of devices this plugin can drive (0 is allowed). */
+    uint32_t (*device_count)(void *plugin_ctx);
+    /* Required. Fills *info (struct_size set by the host) for device `index`. */
+    tf_status (*device_info)(void *plugin_ctx, uint32_t index, tf_device_info *info);
+
+    /*
+     * Required. Creates an engine instance on a device. `options` may be
+     * NULL. No device / bad option -> error with report_error.
+     */
+    tf_status (*create)(void *plugin_ctx, const tf_engine_options *options, tf_engine_state **out);
+    /* Required. Destroys an instance; every buffer of it has been freed. */
+    void (*destroy)(tf_engine_state *engine);
+
+    /*
+     * Required. Non-zero if the engine executes `prim` (with sub-operation
+     * `op`: the tf_unary_op, tf_binary_op, tf_compare_op or tf_reduce_op,
+     * 0 for other primitives) for these dtypes: the inputs' dtypes, then the
+     * outputs' dtypes, in operand order. Must not fail, must be cheap. The
+     * host never calls execute for a combination answered with 0.
+     */
+    int (*supports)(tf_engine_state *engine, uint32_t prim, uint32_t op,
+                    const uint32_t *dtypes, uint32_t n_dtypes);
+
+    /*
+     * Required. Allocates `nbytes` (> 0) of engine memory. *host_ptr gets its
+     * host address for HOST_MEMORY engines, NULL otherwise. Thread-safe.
+     */
+    tf_status (*buffer_alloc)(tf_engine_state *engine, size_t nbytes, tf_engine_buffer **out,
+                              void **host_ptr);
+    /* Required. Frees a buffer (after pending work on it). Thread-safe. */
+    void (*buffer_free)(tf_engine_state *engine, tf_engine_buffer *buffer);
+    /* Required. Copies nbytes from host memory into buffer at byte offset. */
+    tf_status (*upload)(tf_engine_state *engine, tf_engine_buffer *buffer, size_t offset,
+                        const void *src, size_t nbytes);
+    /* Required. Copies nbytes from buffer at byte offset to host memory; waits for pending work. */
+    tf_status (*download)(tf_engine_state *engine, const tf_engine_buffer *buffer, size_t offset,
+                          void *dst, size_t nbytes);
+    /* Required. Copies nbytes between buffers of this engine (byte offsets). */
+    tf_status (*buffer_copy)(tf_engine_state *engine, const tf_engine_buffer *src,
+                             size_t src_offset, tf_engine_buffer *dst, size_t dst_offset,
+                             size_t nbytes);
+
+    /*
+     * Required. Executes one primitive. The host has validated ranks,
+     * shapes, dtypes and params against the primitive's description and
+     * asked supports() first; the engine still checks data-dependent
+     * conditions (index ranges, integer division by zero, checked
+     * conversions) and reports them as errors. May return before the work
+     * is done (asynchronous engines); errors of such work surface at the
+     * next download/synchronize.
+     */
+    tf_status (*execute)(tf_engine_state *engine, const tf_exec *exec);
+
+    /* Required. Waits until all submitted work of the instance is done. */
+    tf_status (*synchronize)(tf_engine_state *engine);
+} tf_engine_plugin;
+
+/* The smallest descriptor an ABI 1 host accepts: every field of 1.0. */
+#define TF_ENGINE_PLUGIN_MIN_SIZE \
+    (offsetof(tf_engine_plugin, synchronize) + sizeof(((tf_engine_plugin *)0)->synchronize))
+
+/* The entry symbol's type. A plugin defines exactly:
+ *   TF_ENGINE_EXPORT const tf_engine_plugin *tf_engine_plugin_v1(const tf_host_api *host);
+ */
+typedef const tf_engine_plugin *(*tf_engine_entry_fn)(const tf_host_api *host);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFERRO_ENGINE_ABI_H */
