@@ -82,6 +82,21 @@
  * Every buffer holds at least one element's bytes, even for a tensor with no
  * elements, so `data`/`buffer` are never NULL.
  *
+ * Signed zeros are part of a float result where IEEE 754 fixes them:
+ *   - UNARY NEG, ABS, FLOOR, CEIL give the zero IEEE 754 gives (neg(+0) =
+ *     -0, abs(-0) = +0, ceil(-0.5) = -0); SIGN gives +0 for both zeros
+ *     (sign(-0) = +0, not -0);
+ *   - BINARY MAX and MIN, and REDUCE MAX and MIN, are IEEE 754-2019
+ *     maximum and minimum: NaN if any argument is NaN, and -0 < +0, so
+ *     max(+0, -0) = max(-0, +0) = +0 and min(+0, -0) = min(-0, +0) = -0;
+ *   - the primitives that only move or convert values (FILL, COPY,
+ *     CONVERT between floats, SELECT, PAD, CONCATENATE, GATHER, SCATTER
+ *     with REPLACE, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE) keep every bit.
+ * Elsewhere the sign of an exact zero result may differ between engines (an
+ * accumulation that starts at +0 turns a sum of -0s into +0). `tenferro
+ * check-engine` checks the sign of zeros in exactly the cases above, with +0
+ * and -0 among their inputs.
+ *
  * Engines whose descriptor has TF_ENGINE_CAP_HOST_MEMORY compute on host
  * memory: every operand arrives with `data` pointing at element 0 of its
  * memory (offset not yet applied), whether the memory came from this engine's
