@@ -10,8 +10,8 @@
 #     headers; links to the source tree were turned into text);
 #   - the installed headers name no source-tree path, and each guide they
 #     name (docs/<page>.md) is installed;
-#   - `tenferro check-engine --help` and the installed sdk/README.md name no
-#     source-tree path.
+#   - `tenferro check-engine --help` and the installed SDK (sdk/: its README
+#     and the templates) name no source-tree path.
 set -eu
 build=$1 datarootdir=$2 includedir=$3
 work=$(mktemp -d /tmp/tf-docs-XXXXXX)
@@ -62,7 +62,7 @@ help=$("$p/bin/tenferro" check-engine --help)
 if echo "$help" | grep -nE "docs/|$src_paths"; then
     fail "check-engine --help names source-tree paths (above)"
 fi
-if grep -nE "$src_paths" "$doc/sdk/README.md"; then
-    fail "the installed sdk/README.md names source-tree paths (above)"
+if grep -rnE "$src_paths" "$doc/sdk"; then
+    fail "the installed SDK (its README, the templates) names source-tree paths (above)"
 fi
 echo "test_docs: $links relative links resolve in the installed documentation"
