@@ -78,41 +78,44 @@ static const char *name_at(const char *const *names, uint32_t count, uint32_t i)
     return i < count ? names[i] : "?";
 }
 
+/* Tables of names by value, generated from engine_abi.h's lists. */
+#define UPPER_NAME(NAME, name, value) [value] = #NAME,
+#define LOWER_NAME(NAME, name, value) [value] = #name,
+
 const char *tf__cpu_prim_name(uint32_t prim)
 {
-    static const char *const names[TF_PRIM_COUNT_] = {
-        "FILL",   "IOTA",        "UNARY", "BINARY",      "COMPARE",       "SELECT",
-        "CONVERT", "REDUCE",     "DOT_GENERAL", "COPY",  "PAD",           "CONCATENATE",
-        "GATHER", "SCATTER",     "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE", "FUSED"};
+    static const char *const names[TF_PRIM_COUNT_] = {TF_PRIM_LIST(UPPER_NAME)};
     return name_at(names, TF_PRIM_COUNT_, prim);
 }
 
 const char *tf__cpu_unary_name(uint32_t op)
 {
-    static const char *const names[TF_UNARY_COUNT_] = {
-        "neg",  "abs",  "sign",  "exp",     "log",        "expm1",  "log1p",
-        "sin",  "cos",  "tanh",  "sqrt",    "rsqrt",      "erf",    "sigmoid",
-        "reciprocal", "square", "logical_not", "floor", "ceil"};
+    static const char *const names[TF_UNARY_COUNT_] = {TF_UNARY_OP_LIST(LOWER_NAME)};
     return name_at(names, TF_UNARY_COUNT_, op);
 }
 
 const char *tf__cpu_binary_name(uint32_t op)
 {
-    static const char *const names[TF_BINARY_COUNT_] = {"add", "sub", "mul", "div", "pow", "max",
-                                                        "min", "rem", "and", "or",  "xor"};
+    static const char *const names[TF_BINARY_COUNT_] = {TF_BINARY_OP_LIST(LOWER_NAME)};
     return name_at(names, TF_BINARY_COUNT_, op);
 }
 
 const char *tf__cpu_compare_name(uint32_t op)
 {
-    static const char *const names[TF_COMPARE_COUNT_] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    static const char *const names[TF_COMPARE_COUNT_] = {TF_COMPARE_OP_LIST(LOWER_NAME)};
     return name_at(names, TF_COMPARE_COUNT_, op);
 }
 
 const char *tf__cpu_reduce_name(uint32_t op)
 {
-    static const char *const names[TF_REDUCE_COUNT_] = {"sum", "prod", "max", "min"};
+    static const char *const names[TF_REDUCE_COUNT_] = {TF_REDUCE_OP_LIST(LOWER_NAME)};
     return name_at(names, TF_REDUCE_COUNT_, op);
+}
+
+const char *tf__cpu_gather_mode_name(uint32_t mode)
+{
+    static const char *const names[] = {TF_GATHER_MODE_LIST(LOWER_NAME)};
+    return name_at(names, (uint32_t)(sizeof names / sizeof names[0]), mode);
 }
 
 const char *tf__cpu_dtype_name(uint32_t dtype)
@@ -131,7 +134,7 @@ static uint32_t online_cpus(void)
 /*
  * Bytes of the last-level cache as the C library reports it (glibc: from CPUID),
  * else 32 MiB. An elementwise job touching more than this streams its output
- * (see flat_piece in cpu_elementwise.c).
+ * (see flat_piece in cpu_elementwise_run.c).
  */
 static size_t last_level_cache_bytes(void)
 {
@@ -264,7 +267,7 @@ typedef struct cpu_options {
 /*
  * The extra options:
  * - stream_threshold=<bytes>: an elementwise job whose operands together exceed
- *   it streams its output (see run_flat in cpu_elementwise.c). The default is
+ *   it streams its output (see run_flat in cpu_elementwise_run.c). The default is
  *   the last-level cache; 0 streams every cheap dense job, which is how the
  *   tests reach that path with small tensors.
  * - fused=on|one|off: whether supports() says yes to TF_PRIM_FUSED (default on);
@@ -643,25 +646,9 @@ static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
     return tf__cpu_supports(prim, op, dtypes, n_dtypes);
 }
 
-static const cpu_prim_fn prim_fns[TF_PRIM_COUNT_] = {
-    [TF_PRIM_FILL] = tf__cpu_exec_fill,
-    [TF_PRIM_IOTA] = tf__cpu_exec_iota,
-    [TF_PRIM_UNARY] = tf__cpu_exec_unary,
-    [TF_PRIM_BINARY] = tf__cpu_exec_binary,
-    [TF_PRIM_COMPARE] = tf__cpu_exec_compare,
-    [TF_PRIM_SELECT] = tf__cpu_exec_select,
-    [TF_PRIM_CONVERT] = tf__cpu_exec_convert,
-    [TF_PRIM_REDUCE] = tf__cpu_exec_reduce,
-    [TF_PRIM_DOT_GENERAL] = tf__cpu_exec_dot_general,
-    [TF_PRIM_COPY] = tf__cpu_exec_copy,
-    [TF_PRIM_PAD] = tf__cpu_exec_pad,
-    [TF_PRIM_CONCATENATE] = tf__cpu_exec_concatenate,
-    [TF_PRIM_GATHER] = tf__cpu_exec_gather,
-    [TF_PRIM_SCATTER] = tf__cpu_exec_scatter,
-    [TF_PRIM_DYNAMIC_SLICE] = tf__cpu_exec_dynamic_slice,
-    [TF_PRIM_DYNAMIC_UPDATE_SLICE] = tf__cpu_exec_dynamic_update_slice,
-    [TF_PRIM_FUSED] = tf__cpu_exec_fused,
-};
+/* The kernel of each primitive: tf__cpu_exec_<name>, for every entry of TF_PRIM_LIST. */
+#define EXEC_FN(NAME, name, value) [TF_PRIM_##NAME] = tf__cpu_exec_##name,
+static const cpu_prim_fn prim_fns[TF_PRIM_COUNT_] = {TF_PRIM_LIST(EXEC_FN)};
 
 static tf_status cpu_execute(tf_engine_state *engine, const tf_exec *exec)
 {

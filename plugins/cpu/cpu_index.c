@@ -35,7 +35,7 @@ static int index_error(cpu_err *err, const index_job *job, int64_t index)
     return tf__cpu_fail(err, TF_ERR_OUT_OF_RANGE,
                         "cpu: %s %s (%s, axis %u): index %lld out of range [0, %lld)",
                         tf__cpu_prim_name(job->prim), tf__cpu_dtype_name(job->dtype),
-                        job->mode == TF_GATHER_INDEX_SELECT ? "index_select" : "along_axis",
+                        tf__cpu_gather_mode_name(job->mode),
                         job->axis, (long long)index, (long long)job->extent);
 }
 

@@ -5,9 +5,10 @@
  * device, buffers, execute dispatch), cpu_validate.c (supports and the
  * structural checks of execute), cpu_pool.c (worker threads), cpu_iter.c
  * (strided n-d iteration), cpu_layout.c (fill, copy, pad, concatenate),
- * cpu_elementwise.c (fill, iota, unary, binary, compare, select, fused),
- * cpu_convert.c, cpu_reduce.c, cpu_dot.c and cpu_index.c (gather, scatter,
- * dynamic slices). Everything here has hidden visibility: the plugin exports
+ * cpu_elementwise.c (fill, iota, unary, binary, compare, select),
+ * cpu_elementwise_run.c (the elementwise driver: flat rows, streaming stores,
+ * strided walks), cpu_fused.c (the FUSED interpreter), cpu_convert.c,
+ * cpu_reduce.c, cpu_dot.c and cpu_index.c (gather, scatter, dynamic slices). Everything here has hidden visibility: the plugin exports
  * only tf_engine_plugin_v1.
  *
  * Kernels never call host->report_error themselves: they describe a failure
@@ -55,6 +56,7 @@ const char *tf__cpu_unary_name(uint32_t op);
 const char *tf__cpu_binary_name(uint32_t op);
 const char *tf__cpu_compare_name(uint32_t op);
 const char *tf__cpu_reduce_name(uint32_t op);
+const char *tf__cpu_gather_mode_name(uint32_t mode);
 const char *tf__cpu_dtype_name(uint32_t dtype);
 
 /* ===================================================================== */
@@ -79,7 +81,7 @@ typedef struct cpu_buffer_cache {
     size_t bytes;                   /* bytes held in the lists */
 } cpu_buffer_cache;
 
-/* Copies n bytes with non-temporal stores (cpu_elementwise.c). */
+/* Copies n bytes with non-temporal stores (cpu_elementwise_run.c). */
 typedef void (*cpu_stream_copy_fn)(char *dst, const char *src, size_t n);
 /* The widest such copy the running processor has. */
 cpu_stream_copy_fn tf__cpu_stream_copy_choose(void);
@@ -205,6 +207,28 @@ int tf__cpu_iter_range(const cpu_iter *it, int64_t begin, int64_t end, cpu_row_f
 int tf__cpu_iter_run(const cpu_engine *e, const cpu_iter *it, int64_t grain, cpu_row_fn fn,
                      const void *ctx, cpu_err *err);
 
+/*
+ * Elements per thread of an elementwise job: cheap ops move memory, costly ones
+ * call libm. A cheap job over more bytes than the cache streams its output.
+ */
+#define CPU_GRAIN_CHEAP (32 * 1024)
+#define CPU_GRAIN_COSTLY (4 * 1024)
+
+/*
+ * Runs row function fn (with its ctx) over a validated elementwise call: its
+ * outputs, then its inputs, all of out[0]'s shape; split across the engine's
+ * threads above `grain` (cpu_elementwise_run.c).
+ */
+int tf__cpu_run_elementwise(const cpu_engine *e, const tf_exec *x, cpu_row_fn fn,
+                            const void *ctx, int64_t grain, cpu_err *err);
+
+/* The UNARY and BINARY row functions (NULL where the dtype lacks the op) and each op's
+   grain, which FUSED steps call (cpu_elementwise.c). */
+cpu_row_fn tf__cpu_unary_row(uint32_t dtype, uint32_t op);
+cpu_row_fn tf__cpu_binary_row(uint32_t dtype, uint32_t op);
+int64_t tf__cpu_unary_grain(uint32_t dtype, uint32_t op);
+int64_t tf__cpu_binary_grain(uint32_t op);
+
 /* The vectorised transcendental UNARY rows (cpu_vmath.c). */
 #define CPU_VMATH_ROWS(X) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(erf)
 #define CPU_VMATH_DECLARE(f)                                                                       \
@@ -238,23 +262,16 @@ void tf__cpu_free(const cpu_engine *e, void *p);
 
 typedef int (*cpu_prim_fn)(const cpu_engine *e, const tf_exec *x, cpu_err *err);
 
-int tf__cpu_exec_fill(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_iota(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_unary(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_binary(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_compare(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_select(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_convert(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_reduce(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_dot_general(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_copy(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_pad(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_concatenate(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_gather(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_scatter(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_dynamic_slice(const cpu_engine *e, const tf_exec *x, cpu_err *err);
-int tf__cpu_exec_dynamic_update_slice(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+/*
+ * One kernel per entry of engine_abi.h's TF_PRIM_LIST, named after it:
+ * tf__cpu_exec_fill, tf__cpu_exec_iota, ... tf__cpu_exec_fused (the dispatch
+ * table of cpu_engine.c is generated from the same list, so a primitive
+ * without its kernel does not link).
+ */
+#define CPU_EXEC_DECLARE(NAME, name, value) \
+    int tf__cpu_exec_##name(const cpu_engine *e, const tf_exec *x, cpu_err *err);
+TF_PRIM_LIST(CPU_EXEC_DECLARE)
+#undef CPU_EXEC_DECLARE
 
 /* Which (prim, op, dtypes) the kernels handle; the answer of supports(). */
 int tf__cpu_supports(uint32_t prim, uint32_t op, const uint32_t *dtypes, uint32_t n_dtypes);

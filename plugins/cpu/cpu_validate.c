@@ -20,26 +20,29 @@ typedef struct prim_info {
     size_t params_size;          /* 0: no params */
 } prim_info;
 
-static const prim_info prims[TF_PRIM_COUNT_] = {
-    [TF_PRIM_FILL] = {0, 0, 0, sizeof(tf_fill_params)},
-    [TF_PRIM_IOTA] = {0, 0, 0, sizeof(tf_iota_params)},
-    [TF_PRIM_UNARY] = {1, 1, 1, sizeof(tf_unary_params)},
-    [TF_PRIM_BINARY] = {2, 2, 1, sizeof(tf_binary_params)},
-    [TF_PRIM_COMPARE] = {2, 2, 1, sizeof(tf_compare_params)},
-    [TF_PRIM_SELECT] = {3, 3, 0, 0},
-    [TF_PRIM_CONVERT] = {1, 1, 0, sizeof(tf_convert_params)},
-    [TF_PRIM_REDUCE] = {1, 1, 1, sizeof(tf_reduce_params)},
-    [TF_PRIM_DOT_GENERAL] = {2, 2, 0, sizeof(tf_dot_general_params)},
-    [TF_PRIM_COPY] = {1, 1, 0, 0},
-    [TF_PRIM_PAD] = {1, 1, 0, sizeof(tf_pad_params)},
-    [TF_PRIM_CONCATENATE] = {1, UINT32_MAX - 1, 0, sizeof(tf_concatenate_params)},
-    [TF_PRIM_GATHER] = {2, 2, 0, sizeof(tf_gather_params)},
-    [TF_PRIM_SCATTER] = {3, 3, 0, sizeof(tf_gather_params)},
-    [TF_PRIM_DYNAMIC_SLICE] = {2, 2, 0, 0},
-    [TF_PRIM_DYNAMIC_UPDATE_SLICE] = {3, 3, 0, 0},
-    /* the struct of ABI 1.2 ends before n_outputs */
-    [TF_PRIM_FUSED] = {1, TF_FUSED_MAX_INPUTS, 0, offsetof(tf_fused_params, n_outputs)},
-};
+/* Each primitive's row, INFO_<name> for every entry of TF_PRIM_LIST (a primitive
+   without one does not build). */
+#define INFO_fill {0, 0, 0, sizeof(tf_fill_params)}
+#define INFO_iota {0, 0, 0, sizeof(tf_iota_params)}
+#define INFO_unary {1, 1, 1, sizeof(tf_unary_params)}
+#define INFO_binary {2, 2, 1, sizeof(tf_binary_params)}
+#define INFO_compare {2, 2, 1, sizeof(tf_compare_params)}
+#define INFO_select {3, 3, 0, 0}
+#define INFO_convert {1, 1, 0, sizeof(tf_convert_params)}
+#define INFO_reduce {1, 1, 1, sizeof(tf_reduce_params)}
+#define INFO_dot_general {2, 2, 0, sizeof(tf_dot_general_params)}
+#define INFO_copy {1, 1, 0, 0}
+#define INFO_pad {1, 1, 0, sizeof(tf_pad_params)}
+#define INFO_concatenate {1, UINT32_MAX - 1, 0, sizeof(tf_concatenate_params)}
+#define INFO_gather {2, 2, 0, sizeof(tf_gather_params)}
+#define INFO_scatter {3, 3, 0, sizeof(tf_gather_params)}
+#define INFO_dynamic_slice {2, 2, 0, 0}
+#define INFO_dynamic_update_slice {3, 3, 0, 0}
+/* the struct of ABI 1.2 ends before n_outputs */
+#define INFO_fused {1, TF_FUSED_MAX_INPUTS, 0, offsetof(tf_fused_params, n_outputs)}
+
+#define PRIM_ROW(NAME, name, value) [TF_PRIM_##NAME] = INFO_##name,
+static const prim_info prims[TF_PRIM_COUNT_] = {TF_PRIM_LIST(PRIM_ROW)};
 
 static int is_index(uint32_t d)
 {

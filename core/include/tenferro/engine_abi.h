@@ -217,261 +217,299 @@ typedef struct tf_device_info {
  * Notation: in[k] are the inputs, out[k] the outputs; "same shape" means the
  * same rank and extents. Broadcasting is never implicit: the host expresses
  * it with stride 0, so every elementwise input has exactly out[0]'s shape.
+ *
+ * TF_PRIM_LIST(X) lists them, one X(NAME, name, value) each: the enumerator
+ * is TF_PRIM_<NAME>, `name` its lower-case spelling (#name is the string the
+ * library prints, tf_prim_name()), `value` its number. Values run 0, 1, ...
+ * without gaps in list order, so a table indexed by primitive can be
+ * generated from the list (TF_PRIM_COUNT_ entries).
  */
+#define TF_PRIM_LIST(X)                                                       \
+    /*                                                                        \
+     * FILL: no inputs; out[0] = value everywhere. Params: tf_fill_params.    \
+     * out[0] may be strided (any strides, including repeated addresses).     \
+     * All dtypes.                                                            \
+     */                                                                       \
+    X(FILL, fill, 0)                                                          \
+    /*                                                                        \
+     * IOTA: no inputs; out[0][i] = i[axis] converted to out[0]'s dtype.      \
+     * Params: tf_iota_params. Dtypes f32, f64, i32, i64.                     \
+     */                                                                       \
+    X(IOTA, iota, 1)                                                          \
+    /*                                                                        \
+     * UNARY: out[0] = f(in[0]), elementwise, same shape and dtype. Params:   \
+     * tf_unary_params. Float dtypes: every tf_unary_op except LOGICAL_NOT.   \
+     * Integer dtypes: NEG, ABS, SIGN, SQUARE (wrapping on overflow).         \
+     * Bool: LOGICAL_NOT.                                                     \
+     */                                                                       \
+    X(UNARY, unary, 2)                                                        \
+    /*                                                                        \
+     * BINARY: out[0] = f(in[0], in[1]), elementwise, all three the same      \
+     * shape and dtype. Params: tf_binary_params. Floats: every arithmetic    \
+     * op (IEEE semantics; POW as C pow, REM as C fmod: the result has the    \
+     * dividend's sign). Integers: ADD, SUB, MUL wrap; DIV truncates toward   \
+     * zero and REM has the dividend's sign; division by zero is an error     \
+     * (TF_ERR_VALIDATION), INT_MIN / -1 gives INT_MIN and INT_MIN % -1       \
+     * gives 0; POW with a negative exponent gives 1/x^-y truncated toward    \
+     * zero (1 or -1 when |x| = 1, 0 when |x| > 1, and the division-by-zero   \
+     * error when x = 0); MAX, MIN; AND, OR, XOR bitwise. Bool: AND, OR,      \
+     * XOR, MAX (= or), MIN (= and).                                          \
+     */                                                                       \
+    X(BINARY, binary, 3)                                                      \
+    /*                                                                        \
+     * COMPARE: out[0] (bool) = in[0] op in[1], elementwise; in[0], in[1]     \
+     * have the same dtype and all three the same shape. Params:              \
+     * tf_compare_params. All dtypes. NaN compares unequal to everything.     \
+     */                                                                       \
+    X(COMPARE, compare, 4)                                                    \
+    /*                                                                        \
+     * SELECT: out[0] = in[0] ? in[1] : in[2]; in[0] is bool, in[1], in[2]    \
+     * and out[0] share a dtype; all four the same shape. No params.          \
+     */                                                                       \
+    X(SELECT, select, 5)                                                      \
+    /*                                                                        \
+     * CONVERT: out[0] = in[0] converted to out[0]'s dtype; same shape.       \
+     * Params: tf_convert_params. Unchecked (cast): float to integer          \
+     * truncates toward zero and saturates at the integer's range, NaN gives  \
+     * 0; i64 to i32 wraps (keeps the low 32 bits, two's complement);         \
+     * integer to float rounds to nearest; f64 to f32 rounds to nearest       \
+     * (overflow gives inf); anything to bool gives (x != 0, so -0.0 gives    \
+     * 0); bool to anything gives 0 or 1. Checked: fails with                 \
+     * TF_ERR_OUT_OF_RANGE if any                                             \
+     * element would change value: a non-integral, NaN or out-of-range float  \
+     * to integer, an integer outside the target's range, an integer that a   \
+     * float cannot hold exactly, a finite f64 that overflows f32, or a value \
+     * other than 0 and 1 (-0.0 counts as 0) to bool. (f64 to f32 rounding of \
+     * finite values, including underflow to zero, is allowed: it is how      \
+     * every float conversion works.)                                         \
+     */                                                                       \
+    X(CONVERT, convert, 6)                                                    \
+    /*                                                                        \
+     * REDUCE: out[0] = reduction of in[0] over the axes in params.axes_mask; \
+     * out[0] has in[0]'s rank with extent 1 on every reduced axis and the    \
+     * same dtype. Params: tf_reduce_params. Empty groups give the identity   \
+     * (SUM 0, PROD 1, MAX -inf or the integer minimum, MIN +inf or the       \
+     * integer maximum). Float MAX/MIN propagate NaN. Float SUM accumulates   \
+     * in the dtype itself or wider, at the engine's choice. Integer SUM/PROD \
+     * wrap. Bool: MAX (any), MIN (all).                                      \
+     */                                                                       \
+    X(REDUCE, reduce, 7)                                                      \
+    /*                                                                        \
+     * DOT_GENERAL: out[0] = contraction of in[0] (lhs) and in[1] (rhs).      \
+     * Params: tf_dot_general_params. lhs_contracting[i] pairs with           \
+     * rhs_contracting[i], lhs_batch[i] with rhs_batch[i]; paired extents are \
+     * equal; no axis appears twice in one operand's lists. The free axes of  \
+     * an operand are those in neither list. out[0]'s axes are: the lhs free  \
+     * axes in ascending order, then the rhs free axes in ascending order,    \
+     * then the batch axes in the order of lhs_batch. Every element is the    \
+     * sum over all contracting indices of lhs * rhs (0 when a contracting    \
+     * extent is 0). Dtypes: in[0], in[1], out[0] share a float or integer    \
+     * dtype (integer arithmetic wraps).                                      \
+     */                                                                       \
+    X(DOT_GENERAL, dot_general, 8)                                            \
+    /*                                                                        \
+     * COPY: out[0] = in[0], same shape and dtype, element by element. Both   \
+     * may be strided; out[0] must not address one element twice (no stride   \
+     * 0 on an extent > 1) and must not overlap in[0]. This primitive         \
+     * materialises transposes, broadcasts, reversals and slices, and writes  \
+     * into strided views (e.g. a diagonal). All dtypes.                      \
+     */                                                                       \
+    X(COPY, copy, 9)                                                          \
+    /*                                                                        \
+     * PAD: out[0][j] = in[0][i] where j_k = low[k] + i_k * (interior[k] + 1) \
+     * for every axis k, and params.value elsewhere. Elements whose j falls   \
+     * outside out[0] are dropped (negative low/high crop). out[0] has        \
+     * in[0]'s rank and dtype; its extents are given (high is implied).       \
+     * Params: tf_pad_params. All dtypes.                                     \
+     */                                                                       \
+    X(PAD, pad, 10)                                                           \
+    /*                                                                        \
+     * CONCATENATE: out[0] = in[0], in[1], ... joined along params.axis; all  \
+     * inputs have out[0]'s rank and dtype and its extents except along the   \
+     * axis, whose extents add up to out[0]'s. One or more inputs. Params:    \
+     * tf_concatenate_params. All dtypes.                                     \
+     */                                                                       \
+    X(CONCATENATE, concatenate, 11)                                           \
+    /*                                                                        \
+     * GATHER: in[0] = x, in[1] = index (i32 or i64). Params:                 \
+     * tf_gather_params.                                                      \
+     *   TF_GATHER_INDEX_SELECT: index has rank 1; out[0] has x's shape with  \
+     *     extent len(index) on params.axis, and                              \
+     *     out[.., j, ..] = x[.., index[j], ..] (j on the axis).              \
+     *   TF_GATHER_ALONG_AXIS: index has x's rank, extents <= x's on every    \
+     *     axis but params.axis; out[0] has index's shape, and                \
+     *     out[i] = x[i with i_axis replaced by index[i]].                    \
+     * An index outside [0, extent) fails with TF_ERR_OUT_OF_RANGE. out[0]    \
+     * has x's dtype. All dtypes for x.                                       \
+     */                                                                       \
+    X(GATHER, gather, 12)                                                     \
+    /*                                                                        \
+     * SCATTER: in[0] = base, in[1] = index (i32 or i64), in[2] = updates.    \
+     * out[0] = base with updates written at the positions GATHER with the    \
+     * same params would read: out[.., index[j], ..] op= updates[.., j, ..]   \
+     * (INDEX_SELECT), or out[i with i_axis = index[i]] op= updates[i]        \
+     * (ALONG_AXIS; updates has index's shape). params.combine is ADD         \
+     * (duplicates add up) or REPLACE (for duplicates the last in             \
+     * column-major order of the index wins). out[0] has base's shape and     \
+     * dtype. Index errors as for GATHER. Params: tf_gather_params.           \
+     */                                                                       \
+    X(SCATTER, scatter, 13)                                                   \
+    /*                                                                        \
+     * DYNAMIC_SLICE: in[0] = x, in[1] = starts (i32 or i64, rank 1, one per  \
+     * axis of x). out[0] = the block of x of out[0]'s extents starting at    \
+     * starts, each start first clamped to [0, x_extent - out_extent]. No     \
+     * params.                                                                \
+     */                                                                       \
+    X(DYNAMIC_SLICE, dynamic_slice, 14)                                       \
+    /*                                                                        \
+     * DYNAMIC_UPDATE_SLICE: in[0] = base, in[1] = update (base's rank and    \
+     * dtype, extents <= base's), in[2] = starts (as for DYNAMIC_SLICE).      \
+     * out[0] = base with the block at the clamped starts replaced by update. \
+     * No params.                                                             \
+     */                                                                       \
+    X(DYNAMIC_UPDATE_SLICE, dynamic_update_slice, 15)                         \
+    /*                                                                        \
+     * FUSED (ABI 1.2): out[0] = a straight-line elementwise program over     \
+     * in[0 .. n-1] (1 <= n <= TF_FUSED_MAX_INPUTS), evaluated element by     \
+     * element without arrays for its intermediate values. Params:            \
+     * tf_fused_params. All operands share one float dtype (f32 or f64) and   \
+     * have out[0]'s shape (a broadcast input has stride 0, as everywhere).   \
+     * Registers 0 .. n-1 hold the inputs' elements; step k sets register     \
+     * n + k to UNARY op(r[a]) or BINARY op(r[a], r[b]), a and b < n + k;     \
+     * out[0] is the last register. Every register holds a value of the       \
+     * dtype: each step rounds as the primitive of the same op does, so the   \
+     * result is the one the steps run as separate UNARY/BINARY calls give    \
+     * (the CPU engine: bit for bit). supports() is asked with op 0; yes      \
+     * means every valid program whose steps the engine supports as UNARY     \
+     * and BINARY calls of that dtype (the host checks each step so). With    \
+     * TF_ENGINE_CAP_IN_PLACE, out[0] may be exactly one of the inputs.       \
+     * The host sends it for chains it generates itself (derivatives) and     \
+     * for elementwise ops a session issues back to back; an engine that      \
+     * does not know it answers 0 and gets the steps one by one.              \
+     * ABI 1.3, several outputs: with tf_fused_params.n_outputs = m > 1,      \
+     * out[i] (i < m) receives register n + outputs[i]; supports() is then    \
+     * asked with op m - 1 (so op 0 is the one-output question of 1.2), the   \
+     * dtypes being the n inputs' and then the m outputs'. Outputs share      \
+     * memory with no input and no other output (no in-place form). The       \
+     * host sends m > 1 only to engines built against 1.3 or later.           \
+     */                                                                       \
+    X(FUSED, fused, 16)
+
 typedef enum tf_prim {
-    /*
-     * FILL: no inputs; out[0] = value everywhere. Params: tf_fill_params.
-     * out[0] may be strided (any strides, including repeated addresses).
-     * All dtypes.
-     */
-    TF_PRIM_FILL = 0,
-
-    /*
-     * IOTA: no inputs; out[0][i] = i[axis] converted to out[0]'s dtype.
-     * Params: tf_iota_params. Dtypes f32, f64, i32, i64.
-     */
-    TF_PRIM_IOTA = 1,
-
-    /*
-     * UNARY: out[0] = f(in[0]), elementwise, same shape and dtype. Params:
-     * tf_unary_params. Float dtypes: every tf_unary_op except LOGICAL_NOT.
-     * Integer dtypes: NEG, ABS, SIGN, SQUARE (wrapping on overflow).
-     * Bool: LOGICAL_NOT.
-     */
-    TF_PRIM_UNARY = 2,
-
-    /*
-     * BINARY: out[0] = f(in[0], in[1]), elementwise, all three the same
-     * shape and dtype. Params: tf_binary_params. Floats: every arithmetic
-     * op (IEEE semantics; POW as C pow, REM as C fmod: the result has the
-     * dividend's sign). Integers: ADD, SUB, MUL wrap; DIV truncates toward
-     * zero and REM has the dividend's sign; division by zero is an error
-     * (TF_ERR_VALIDATION), INT_MIN / -1 gives INT_MIN and INT_MIN % -1
-     * gives 0; POW with a negative exponent gives 1/x^-y truncated toward
-     * zero (1 or -1 when |x| = 1, 0 when |x| > 1, and the division-by-zero
-     * error when x = 0); MAX, MIN; AND, OR, XOR bitwise. Bool: AND, OR,
-     * XOR, MAX (= or), MIN (= and).
-     */
-    TF_PRIM_BINARY = 3,
-
-    /*
-     * COMPARE: out[0] (bool) = in[0] op in[1], elementwise; in[0], in[1]
-     * have the same dtype and all three the same shape. Params:
-     * tf_compare_params. All dtypes. NaN compares unequal to everything.
-     */
-    TF_PRIM_COMPARE = 4,
-
-    /*
-     * SELECT: out[0] = in[0] ? in[1] : in[2]; in[0] is bool, in[1], in[2]
-     * and out[0] share a dtype; all four the same shape. No params.
-     */
-    TF_PRIM_SELECT = 5,
-
-    /*
-     * CONVERT: out[0] = in[0] converted to out[0]'s dtype; same shape.
-     * Params: tf_convert_params. Unchecked (cast): float to integer
-     * truncates toward zero and saturates at the integer's range, NaN gives
-     * 0; i64 to i32 wraps (keeps the low 32 bits, two's complement);
-     * integer to float rounds to nearest; f64 to f32 rounds to nearest
-     * (overflow gives inf); anything to bool gives (x != 0, so -0.0 gives
-     * 0); bool to anything gives 0 or 1. Checked: fails with
-     * TF_ERR_OUT_OF_RANGE if any
-     * element would change value: a non-integral, NaN or out-of-range float
-     * to integer, an integer outside the target's range, an integer that a
-     * float cannot hold exactly, a finite f64 that overflows f32, or a value
-     * other than 0 and 1 (-0.0 counts as 0) to bool. (f64 to f32 rounding of
-     * finite values, including underflow to zero, is allowed: it is how
-     * every float conversion works.)
-     */
-    TF_PRIM_CONVERT = 6,
-
-    /*
-     * REDUCE: out[0] = reduction of in[0] over the axes in params.axes_mask;
-     * out[0] has in[0]'s rank with extent 1 on every reduced axis and the
-     * same dtype. Params: tf_reduce_params. Empty groups give the identity
-     * (SUM 0, PROD 1, MAX -inf or the integer minimum, MIN +inf or the
-     * integer maximum). Float MAX/MIN propagate NaN. Float SUM accumulates
-     * in the dtype itself or wider, at the engine's choice. Integer SUM/PROD
-     * wrap. Bool: MAX (any), MIN (all).
-     */
-    TF_PRIM_REDUCE = 7,
-
-    /*
-     * DOT_GENERAL: out[0] = contraction of in[0] (lhs) and in[1] (rhs).
-     * Params: tf_dot_general_params. lhs_contracting[i] pairs with
-     * rhs_contracting[i], lhs_batch[i] with rhs_batch[i]; paired extents are
-     * equal; no axis appears twice in one operand's lists. The free axes of
-     * an operand are those in neither list. out[0]'s axes are: the lhs free
-     * axes in ascending order, then the rhs free axes in ascending order,
-     * then the batch axes in the order of lhs_batch. Every element is the
-     * sum over all contracting indices of lhs * rhs (0 when a contracting
-     * extent is 0). Dtypes: in[0], in[1], out[0] share a float or integer
-     * dtype (integer arithmetic wraps).
-     */
-    TF_PRIM_DOT_GENERAL = 8,
-
-    /*
-     * COPY: out[0] = in[0], same shape and dtype, element by element. Both
-     * may be strided; out[0] must not address one element twice (no stride
-     * 0 on an extent > 1) and must not overlap in[0]. This primitive
-     * materialises transposes, broadcasts, reversals and slices, and writes
-     * into strided views (e.g. a diagonal). All dtypes.
-     */
-    TF_PRIM_COPY = 9,
-
-    /*
-     * PAD: out[0][j] = in[0][i] where j_k = low[k] + i_k * (interior[k] + 1)
-     * for every axis k, and params.value elsewhere. Elements whose j falls
-     * outside out[0] are dropped (negative low/high crop). out[0] has
-     * in[0]'s rank and dtype; its extents are given (high is implied).
-     * Params: tf_pad_params. All dtypes.
-     */
-    TF_PRIM_PAD = 10,
-
-    /*
-     * CONCATENATE: out[0] = in[0], in[1], ... joined along params.axis; all
-     * inputs have out[0]'s rank and dtype and its extents except along the
-     * axis, whose extents add up to out[0]'s. One or more inputs. Params:
-     * tf_concatenate_params. All dtypes.
-     */
-    TF_PRIM_CONCATENATE = 11,
-
-    /*
-     * GATHER: in[0] = x, in[1] = index (i32 or i64). Params:
-     * tf_gather_params.
-     *   TF_GATHER_INDEX_SELECT: index has rank 1; out[0] has x's shape with
-     *     extent len(index) on params.axis, and
-     *     out[.., j, ..] = x[.., index[j], ..] (j on the axis).
-     *   TF_GATHER_ALONG_AXIS: index has x's rank, extents <= x's on every
-     *     axis but params.axis; out[0] has index's shape, and
-     *     out[i] = x[i with i_axis replaced by index[i]].
-     * An index outside [0, extent) fails with TF_ERR_OUT_OF_RANGE. out[0]
-     * has x's dtype. All dtypes for x.
-     */
-    TF_PRIM_GATHER = 12,
-
-    /*
-     * SCATTER: in[0] = base, in[1] = index (i32 or i64), in[2] = updates.
-     * out[0] = base with updates written at the positions GATHER with the
-     * same params would read: out[.., index[j], ..] op= updates[.., j, ..]
-     * (INDEX_SELECT), or out[i with i_axis = index[i]] op= updates[i]
-     * (ALONG_AXIS; updates has index's shape). params.combine is ADD
-     * (duplicates add up) or REPLACE (for duplicates the last in
-     * column-major order of the index wins). out[0] has base's shape and
-     * dtype. Index errors as for GATHER. Params: tf_gather_params.
-     */
-    TF_PRIM_SCATTER = 13,
-
-    /*
-     * DYNAMIC_SLICE: in[0] = x, in[1] = starts (i32 or i64, rank 1, one per
-     * axis of x). out[0] = the block of x of out[0]'s extents starting at
-     * starts, each start first clamped to [0, x_extent - out_extent]. No
-     * params.
-     */
-    TF_PRIM_DYNAMIC_SLICE = 14,
-
-    /*
-     * DYNAMIC_UPDATE_SLICE: in[0] = base, in[1] = update (base's rank and
-     * dtype, extents <= base's), in[2] = starts (as for DYNAMIC_SLICE).
-     * out[0] = base with the block at the clamped starts replaced by update.
-     * No params.
-     */
-    TF_PRIM_DYNAMIC_UPDATE_SLICE = 15,
-
-    /*
-     * FUSED (ABI 1.2): out[0] = a straight-line elementwise program over
-     * in[0 .. n-1] (1 <= n <= TF_FUSED_MAX_INPUTS), evaluated element by
-     * element without arrays for its intermediate values. Params:
-     * tf_fused_params. All operands share one float dtype (f32 or f64) and
-     * have out[0]'s shape (a broadcast input has stride 0, as everywhere).
-     * Registers 0 .. n-1 hold the inputs' elements; step k sets register
-     * n + k to UNARY op(r[a]) or BINARY op(r[a], r[b]), a and b < n + k;
-     * out[0] is the last register. Every register holds a value of the
-     * dtype: each step rounds as the primitive of the same op does, so the
-     * result is the one the steps run as separate UNARY/BINARY calls give
-     * (the CPU engine: bit for bit). supports() is asked with op 0; yes
-     * means every valid program whose steps the engine supports as UNARY
-     * and BINARY calls of that dtype (the host checks each step so). With
-     * TF_ENGINE_CAP_IN_PLACE, out[0] may be exactly one of the inputs.
-     * The host sends it for chains it generates itself (derivatives) and
-     * for elementwise ops a session issues back to back; an engine that
-     * does not know it answers 0 and gets the steps one by one.
-     * ABI 1.3, several outputs: with tf_fused_params.n_outputs = m > 1,
-     * out[i] (i < m) receives register n + outputs[i]; supports() is then
-     * asked with op m - 1 (so op 0 is the one-output question of 1.2), the
-     * dtypes being the n inputs' and then the m outputs'. Outputs share
-     * memory with no input and no other output (no in-place form). The
-     * host sends m > 1 only to engines built against 1.3 or later.
-     */
-    TF_PRIM_FUSED = 16,
-
+#define TF_PRIM_ENUM_(NAME, name, value) TF_PRIM_##NAME = value,
+    TF_PRIM_LIST(TF_PRIM_ENUM_)
+#undef TF_PRIM_ENUM_
     TF_PRIM_COUNT_ = 17 /* one past the last primitive of this header */
 } tf_prim;
 
+/*
+ * The sub-operations of TF_PRIM_UNARY (and of FUSED's unary steps), one
+ * X(NAME, name, value) each: enumerator TF_UNARY_<NAME>. The dtypes each is
+ * defined for are those of TF_PRIM_UNARY above.
+ */
+#define TF_UNARY_OP_LIST(X)                                                 \
+    X(NEG, neg, 0)                                                          \
+    X(ABS, abs, 1)                                                          \
+    X(SIGN, sign, 2) /* -1, 0 or 1; NaN for NaN; sign(-0.0) = 0 */          \
+    X(EXP, exp, 3)                                                          \
+    X(LOG, log, 4)                                                          \
+    X(EXPM1, expm1, 5)                                                      \
+    X(LOG1P, log1p, 6)                                                      \
+    X(SIN, sin, 7)                                                          \
+    X(COS, cos, 8)                                                          \
+    X(TANH, tanh, 9)                                                        \
+    X(SQRT, sqrt, 10)                                                       \
+    X(RSQRT, rsqrt, 11) /* 1 / sqrt(x) */                                   \
+    X(ERF, erf, 12)                                                         \
+    X(SIGMOID, sigmoid, 13) /* 1 / (1 + exp(-x)), accurate for large |x| */ \
+    X(RECIPROCAL, reciprocal, 14)                                           \
+    X(SQUARE, square, 15)                                                   \
+    X(LOGICAL_NOT, logical_not, 16) /* bool only */                         \
+    X(FLOOR, floor, 17)                                                     \
+    X(CEIL, ceil, 18)
+
 typedef enum tf_unary_op {
-    TF_UNARY_NEG = 0,
-    TF_UNARY_ABS = 1,
-    TF_UNARY_SIGN = 2, /* -1, 0 or 1; NaN for NaN; sign(-0.0) = 0 */
-    TF_UNARY_EXP = 3,
-    TF_UNARY_LOG = 4,
-    TF_UNARY_EXPM1 = 5,
-    TF_UNARY_LOG1P = 6,
-    TF_UNARY_SIN = 7,
-    TF_UNARY_COS = 8,
-    TF_UNARY_TANH = 9,
-    TF_UNARY_SQRT = 10,
-    TF_UNARY_RSQRT = 11,   /* 1 / sqrt(x) */
-    TF_UNARY_ERF = 12,
-    TF_UNARY_SIGMOID = 13, /* 1 / (1 + exp(-x)), accurate for large |x| */
-    TF_UNARY_RECIPROCAL = 14,
-    TF_UNARY_SQUARE = 15,
-    TF_UNARY_LOGICAL_NOT = 16, /* bool only */
-    TF_UNARY_FLOOR = 17,
-    TF_UNARY_CEIL = 18,
+#define TF_UNARY_ENUM_(NAME, name, value) TF_UNARY_##NAME = value,
+    TF_UNARY_OP_LIST(TF_UNARY_ENUM_)
+#undef TF_UNARY_ENUM_
     TF_UNARY_COUNT_ = 19
 } tf_unary_op;
 
+/*
+ * The sub-operations of TF_PRIM_BINARY (and of FUSED's binary steps), one
+ * X(NAME, name, value) each: enumerator TF_BINARY_<NAME>. The dtypes each is
+ * defined for are those of TF_PRIM_BINARY above.
+ */
+#define TF_BINARY_OP_LIST(X)                          \
+    X(ADD, add, 0)                                    \
+    X(SUB, sub, 1)                                    \
+    X(MUL, mul, 2)                                    \
+    X(DIV, div, 3)                                    \
+    X(POW, pow, 4)                                    \
+    X(MAX, max, 5) /* floats: NaN if either is NaN */ \
+    X(MIN, min, 6) /* floats: NaN if either is NaN */ \
+    X(REM, rem, 7)                                    \
+    X(AND, and, 8)  /* integers and bool only */      \
+    X(OR, or, 9)    /* integers and bool only */      \
+    X(XOR, xor, 10) /* integers and bool only */
+
 typedef enum tf_binary_op {
-    TF_BINARY_ADD = 0,
-    TF_BINARY_SUB = 1,
-    TF_BINARY_MUL = 2,
-    TF_BINARY_DIV = 3,
-    TF_BINARY_POW = 4,
-    TF_BINARY_MAX = 5, /* floats: NaN if either is NaN */
-    TF_BINARY_MIN = 6, /* floats: NaN if either is NaN */
-    TF_BINARY_REM = 7,
-    TF_BINARY_AND = 8, /* integers and bool only */
-    TF_BINARY_OR = 9,  /* integers and bool only */
-    TF_BINARY_XOR = 10, /* integers and bool only */
+#define TF_BINARY_ENUM_(NAME, name, value) TF_BINARY_##NAME = value,
+    TF_BINARY_OP_LIST(TF_BINARY_ENUM_)
+#undef TF_BINARY_ENUM_
     TF_BINARY_COUNT_ = 11
 } tf_binary_op;
 
+/* The comparisons of TF_PRIM_COMPARE, X(NAME, name, value): TF_COMPARE_<NAME>. */
+#define TF_COMPARE_OP_LIST(X) \
+    X(EQ, eq, 0)              \
+    X(NE, ne, 1)              \
+    X(LT, lt, 2)              \
+    X(LE, le, 3)              \
+    X(GT, gt, 4)              \
+    X(GE, ge, 5)
+
 typedef enum tf_compare_op {
-    TF_COMPARE_EQ = 0,
-    TF_COMPARE_NE = 1,
-    TF_COMPARE_LT = 2,
-    TF_COMPARE_LE = 3,
-    TF_COMPARE_GT = 4,
-    TF_COMPARE_GE = 5,
+#define TF_COMPARE_ENUM_(NAME, name, value) TF_COMPARE_##NAME = value,
+    TF_COMPARE_OP_LIST(TF_COMPARE_ENUM_)
+#undef TF_COMPARE_ENUM_
     TF_COMPARE_COUNT_ = 6
 } tf_compare_op;
 
+/* The reductions of TF_PRIM_REDUCE, X(NAME, name, value): TF_REDUCE_<NAME>. */
+#define TF_REDUCE_OP_LIST(X) \
+    X(SUM, sum, 0)           \
+    X(PROD, prod, 1)         \
+    X(MAX, max, 2)           \
+    X(MIN, min, 3)
+
 typedef enum tf_reduce_op {
-    TF_REDUCE_SUM = 0,
-    TF_REDUCE_PROD = 1,
-    TF_REDUCE_MAX = 2,
-    TF_REDUCE_MIN = 3,
+#define TF_REDUCE_ENUM_(NAME, name, value) TF_REDUCE_##NAME = value,
+    TF_REDUCE_OP_LIST(TF_REDUCE_ENUM_)
+#undef TF_REDUCE_ENUM_
     TF_REDUCE_COUNT_ = 4
 } tf_reduce_op;
 
+/* The modes of TF_PRIM_GATHER and SCATTER, X(NAME, name, value): TF_GATHER_<NAME>. */
+#define TF_GATHER_MODE_LIST(X)       \
+    X(INDEX_SELECT, index_select, 0) \
+    X(ALONG_AXIS, along_axis, 1)
+
 typedef enum tf_gather_mode {
-    TF_GATHER_INDEX_SELECT = 0,
-    TF_GATHER_ALONG_AXIS = 1
+#define TF_GATHER_ENUM_(NAME, name, value) TF_GATHER_##NAME = value,
+    TF_GATHER_MODE_LIST(TF_GATHER_ENUM_)
+#undef TF_GATHER_ENUM_
 } tf_gather_mode;
 
+/* How TF_PRIM_SCATTER combines, X(NAME, name, value): TF_SCATTER_<NAME>. */
+#define TF_SCATTER_COMBINE_LIST(X) \
+    X(ADD, add, 0)                 \
+    X(REPLACE, replace, 1)
+
 typedef enum tf_scatter_combine {
-    TF_SCATTER_ADD = 0,
-    TF_SCATTER_REPLACE = 1
+#define TF_SCATTER_ENUM_(NAME, name, value) TF_SCATTER_##NAME = value,
+    TF_SCATTER_COMBINE_LIST(TF_SCATTER_ENUM_)
+#undef TF_SCATTER_ENUM_
 } tf_scatter_combine;
 
 /*
@@ -551,10 +589,15 @@ typedef struct tf_gather_params {
     uint32_t combine; /* tf_scatter_combine; SCATTER only */
 } tf_gather_params;
 
-/* The kind of a TF_PRIM_FUSED step. */
+/* The kind of a TF_PRIM_FUSED step, X(NAME, name, value): TF_FUSED_<NAME>. */
+#define TF_FUSED_KIND_LIST(X)                                   \
+    X(UNARY, unary, 0)   /* r[n + k] = tf_unary_op op (r[a]) */ \
+    X(BINARY, binary, 1) /* r[n + k] = tf_binary_op op (r[a], r[b]) */
+
 typedef enum tf_fused_kind {
-    TF_FUSED_UNARY = 0,  /* r[n + k] = tf_unary_op op (r[a]) */
-    TF_FUSED_BINARY = 1, /* r[n + k] = tf_binary_op op (r[a], r[b]) */
+#define TF_FUSED_ENUM_(NAME, name, value) TF_FUSED_##NAME = value,
+    TF_FUSED_KIND_LIST(TF_FUSED_ENUM_)
+#undef TF_FUSED_ENUM_
     TF_FUSED_KIND_COUNT_ = 2
 } tf_fused_kind;
 

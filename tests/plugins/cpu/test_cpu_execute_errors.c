@@ -748,6 +748,13 @@ static void expect_engine_error(const char *what, tf_prim prim, const void *para
                  tf_status_name(tf_error_status()), tf_error_message(), tf_error_cause());
 }
 
+/* The cause names the primitive and its sub-operation as the engine spells them. */
+static void expect_cause(const char *what, const char *text)
+{
+    if (strstr(tf_error_cause(), text) == NULL)
+        fail_msg("%s: cause \"%s\" lacks \"%s\"", what, tf_error_cause(), text);
+}
+
 static void test_index_out_of_range(void **state)
 {
     (void)state;
@@ -765,12 +772,14 @@ static void test_index_out_of_range(void **state)
                      (long long)bad[b]);
             expect_engine_error(what, TF_PRIM_GATHER, &gp, 2, (tf_tensor *[]){x, idx}, out,
                                 TF_ERR_OUT_OF_RANGE);
+            expect_cause(what, "cpu: GATHER f32 (index_select, axis 1): index");
             tf_tensor *upd = ramp(TF_F32, 2, (int64_t[]){2, 4});
             tf_tensor *sout = tfr_output(cpu_engine, TF_F32, 2, s23);
             snprintf(what, sizeof what, "scatter with %s index %lld", tf_dtype_name(its[d]),
                      (long long)bad[b]);
             expect_engine_error(what, TF_PRIM_SCATTER, &gp, 3, (tf_tensor *[]){x, idx, upd}, sout,
                                 TF_ERR_OUT_OF_RANGE);
+            expect_cause(what, "cpu: SCATTER f32 (index_select, axis 1): index");
             tf_tensor_release(sout);
             tf_tensor_release(upd);
             tf_tensor_release(out);
@@ -784,6 +793,7 @@ static void test_index_out_of_range(void **state)
     tf_gather_params ap = {sizeof ap, 0, TF_GATHER_ALONG_AXIS, TF_SCATTER_REPLACE};
     expect_engine_error("gather along axis with index 2 of extent 2", TF_PRIM_GATHER, &ap, 2,
                         (tf_tensor *[]){x, aidx}, aout, TF_ERR_OUT_OF_RANGE);
+    expect_cause("gather along axis", "cpu: GATHER f32 (along_axis, axis 0): index 2");
     tf_tensor_release(aout);
     tf_tensor_release(aidx);
     tf_tensor_release(x);
@@ -805,6 +815,10 @@ static void test_integer_division_by_zero(void **state)
                      tf_dtype_name(dts[d]));
             expect_engine_error(what, TF_PRIM_BINARY, &bp, 2, (tf_tensor *[]){num, dv}, out,
                                 TF_ERR_VALIDATION);
+            char cause[96];
+            snprintf(cause, sizeof cause, "cpu: BINARY %s %s: integer division by zero",
+                     tf_prim_op_name(TF_PRIM_BINARY, ops[o]), tf_dtype_name(dts[d]));
+            expect_cause(what, cause);
             tf_tensor_release(out);
             tf_tensor_release(dv);
             tf_tensor_release(num);

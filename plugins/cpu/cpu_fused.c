@@ -1,0 +1,207 @@
+/*
+ * cpu_fused.c - TF_PRIM_FUSED: a straight-line program of UNARY and BINARY
+ * steps run in one pass over its operands.
+ *
+ * The interpreter prepares a program once per call (live steps only,
+ * registers placed in the operands or in reused stack slots) and then runs
+ * it chunk by chunk inside the elementwise driver's rows
+ * (cpu_elementwise_run.c), every step calling the very row function of its
+ * UNARY or BINARY primitive (cpu_elementwise.c), so each output equals the
+ * steps run as separate calls bit for bit. The call's structure was checked
+ * by the host (TF_EXEC_VALIDATED) or by cpu_validate.c.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+/*
+ * A FUSED program runs chunk by chunk along each row the iteration hands out. Every
+ * step calls the row function of its UNARY or BINARY primitive (so it rounds exactly
+ * as that primitive does: the rows give the same value for an element whatever its
+ * place in a row and its strides) on `chunk` elements. A register lives where its
+ * value is kept: an input's in the input, read in place through its row stride; an
+ * output's (ABI 1.3: any step params.outputs names, else the last) in that output,
+ * written there and read back by later steps; every other register in a slot of a
+ * buffer on the stack. A slot is reused once no later step reads its register, so a
+ * program needs as many slots as such registers alive at once, and the chunk is as
+ * long as FUSED_SCRATCH bytes allow for them: 64 to FUSED_CHUNK_MAX elements.
+ */
+#define FUSED_SCRATCH 8192  /* bytes of slots on the stack of a row call */
+#define FUSED_CHUNK_MAX 256 /* elements: enough to amortise the calls of each step */
+#define FUSED_REGS (TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS)
+
+typedef struct fused_step {
+    cpu_row_fn fn;
+    int nsrc;   /* 1 or 2 */
+    int src[2]; /* registers read */
+    int dst;    /* the register written */
+} fused_step;
+
+/* A program ready to run: its live steps only (a step nobody reads is dropped). */
+typedef struct fused_prog {
+    int n_in;
+    int n_out;
+    int n_steps;
+    int in_place; /* out[0] is one of the inputs: the last register lives in a slot */
+    int64_t chunk;
+    int64_t esize;
+    /* where register r lives: operand loc[r] >= 0 of the row (the outputs, then the
+       inputs), or slot -1 - loc[r] */
+    int loc[FUSED_REGS];
+    fused_step steps[TF_FUSED_MAX_STEPS];
+} fused_prog;
+
+/* dst (stride in elements) = n elements of src. */
+static void fused_store(char *dst, int64_t stride, const char *src, int64_t n, int64_t esize)
+{
+    if (stride == 1) {
+        memcpy(dst, src, (size_t)(n * esize));
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(dst + i * stride * esize, src + i * esize, (size_t)esize);
+    }
+}
+
+/*
+ * The row function. Outputs share no memory with any other operand (engine_abi.h),
+ * so a step may write one and later steps read it there, within every row function's
+ * restrict promises. In place (one output, which is one of the inputs,
+ * TF_ENGINE_CAP_IN_PLACE) the last step writes a slot instead, copied out once every
+ * step has read the chunk.
+ */
+static int fused_row(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)
+{
+    const fused_prog *fp = ctx;
+    const int64_t es = fp->esize, slot_bytes = fp->chunk * fp->esize;
+    _Alignas(64) char scratch[FUSED_SCRATCH];
+    for (int64_t i = 0; i < n; i += fp->chunk) {
+        const int64_t len = n - i < fp->chunk ? n - i : fp->chunk;
+        for (const fused_step *st = fp->steps; st < fp->steps + fp->n_steps; st++) {
+            char *q[3];
+            int64_t qs[3];
+            const int regs[3] = {st->dst, st->src[0], st->src[1]};
+            for (int j = 0; j <= st->nsrc; j++) {
+                const int where = fp->loc[regs[j]];
+                q[j] =
+                    where >= 0 ? p[where] + i * s[where] * es : scratch + (-1 - where) * slot_bytes;
+                qs[j] = where >= 0 ? s[where] : 1;
+            }
+            if (st->fn(NULL, len, q, qs, err) != 0) {
+                return 1;
+            }
+        }
+        if (fp->in_place) {
+            const int last = fp->steps[fp->n_steps - 1].dst;
+            fused_store(p[0] + i * s[0] * es, s[0], scratch + (-1 - fp->loc[last]) * slot_bytes,
+                        len, es);
+        }
+    }
+    return 0;
+}
+
+/* The output each register goes to (-1: none) and which registers the outputs depend on
+   (need[r] != 0), walking the steps backwards. */
+static void fused_needed(const tf_fused_params *pp, int n_in, int n_out, int *out_of, int *need)
+{
+    const int last = n_in + (int)pp->n_steps - 1;
+    for (int r = 0; r < FUSED_REGS; r++) {
+        out_of[r] = -1;
+        need[r] = 0;
+    }
+    for (int o = 0; o < n_out; o++) {
+        const int r = n_out > 1 ? n_in + (int)pp->outputs[o] : last;
+        out_of[r] = o;
+        need[r] = 1;
+    }
+    for (int k = (int)pp->n_steps - 1; k >= 0; k--) {
+        const tf_fused_step *st = &pp->steps[k];
+        if (need[n_in + k]) {
+            need[st->a] = 1;
+            need[st->b] |= st->kind == TF_FUSED_BINARY;
+        }
+    }
+}
+
+/* Whether out[0] is one of the inputs: the in-place form (one output), where it is
+   exactly that input's view, so the same memory tells it. */
+static int fused_in_place(const tf_exec *x)
+{
+    for (uint32_t r = 0; x->n_outputs == 1 && r < x->n_inputs; r++) {
+        if (x->inputs[r]->data == x->outputs[0]->data) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Builds *fp from a validated call; returns the grain (costly if any live step is). */
+static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
+{
+    const tf_fused_params *pp = x->params;
+    const uint32_t dtype = x->outputs[0]->dtype;
+    const int n_in = (int)x->n_inputs, n_out = (int)x->n_outputs;
+    int need[FUSED_REGS], out_of[FUSED_REGS], last_read[FUSED_REGS] = {0};
+    int free_slots[TF_FUSED_MAX_STEPS], nfree = 0, nslots = 0;
+    int64_t grain = CPU_GRAIN_CHEAP;
+
+    fused_needed(pp, n_in, n_out, out_of, need);
+    for (int k = 0; k < (int)pp->n_steps; k++) {
+        if (need[n_in + k]) {
+            last_read[pp->steps[k].a] = k;
+            if (pp->steps[k].kind == TF_FUSED_BINARY) {
+                last_read[pp->steps[k].b] = k;
+            }
+        }
+    }
+    fp->n_in = n_in;
+    fp->n_out = n_out;
+    fp->n_steps = 0;
+    fp->in_place = fused_in_place(x);
+    fp->esize = (int64_t)tf_dtype_size((tf_dtype)dtype);
+    for (int r = 0; r < n_in; r++) {
+        fp->loc[r] = n_out + r;
+    }
+    for (int k = 0; k < (int)pp->n_steps; k++) {
+        const tf_fused_step *ps = &pp->steps[k];
+        const int reg = n_in + k;
+        if (!need[reg]) {
+            continue;
+        }
+        const int binary = ps->kind == TF_FUSED_BINARY;
+        fused_step *st = &fp->steps[fp->n_steps++];
+        st->fn = binary ? tf__cpu_binary_row(dtype, ps->op) : tf__cpu_unary_row(dtype, ps->op);
+        st->nsrc = binary ? 2 : 1;
+        st->src[0] = (int)ps->a;
+        st->src[1] = (int)ps->b;
+        st->dst = reg;
+        /* The own slot is taken before the operands' are freed: a row function's
+           output never overlaps its inputs. */
+        if (out_of[reg] >= 0 && !fp->in_place) {
+            fp->loc[reg] = out_of[reg];
+        } else {
+            fp->loc[reg] = -1 - (nfree > 0 ? free_slots[--nfree] : nslots++);
+        }
+        for (int j = 0; j < st->nsrc; j++) {
+            const int r = st->src[j];
+            if (fp->loc[r] < 0 && last_read[r] == k && (j == 0 || r != st->src[0])) {
+                free_slots[nfree++] = -1 - fp->loc[r];
+            }
+        }
+        const int64_t g =
+            binary ? tf__cpu_binary_grain(ps->op) : tf__cpu_unary_grain(dtype, ps->op);
+        grain = g < grain ? g : grain;
+    }
+    int64_t chunk = nslots > 0 ? FUSED_SCRATCH / (nslots * fp->esize) : FUSED_CHUNK_MAX;
+    chunk = chunk < FUSED_CHUNK_MAX ? chunk : FUSED_CHUNK_MAX;
+    fp->chunk = chunk - chunk % 16;
+    return grain;
+}
+
+int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err)
+{
+    fused_prog fp;
+    int64_t grain = fused_prepare(x, &fp);
+    return tf__cpu_run_elementwise(e, x, fused_row, &fp, grain, err);
+}
