@@ -125,12 +125,9 @@ void tf__vk_log(const tf_host_api *host, tf_log_level level, const char *fmt, ..
 
 const char *tf__vk_prim_name(uint32_t prim)
 {
-    static const char *const names[TF_PRIM_COUNT_] = {
-        "FILL",        "IOTA",    "UNARY",         "BINARY",
-        "COMPARE",     "SELECT",  "CONVERT",       "REDUCE",
-        "DOT_GENERAL", "COPY",    "PAD",           "CONCATENATE",
-        "GATHER",      "SCATTER", "DYNAMIC_SLICE", "DYNAMIC_UPDATE_SLICE",
-        "FUSED"};
+#define PRIM_NAME(NAME, name, value) [TF_PRIM_##NAME] = #NAME,
+    static const char *const names[TF_PRIM_COUNT_] = {TF_PRIM_LIST(PRIM_NAME)};
+#undef PRIM_NAME
     return prim < TF_PRIM_COUNT_ ? names[prim] : "?";
 }
 

@@ -7,10 +7,13 @@
  * selection, device info), vk_memory.c (device blocks and their
  * sub-allocator, buffers, deferred frees), vk_batch.c (frames, command
  * recording, hazards and barriers, submission, pipelines and the pipeline
- * cache), vk_prims.c (supports and every primitive but DOT_GENERAL, FUSED
- * included), vk_spirv.c (the shader module of one FUSED program),
- * vk_dot.c (DOT_GENERAL on the tiled GEMM shader). Everything here has
- * hidden visibility: the plugin exports only tf_engine_plugin_v1.
+ * cache), vk_check.c (supports, and the checks of calls the host did not
+ * validate), vk_prims.c (the walks of operands, every primitive's dispatch
+ * but DOT_GENERAL's and FUSED's, execute's dispatch table), vk_fused.c
+ * (FUSED as one dispatch of its program), vk_spirv.c (the shader module of
+ * one FUSED program), vk_dot.c (DOT_GENERAL on the tiled GEMM shader).
+ * Everything here has hidden visibility: the plugin exports only
+ * tf_engine_plugin_v1.
  */
 #ifndef TENFERRO_VK_INTERNAL_H
 #define TENFERRO_VK_INTERNAL_H
@@ -42,6 +45,8 @@
 /* Data bindings 0..12 (FUSED: an output, five inputs, seven more outputs); then
    13 = parameters, 14 = error words (shaders/common.glsl names them so). */
 #define VK_MAX_BINDINGS 13
+/* Parameter words of the walk of VK_MAX_BINDINGS operands (tf__vk_layout). */
+#define VK_LAYOUT_WORDS (9 + 9 * VK_MAX_BINDINGS)
 #define VK_HAZARD_SLOTS 64 /* buffers tracked between two barriers */
 #define VK_WG 256          /* invocations per workgroup of every shader */
 
@@ -157,7 +162,7 @@ typedef struct vk_frame {
 } vk_frame;
 
 /* Specialisation constants 0 .. VK_SPEC_WORDS - 1: every shader has constant 0 (OP);
-   fused.comp also 1 .. 18, the program (see vk_prims.c, exec_fused). */
+   fused.comp also 1 .. 18, the program (see vk_fused.c). */
 #define VK_SPEC_WORDS 19
 /* FUSED programs whose pipelines an engine keeps by default (the "fused_pipelines"
    option); the least recently used one goes when another is compiled. */
@@ -331,12 +336,42 @@ void tf__vk_wait_all(vk_engine *e);
 /* Primitives                                                             */
 /* ===================================================================== */
 
+/* supports(): whether this engine's device runs the call (vk_check.c). */
 int tf__vk_supports(const vk_engine *e, uint32_t prim, uint32_t op, const uint32_t *dtypes,
                     uint32_t n_dtypes);
+/*
+ * The checks of a call without TF_EXEC_VALIDATED: counts, params, dtypes
+ * (through supports), FUSED programs, buffers of this engine. Reports and
+ * returns the failure, TF_OK when the call may be dispatched (vk_check.c).
+ */
+tf_status tf__vk_check(vk_engine *e, const tf_exec *x);
+/* The sub-operation supports() is asked with: the op, or FUSED's outputs - 1. */
+uint32_t tf__vk_exec_op(const tf_exec *x);
+/* The outputs of a FUSED call: 1 for a 1.2 host, whose params end before n_outputs. */
+uint32_t tf__vk_fused_outputs(const tf_fused_params *pr);
+
+/* Checks the call unless the host validated it, then records its dispatch (vk_prims.c). */
 tf_status tf__vk_execute(vk_engine *e, const tf_exec *x);
+/*
+ * One dispatch function per entry of engine_abi.h's TF_PRIM_LIST, named after it:
+ * tf__vk_exec_fill ... tf__vk_exec_fused (execute's table is generated from the same
+ * list, so a primitive without its dispatch does not link). The call is valid.
+ */
+#define VK_EXEC_DECLARE(NAME, name, value) \
+    tf_status tf__vk_exec_##name(vk_engine *e, const tf_exec *x);
+TF_PRIM_LIST(VK_EXEC_DECLARE)
+#undef VK_EXEC_DECLARE
 /* COPY of an operand into a dense temporary (used by DOT_GENERAL). */
 tf_status tf__vk_copy_op(vk_engine *e, const tf_operand *dst, const tf_operand *src);
-tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x);
+/*
+ * The walk of nops operands over ops[0]'s shape into the VK_LAYOUT_WORDS words
+ * of p, the first nfit checked to fit 32-bit addressing (vk_prims.c, where it
+ * is described). Returns 0 when something does not fit.
+ */
+int tf__vk_layout(const tf_operand *const *ops, uint32_t nops, uint32_t nfit, int keep, int32_t *p,
+                  uint64_t *n);
+/* Reports that an operand of `prim` exceeds 32-bit addressing (TF_ERR_UNSUPPORTED). */
+tf_status tf__vk_too_large(vk_engine *e, uint32_t prim);
 
 /* Groups for `n` invocations, capped (shaders loop with a grid stride). */
 uint32_t tf__vk_groups(uint64_t n);

@@ -10,7 +10,7 @@
  * run the scalar dense form.
  *
  * The program is not read at run time: it is compiled in. Specialisation
- * constants (vk_prims.c, fused_program, fills them):
+ * constants (vk_fused.c, fused_program, fills them):
  *   OP (id 0)  the form: inputs n (bits 0-2), steps (3-7), walk rank
  *              (8-11), dense (12), broadcast inputs (13-17: bit j, input j
  *              is one element, read once), outputs m (18-21);
@@ -36,7 +36,7 @@
  * block that is always 0, a word of its own per operand (zero[]), which no
  * compiler can see through. It costs an integer OR per operand.
  *
- * Forms (chosen per call by vk_prims.c):
+ * Forms (chosen per call by vk_fused.c):
  *   strided  (dense 0): the offsets of the walked operands (common.glsl's
  *            layout) are computed per element over RANK axes;
  *   dense    (dense 1): every input is dense in the outputs' order
