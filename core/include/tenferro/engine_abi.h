@@ -289,9 +289,10 @@ typedef struct tf_device_info {
      * out[0] has in[0]'s rank with extent 1 on every reduced axis and the    \
      * same dtype. Params: tf_reduce_params. Empty groups give the identity   \
      * (SUM 0, PROD 1, MAX -inf or the integer minimum, MIN +inf or the       \
-     * integer maximum). Float MAX/MIN propagate NaN. Float SUM accumulates   \
-     * in the dtype itself or wider, at the engine's choice. Integer SUM/PROD \
-     * wrap. Bool: MAX (any), MIN (all).                                      \
+     * integer maximum). Float MAX/MIN fold as BINARY MAX/MIN do: NaN         \
+     * propagates and -0 < +0 (IEEE 754-2019). Float SUM accumulates in the   \
+     * dtype itself or wider, at the engine's choice. Integer SUM/PROD wrap.  \
+     * Bool: MAX (any), MIN (all).                                            \
      */                                                                       \
     X(REDUCE, reduce, 7)                                                      \
     /*                                                                        \
@@ -410,7 +411,7 @@ typedef enum tf_prim {
 #define TF_UNARY_OP_LIST(X)                                                 \
     X(NEG, neg, 0)                                                          \
     X(ABS, abs, 1)                                                          \
-    X(SIGN, sign, 2) /* -1, 0 or 1; NaN for NaN; sign(-0.0) = 0 */          \
+    X(SIGN, sign, 2) /* -1, +0 or 1 (sign(-0) = +0); NaN for NaN */         \
     X(EXP, exp, 3)                                                          \
     X(LOG, log, 4)                                                          \
     X(EXPM1, expm1, 5)                                                      \
@@ -440,17 +441,17 @@ typedef enum tf_unary_op {
  * X(NAME, name, value) each: enumerator TF_BINARY_<NAME>. The dtypes each is
  * defined for are those of TF_PRIM_BINARY above.
  */
-#define TF_BINARY_OP_LIST(X)                          \
-    X(ADD, add, 0)                                    \
-    X(SUB, sub, 1)                                    \
-    X(MUL, mul, 2)                                    \
-    X(DIV, div, 3)                                    \
-    X(POW, pow, 4)                                    \
-    X(MAX, max, 5) /* floats: NaN if either is NaN */ \
-    X(MIN, min, 6) /* floats: NaN if either is NaN */ \
-    X(REM, rem, 7)                                    \
-    X(AND, and, 8)  /* integers and bool only */      \
-    X(OR, or, 9)    /* integers and bool only */      \
+#define TF_BINARY_OP_LIST(X)                                               \
+    X(ADD, add, 0)                                                         \
+    X(SUB, sub, 1)                                                         \
+    X(MUL, mul, 2)                                                         \
+    X(DIV, div, 3)                                                         \
+    X(POW, pow, 4)                                                         \
+    X(MAX, max, 5) /* floats: IEEE 754-2019, max(+0, -0) = +0, NaN wins */ \
+    X(MIN, min, 6) /* floats: IEEE 754-2019, min(+0, -0) = -0, NaN wins */ \
+    X(REM, rem, 7)                                                         \
+    X(AND, and, 8)  /* integers and bool only */                           \
+    X(OR, or, 9)    /* integers and bool only */                           \
     X(XOR, xor, 10) /* integers and bool only */
 
 typedef enum tf_binary_op {
