@@ -1,7 +1,8 @@
 /*
  * linalg_internal.h - shared declarations of the tenferro.linalg module:
- * its kernels (linalg_kernels.c), AD rules (linalg_rules.c) and the module
- * descriptor (linalg_module.c).
+ * its kernels (linalg_kernels.c), AD rules (linalg_rules.c, and
+ * linalg_rules_spectral.c for eigh, svd, pinv and norm, both written with the
+ * builder of linalg_lb.h) and the module descriptor (linalg_module.c).
  *
  * Conventions: matrices live on the last two axes (row i on axis rank-2,
  * column j on axis rank-1, as tril/diagonal in ops.h); every leading axis is
