@@ -47,8 +47,16 @@ typedef struct program {
 tf_status tf__graph_walk(graph *g, tf_eager *root, bool tracked_only);
 void tf__graph_free(graph *g);
 
-/* The index of e once walked, or g->n + 1 if the walk did not reach it. */
-size_t tf__graph_lookup(const graph *g, const tf_eager *e);
+/* The index of e once walked, or g->n + 1 if the walk did not reach it: the
+   mark in e itself, else the walk's map (tf__graph_lookup_map). Inline: the
+   reverse pass asks it for every edge. */
+size_t tf__graph_lookup_map(const graph *g, const tf_eager *e);
+static inline size_t tf__graph_lookup(const graph *g, const tf_eager *e)
+{
+    if (atomic_load_explicit(&((tf_eager *)e)->walk_id, memory_order_relaxed) == g->id)
+        return e->walk_index;
+    return tf__graph_lookup_map(g, e);
+}
 
 /* Whether e is a target: wrt itself, or with wrt NULL any leaf with a slot. */
 bool tf__graph_is_target(const tf_eager *e, const tf_eager *wrt);

@@ -97,10 +97,8 @@ static bool map_grow(graph *g)
 }
 
 /* Index of e once walked, or n+1 (a tensor still on the walk's stack is unseen). */
-size_t tf__graph_lookup(const graph *g, const tf_eager *e)
+size_t tf__graph_lookup_map(const graph *g, const tf_eager *e)
 {
-    if (atomic_load_explicit(&((tf_eager *)e)->walk_id, memory_order_relaxed) == g->id)
-        return e->walk_index;
     if (!g->mask)
         return g->n + 1;
     size_t i = slot_of(g, e);

@@ -72,7 +72,7 @@ struct tf_batch {
     uint32_t rank;
     int64_t shape[TF_MAX_RANK];
     uint32_t n_in, n_steps;
-    tf_tensor *in[TF_FUSED_MAX_INPUTS]; /* retained; their storages count us as readers */
+    tf_tensor *in[TF_FUSED_MAX_INPUTS];   /* retained; their storages count us as readers */
     tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
     tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
     const void *owner[DEFER_MAX_STEPS];   /* what out[k] became (an eager tensor), or NULL */
@@ -84,7 +84,7 @@ struct tf_batch {
     tf_defer_stats stats;                 /* the session's (changed under the lock) */
 };
 
-static struct tf_batch k_lost; /* the mark of memory whose batch failed */
+static struct tf_batch k_lost;      /* the mark of memory whose batch failed */
 static struct tf_batch k_unwritten; /* the mark of a result left unwritten */
 
 /* inside run_batch's engine calls: the batch's own operands need no flush */
@@ -109,8 +109,8 @@ static bool step_held(const struct tf_batch *b, uint32_t k)
     size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
     if (refs != 2) /* 1: the batch alone; more: views, another eager, the tail */
         return refs > 1;
-    return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) ||
-           !b->wanted || b->wanted(b->owner[k]);
+    return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) || !b->wanted ||
+           b->wanted(b->owner[k]);
 }
 
 /* An engine that cannot take the program in one call: its steps one by one,
@@ -122,8 +122,8 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     for (uint32_t k = 0; k < n; k++)
         dst[k] = held[k] ? b->out[k] : NULL;
     b->stats.engine_calls += n;
-    tf_status st = tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank,
-                                    b->shape, dst);
+    tf_status st =
+        tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank, b->shape, dst);
     for (uint32_t k = 0; k < n; k++)
         if (!held[k])
             tf_tensor_release(dst[k]);
@@ -131,7 +131,7 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
 }
 
 /* Computes what is still held of b's results (held[k]: step k's is) into
-   *written of them; called with the lock held. */
+ *written of them; called with the lock held. */
 static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
 {
     uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
@@ -177,8 +177,8 @@ static tf_status run_batch(struct tf_batch *b)
     tf_status st = compute(b, held, &written), tail_st = TF_OK;
     if (!st && b->tail_in) {
         b->stats.engine_calls++;
-        tail_st = tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &b->tail_in, 1,
-                                    &b->tail_out);
+        tail_st =
+            tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &b->tail_in, 1, &b->tail_out);
         written += !tail_st;
     }
     t_running = false;
@@ -189,16 +189,16 @@ static tf_status run_batch(struct tf_batch *b)
         if (!b->out[k])
             continue;
         /* not written, yet its eager lives on in the tape: never to be read */
-        bool unwritten = !st && !held[k] &&
-                         atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
+        bool unwritten =
+            !st && !held[k] && atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
         atomic_store_explicit(&b->out[k]->storage->pending, unwritten ? &k_unwritten : mark,
                               memory_order_release);
         tf_tensor_release(b->out[k]);
         b->owner[k] = NULL;
     }
     if (b->tail_out) {
-        atomic_store_explicit(&b->tail_out->storage->pending,
-                              st || tail_st ? &k_lost : NULL, memory_order_release);
+        atomic_store_explicit(&b->tail_out->storage->pending, st || tail_st ? &k_lost : NULL,
+                              memory_order_release);
         tf_tensor_release(b->tail_out);
         tf_tensor_release(b->tail_in);
         b->tail_out = b->tail_in = NULL;
@@ -323,7 +323,11 @@ static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
     return TF_FX_NONE;
 }
 
-typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_MARKED } plan_result;
+typedef enum plan_result {
+    PLAN_OK,
+    PLAN_FULL,
+    PLAN_MARKED
+} plan_result;
 
 /*
  * The references in b of a program's n inputs xs[] (to append n_steps
@@ -333,8 +337,7 @@ typedef enum plan_result { PLAN_OK, PLAN_FULL, PLAN_MARKED } plan_result;
  * unwritten memory (*mark says which).
  */
 static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf_tensor *const *xs,
-                        uint32_t *ref, tf_tensor **in, uint32_t *n_in,
-                        const struct tf_batch **mark)
+                        uint32_t *ref, tf_tensor **in, uint32_t *n_in, const struct tf_batch **mark)
 {
     *n_in = b->n_in;
     memcpy(in, b->in, sizeof b->in);
@@ -378,16 +381,15 @@ bool tf__lazy_defers(const tf_lazy *z, const tf_tensor *out)
 
 /* Whether a program of resolved steps over in[] into out may join a batch at
    all (before any lock is taken). */
-static bool deferrable(const tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps,
-                       uint32_t n, tf_tensor *const *in, const tf_tensor *out)
+static bool deferrable(const tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps, uint32_t n,
+                       tf_tensor *const *in, const tf_tensor *out)
 {
     /* (session ops never run inside a batch's run: no t_running check) */
     if (!tf__lazy_defers(z, out) || !tf__engine_fuses(z->engine, out->dtype, 1, 1))
         return false;
     for (uint32_t i = 0; i < n; i++) {
         const tf_storage *st = in[i]->storage;
-        if (st->kind != TF_STORAGE_ENGINE || st->engine != z->engine ||
-            in[i]->dtype != out->dtype)
+        if (st->kind != TF_STORAGE_ENGINE || st->engine != z->engine || in[i]->dtype != out->dtype)
             return false;
     }
     for (uint32_t k = 0; k < n_steps; k++) {
@@ -501,8 +503,8 @@ static tf_status defer_reduce(tf_lazy *z, const void *params, size_t n, tf_tenso
 }
 
 /* A program that does not join a batch: run on the engine now. */
-static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps,
-                             uint32_t n, tf_tensor *const *in, tf_tensor *out)
+static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps, uint32_t n,
+                             tf_tensor *const *in, tf_tensor *out)
 {
     if (n_steps == 1) /* the primitive itself */
         return tf__lazy_run_step(z->engine, &steps[0], in, out);
@@ -514,7 +516,7 @@ static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_
     tf_tensor *dst[TF_FUSED_MAX_STEPS] = {NULL};
     dst[n_steps - 1] = out;
     tf_status st = tf__lazy_run_steps(z->engine, steps, n_steps, n, in, out->dtype, out->rank,
-                                    out->shape, dst);
+                                      out->shape, dst);
     for (uint32_t k = 0; k + 1 < n_steps; k++)
         tf_tensor_release(dst[k]);
     return st;
@@ -564,7 +566,8 @@ tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_st
     if (st)
         return st;
     const char *what = n_steps > 1 ? "fused"
-                       : tf_prim_name(steps[0].kind == TF_FUSED_UNARY ? TF_PRIM_UNARY : TF_PRIM_BINARY);
+                                   : tf_prim_name(steps[0].kind == TF_FUSED_UNARY ? TF_PRIM_UNARY
+                                                                                  : TF_PRIM_BINARY);
     return pr == PLAN_OK ? TF_OK : mark_error(mark, what);
 }
 
@@ -573,12 +576,15 @@ tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n,
 {
     if (prim == TF_PRIM_REDUCE)
         return defer_reduce(z, params, n, in, out);
-    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || n < 1 || n > 2)
+    /* the common case of small arrays (and deferral off) goes straight to the
+       engine, without a program of one step to build and take apart */
+    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || n < 1 || n > 2 ||
+        !tf__lazy_defers(z, out))
         return exec_now(z, prim, params, n, in, out);
     /* one elementwise op: a program of one step */
     bool unary = prim == TF_PRIM_UNARY;
-    uint32_t op = unary ? ((const tf_unary_params *)params)->op
-                        : ((const tf_binary_params *)params)->op;
+    uint32_t op =
+        unary ? ((const tf_unary_params *)params)->op : ((const tf_binary_params *)params)->op;
     tf_fused_step step = {unary ? TF_FUSED_UNARY : TF_FUSED_BINARY, op, 0, unary ? 0 : 1};
     return tf__lazy_program(z, &step, 1, (uint32_t)n, in, out);
 }
