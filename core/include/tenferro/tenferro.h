@@ -109,11 +109,13 @@
  *   Refcounted objects (tf_runtime, tf_ad_context, tf_tensor, tf_eager):
  *     _create and the other constructors give one reference, _retain adds
  *     one, _release drops one; the last one frees the object.
- *   Exclusively owned handles (tf_engine, tf_config): _create or _open
- *     makes one, _destroy ends it. (An engine's tensors and sessions keep
+ *   Exclusively owned handles (tf_engine, tf_config): _create, _open or
+ *     _load makes one, _destroy ends it. (An engine's tensors and sessions keep
  *     the instance alive after tf_engine_destroy.)
  *   Scopes (tf_session; the no-grad and trace-capture tf_scope): _begin
- *     starts one on the calling thread, _end ends it; nested scopes end in
+ *     (tf_session_begin, tf_scope_begin_no_grad,
+ *     tf_scope_begin_capture_trace) starts one on the calling thread, _end
+ *     ends it; nested scopes end in
  *     reverse order.
  *   Process-owned objects (tf_plugin, tf_extension_module): _load (or
  *     _from_descriptor) returns one; it is never freed.
@@ -121,10 +123,11 @@
  *     results, reports): _free releases it.
  *
  * Every _release, _destroy, _end and _free accepts NULL as a no-op.
- * Names that do not follow the vocabulary yet: tf_runtime_no_grad and
- * tf_runtime_capture_trace begin the scopes that tf_scope_end ends;
- * tf_config_load and tf_config_load_file make the handle that
- * tf_config_free destroys.
+ * Constructors are named for what they do (_create, _open, _load,
+ * _begin_no_grad, _from_host); the destructor's verb says how the object
+ * is owned. tf_config_free, tf_runtime_no_grad and tf_runtime_capture_trace
+ * are the older names of tf_config_destroy, tf_scope_begin_no_grad and
+ * tf_scope_begin_capture_trace, kept so that older callers build.
  *
  * ---- Where to read more ------------------------------------------------
  *
