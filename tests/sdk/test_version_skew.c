@@ -108,6 +108,11 @@ static void test_newer_minor_loads_with_newer_features_refused(void **state)
     TF_ASSERT_OK(tf_engine_upload(e, h, &x));
     TF_ASSERT_OK(tf_tensor_empty(e, TF_F32, 1, &n, &y));
     tf_tensor *xx[2] = {x, x};
+    /* the engine says yes to its newer work; the host answers for itself */
+    const tf_dtype f3[3] = {TF_F32, TF_F32, TF_F32};
+    assert_false(tf_engine_supports(e, TF_PRIM_COUNT_, 0, f3, 1));
+    assert_false(tf_engine_supports(e, TF_PRIM_UNARY, TF_UNARY_COUNT_, f3, 2));
+    assert_true(tf_engine_supports(e, TF_PRIM_BINARY, TF_BINARY_ADD, f3, 3));
     refused_cleanly(e, TF_PRIM_COUNT_, NULL, 0, NULL, y); /* its newer primitive */
     tf_unary_params newer_op = {sizeof newer_op, TF_UNARY_COUNT_};
     refused_cleanly(e, TF_PRIM_UNARY, &newer_op, 1, xx, y); /* its newer unary op */

@@ -190,8 +190,13 @@ int tf_engine_uses_host_memory(const tf_engine *engine);
 
 /* Non-zero if the engine implements primitive `prim` (op: its sub-op) for
    these dtypes (inputs' then outputs'; borrowed). Never fails: 0 for a NULL
-   engine, NULL dtypes with n_dtypes > 0, or more than 64 dtypes. On the
-   engine's thread (the plugin's supports() is serialised with its work). */
+   engine, NULL dtypes with n_dtypes > 0, or more than 64 dtypes. An engine
+   of a newer ABI minor is answered 0 for a primitive, sub-op or dtype this
+   library does not know, whatever it says (tf_engine_execute refuses such a
+   call on every engine; one of this or an older minor that claims such work
+   is wrong, which tenferro check-engine reports).
+   On the engine's thread (the plugin's supports() is serialised with its
+   work). */
 int tf_engine_supports(tf_engine *engine, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                        size_t n_dtypes);
 

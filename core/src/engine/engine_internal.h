@@ -84,6 +84,10 @@ tf_status tf__prim_check(tf_prim prim, const void *params, size_t n_inputs,
                          tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs);
 /* The sub-operation code of a call (0 for primitives without one). */
 uint32_t tf__prim_op(tf_prim prim, const void *params);
+
+/* Whether this host knows primitive prim and, for the primitives with
+   sub-operations, its sub-op op (prim_names.c, from engine_abi.h's lists). */
+bool tf__prim_known(tf_prim prim, uint32_t op);
 /* Whether the primitive accepts strided outputs. */
 bool tf__prim_strided_output(tf_prim prim);
 

@@ -1,42 +1,52 @@
-/* prim_names.c - names of primitives and their sub-operations, for messages and tools. */
+/*
+ * prim_names.c - names of primitives and their sub-operations, for messages
+ * and tools, made from engine_abi.h's lists (the engines use the same lists,
+ * so a name is the same wherever it is printed).
+ */
 #include "engine_internal.h"
 
-static const char *const k_prims[TF_PRIM_COUNT_] = {
-    "fill", "iota", "unary", "binary", "compare", "select", "convert", "reduce",
-    "dot_general", "copy", "pad", "concatenate", "gather", "scatter", "dynamic_slice",
-    "dynamic_update_slice", "fused",
-};
+#define NAME_ENTRY_(NAME, name, value) [value] = #name,
 
-static const char *const k_unary[TF_UNARY_COUNT_] = {
-    "neg", "abs", "sign", "exp", "log", "expm1", "log1p", "sin", "cos", "tanh",
-    "sqrt", "rsqrt", "erf", "sigmoid", "reciprocal", "square", "logical_not", "floor", "ceil",
-};
+static const char *const k_prims[TF_PRIM_COUNT_] = {TF_PRIM_LIST(NAME_ENTRY_)};
+static const char *const k_unary[TF_UNARY_COUNT_] = {TF_UNARY_OP_LIST(NAME_ENTRY_)};
+static const char *const k_binary[TF_BINARY_COUNT_] = {TF_BINARY_OP_LIST(NAME_ENTRY_)};
+static const char *const k_compare[TF_COMPARE_COUNT_] = {TF_COMPARE_OP_LIST(NAME_ENTRY_)};
+static const char *const k_reduce[TF_REDUCE_COUNT_] = {TF_REDUCE_OP_LIST(NAME_ENTRY_)};
 
-static const char *const k_binary[TF_BINARY_COUNT_] = {
-    "add", "sub", "mul", "div", "pow", "max", "min", "rem", "and", "or", "xor",
-};
+#undef NAME_ENTRY_
 
-static const char *const k_compare[TF_COMPARE_COUNT_] = {"eq", "ne", "lt", "le", "gt", "ge"};
-
-static const char *const k_reduce[TF_REDUCE_COUNT_] = {"sum", "prod", "max", "min"};
+/* Entry i of a table of n names; "?" past its end or for a gap. */
+static const char *name_in(const char *const *names, size_t n, uint32_t i)
+{
+    return i < n && names[i] ? names[i] : "?";
+}
+#define NAME_IN_(table, i) name_in(table, sizeof table / sizeof table[0], i)
 
 TF_API const char *tf_prim_name(tf_prim prim)
 {
-    return (unsigned)prim < TF_PRIM_COUNT_ ? k_prims[prim] : "?";
+    return NAME_IN_(k_prims, (uint32_t)prim);
 }
 
 TF_API const char *tf_prim_op_name(tf_prim prim, uint32_t op)
 {
     switch (prim) {
-    case TF_PRIM_UNARY:
-        return op < TF_UNARY_COUNT_ ? k_unary[op] : "?";
-    case TF_PRIM_BINARY:
-        return op < TF_BINARY_COUNT_ ? k_binary[op] : "?";
-    case TF_PRIM_COMPARE:
-        return op < TF_COMPARE_COUNT_ ? k_compare[op] : "?";
-    case TF_PRIM_REDUCE:
-        return op < TF_REDUCE_COUNT_ ? k_reduce[op] : "?";
+    case TF_PRIM_UNARY: return NAME_IN_(k_unary, op);
+    case TF_PRIM_BINARY: return NAME_IN_(k_binary, op);
+    case TF_PRIM_COMPARE: return NAME_IN_(k_compare, op);
+    case TF_PRIM_REDUCE: return NAME_IN_(k_reduce, op);
     default: /* FUSED's steps carry their own ops; the call has none */
         return "";
+    }
+}
+
+bool tf__prim_known(tf_prim prim, uint32_t op)
+{
+    switch (prim) {
+    case TF_PRIM_UNARY: return op < TF_UNARY_COUNT_;
+    case TF_PRIM_BINARY: return op < TF_BINARY_COUNT_;
+    case TF_PRIM_COMPARE: return op < TF_COMPARE_COUNT_;
+    case TF_PRIM_REDUCE: return op < TF_REDUCE_COUNT_;
+    case TF_PRIM_FUSED: return op < TF_FUSED_MAX_OUTPUTS; /* op: outputs - 1 */
+    default: return (uint32_t)prim < TF_PRIM_COUNT_;  /* no sub-op: op is not read */
     }
 }
