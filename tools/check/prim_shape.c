@@ -263,15 +263,19 @@ static void gathered_shape(const gather_case *g, uint32_t mode, int64_t *out)
     out[g->axis] = g->index.d[0];
 }
 
+#define NAME_ENTRY_(NAME, name, value) [value] = #name,
+static const char *const k_gather_mode[] = {TF_GATHER_MODE_LIST(NAME_ENTRY_)};
+static const char *const k_scatter_combine[] = {TF_SCATTER_COMBINE_LIST(NAME_ENTRY_)};
+#undef NAME_ENTRY_
+
 static void rows_gather_scatter(ck_ctx *ctx)
 {
     for (int scatter = 0; scatter < 2; scatter++) {
         for (uint32_t mode = 0; mode < 2; mode++) {
             for (uint32_t comb = 0; comb < (scatter ? 2u : 1u); comb++) {
-                ck_row *row =
-                    scatter ? ck_row_add(ctx, "scatter/%s,%s", mode ? "along_axis" : "index_select",
-                                         comb ? "replace" : "add")
-                            : ck_row_add(ctx, "gather/%s", mode ? "along_axis" : "index_select");
+                ck_row *row = scatter ? ck_row_add(ctx, "scatter/%s,%s", k_gather_mode[mode],
+                                                   k_scatter_combine[comb])
+                                      : ck_row_add(ctx, "gather/%s", k_gather_mode[mode]);
                 const gather_case *cases = mode ? k_along : k_select;
                 for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
                     tf_dtype dt = k_all[d];
