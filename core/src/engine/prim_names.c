@@ -34,8 +34,7 @@ TF_API const char *tf_prim_op_name(tf_prim prim, uint32_t op)
     case TF_PRIM_BINARY: return NAME_IN_(k_binary, op);
     case TF_PRIM_COMPARE: return NAME_IN_(k_compare, op);
     case TF_PRIM_REDUCE: return NAME_IN_(k_reduce, op);
-    default: /* FUSED's steps carry their own ops; the call has none */
-        return "";
+    default: return ""; /* FUSED's steps carry their own ops; the call has none */
     }
 }
 
@@ -47,6 +46,6 @@ bool tf__prim_known(tf_prim prim, uint32_t op)
     case TF_PRIM_COMPARE: return op < TF_COMPARE_COUNT_;
     case TF_PRIM_REDUCE: return op < TF_REDUCE_COUNT_;
     case TF_PRIM_FUSED: return op < TF_FUSED_MAX_OUTPUTS; /* op: outputs - 1 */
-    default: return (uint32_t)prim < TF_PRIM_COUNT_;  /* no sub-op: op is not read */
+    default: return (uint32_t)prim < TF_PRIM_COUNT_;      /* no sub-op: op is not read */
     }
 }
