@@ -1,27 +1,36 @@
 /*
  * limits.c - the machine's limits for the standard workloads, measured in the
- * same run as `tenferro bench` (see docs/performance.md):
+ * same run as `tenferro bench` (see docs/performance.md, "The limits"):
  *
  *   limit:matmul      the three raw BLAS calls of the matmul workload
  *                     (C = A B, dA = G B^T, dB = A^T G with G all ones, the
  *                     cotangent of sum) for f64 n = 512 and f32 n = 1024;
- *   limit:elementwise one fused hand-written pass over n = 2^22 f64 computing
+ *   limit:elementwise one fused pass over n = 2^22 f64 computing
  *                     loss = sum(exp(x) y + x) and d loss/dx = exp(x) y + 1
- *                     (fwd_bwd), and the same also writing d loss/dy = exp(x)
- *                     (fwd_bwd_2grads: y is a constant in the workload, so
- *                     this second figure is only for reference).
+ *                     (fwd_bwd): x and y read once, the gradient written once,
+ *                     exp vectorised (glibc's libmvec: this file alone is
+ *                     built with -ffast-math), the pass split over the threads
+ *                     by OpenMP; fwd_bwd_2grads also writes d loss/dy = exp(x)
+ *                     (y is a constant in the workload: for reference only);
+ *   limit:mlp         one step of the mlp workload done by hand: its five raw
+ *                     sgemm calls and one fused pass for each elementwise
+ *                     stage between them (bias + tanh; bias, residual, loss
+ *                     and its cotangent with b2's gradient; tanh's derivative
+ *                     with b1's gradient) and one for the SGD update, 50
+ *                     steps timed together (step).
  *
- * It links OpenBLAS directly and never libtenferro. Figures are printed as
+ * Every figure is at the thread count asked for: OpenBLAS's threads for the
+ * products (openblas_set_num_threads) and OpenMP's for the passes. It links
+ * OpenBLAS directly and never libtenferro. Figures are printed as
  * `limit:<workload> <metric> <value> <unit>` on stdout, each the median of 5
- * timed repetitions (15 for matmul, as in the bench) after one untimed warm-up; the OpenBLAS kernel
- * (openblas_get_corename) and thread count go to stderr.
+ * timed repetitions (15 for matmul, as in the bench) after one untimed
+ * warm-up; the OpenBLAS kernel and thread counts go to stderr.
  *
  * usage: tenferro-limits [--threads N] [--quick]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +38,7 @@
 #include <time.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #define REPS 5
 #define MATMUL_REPS 15 /* one f64 step takes only ~10 ms: more of them, as in the bench */
@@ -64,14 +74,22 @@ static double uniform(uint64_t *state)
     return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
 }
 
+/* 64-byte aligned, as the CPU engine's buffers are (a vector load never splits a line). */
 static void *checked_malloc(size_t bytes)
 {
-    void *p = malloc(bytes);
-    if (!p) {
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) {
         fprintf(stderr, "limits: out of memory (%zu bytes)\n", bytes);
         exit(1);
     }
     return p;
+}
+
+static void print_figure(const char *workload, const char *metric, double value,
+                         const char *unit)
+{
+    printf("limit:%s %s %.6g %s\n", workload, metric, value, unit);
+    fflush(stdout);
 }
 
 /* ---- matmul: three GEMMs, column-major ---------------------------------------- */
@@ -120,75 +138,40 @@ static void limit_matmul(int n, int wide)
                     : gemm3_f32(n, (float *)buf[0], (float *)buf[1], (float *)buf[2],
                                 (float *)buf[3], (float *)buf[4], (float *)buf[5]);
     double flops = 3.0 * 2.0 * (double)n * (double)n * (double)n;
-    printf("limit:matmul %s_%d_fwd_bwd_gflops %.6g GFLOP/s\n", wide ? "f64" : "f32", n,
-           flops / median(t + 1, MATMUL_REPS) / 1e9);
-    fflush(stdout);
+    char metric[64];
+    snprintf(metric, sizeof metric, "%s_%d_fwd_bwd_gflops", wide ? "f64" : "f32", n);
+    print_figure("matmul", metric, flops / median(t + 1, MATMUL_REPS) / 1e9, "GFLOP/s");
     for (int i = 0; i < 6; i++)
         free(buf[i]);
 }
 
-/* ---- elementwise: one fused pass, split over threads ------------------------- */
+/* ---- elementwise: one fused pass ------------------------------------------------ */
 
-typedef struct pass_job {
-    const double *x, *y;
-    double *gx, *gy; /* gy NULL: d/dy not wanted */
-    size_t begin, end;
-    double partial;
-    pthread_t thread;
-} pass_job;
-
-/* loss, d/dx (and d/dy) of sum(exp(x) y + x) over [begin, end) in one pass. */
-static void *fused_pass(void *arg)
+/* loss and d/dx of sum(exp(x) y + x) in one pass; gy non-NULL: d/dy too. */
+static double fused_pass(size_t n, const double *restrict x, const double *restrict y,
+                         double *restrict gx, double *restrict gy)
 {
-    pass_job *j = arg;
-    const double *restrict x = j->x, *restrict y = j->y;
-    double *restrict gx = j->gx, *restrict gy = j->gy;
     double sum = 0;
     if (gy) {
-        for (size_t i = j->begin; i < j->end; i++) {
+#pragma omp parallel for simd schedule(static) reduction(+ : sum) aligned(x, y, gx, gy : 64)
+        for (size_t i = 0; i < n; i++) {
             double e = exp(x[i]), t = e * y[i];
             sum += t + x[i];
             gx[i] = t + 1.0;
             gy[i] = e;
         }
     } else {
-        for (size_t i = j->begin; i < j->end; i++) {
+#pragma omp parallel for simd schedule(static) reduction(+ : sum) aligned(x, y, gx : 64)
+        for (size_t i = 0; i < n; i++) {
             double t = exp(x[i]) * y[i];
             sum += t + x[i];
             gx[i] = t + 1.0;
         }
     }
-    j->partial = sum;
-    return NULL;
+    return sum;
 }
 
-/* One fused pass with `threads` threads (the caller's thread does the first share). */
-static double fused_once(int threads, size_t n, const double *x, const double *y, double *gx,
-                         double *gy, double *loss)
-{
-    pass_job jobs[MAX_THREADS];
-    double t0 = now();
-    for (int k = 0; k < threads; k++) {
-        jobs[k] = (pass_job){
-            x, y, gx, gy, n * (size_t)k / (size_t)threads, n * (size_t)(k + 1) / (size_t)threads,
-            0, 0};
-        if (k > 0 && pthread_create(&jobs[k].thread, NULL, fused_pass, &jobs[k]) != 0) {
-            fprintf(stderr, "limits: cannot start a thread\n");
-            exit(1);
-        }
-    }
-    fused_pass(&jobs[0]);
-    double sum = jobs[0].partial;
-    for (int k = 1; k < threads; k++) {
-        pthread_join(jobs[k].thread, NULL);
-        sum += jobs[k].partial;
-    }
-    double t = now() - t0;
-    *loss = sum;
-    return t;
-}
-
-static void limit_elementwise(int threads, size_t n)
+static void limit_elementwise(size_t n)
 {
     double *x = checked_malloc(n * sizeof *x), *y = checked_malloc(n * sizeof *y);
     double *gx = checked_malloc(n * sizeof *gx), *gy = checked_malloc(n * sizeof *gy);
@@ -199,17 +182,207 @@ static void limit_elementwise(int threads, size_t n)
         y[i] = uniform(&rng);
     for (int both = 0; both < 2; both++) {
         double t[REPS + 1], loss = 0;
-        for (int r = 0; r <= REPS; r++)
-            t[r] = fused_once(threads, n, x, y, gx, both ? gy : NULL, &loss);
+        for (int r = 0; r <= REPS; r++) {
+            double t0 = now();
+            loss = fused_pass(n, x, y, gx, both ? gy : NULL);
+            t[r] = now() - t0;
+        }
         fprintf(stderr, "limits: elementwise loss %.17g, gx[0] %.17g\n", loss, gx[0]);
-        printf("limit:elementwise %s %.6g ms\n", both ? "fwd_bwd_2grads" : "fwd_bwd",
-               1e3 * median(t + 1, REPS));
-        fflush(stdout);
+        print_figure("elementwise", both ? "fwd_bwd_2grads" : "fwd_bwd", 1e3 * median(t + 1, REPS),
+                     "ms");
     }
     free(x);
     free(y);
     free(gx);
     free(gy);
+}
+
+/* ---- mlp: five sgemm calls and four fused passes per step ------------------------ */
+
+/* Row-major, as BENCHMARKS.md writes the shapes; the arithmetic is the workload's. */
+typedef struct mlp_sizes {
+    int batch, in, hidden, out, steps;
+} mlp_sizes;
+
+typedef struct mlp_state {
+    float *x, *t;                    /* [batch, in], [batch, out] */
+    float *w1, *b1, *w2, *b2;        /* [in, hidden], [hidden], [hidden, out], [out] */
+    float *g_w1, *g_b1, *g_w2, *g_b2; /* their gradients */
+    float *z, *h, *o, *g_o, *g_h;    /* X W1; tanh(z + b1); H W2; dO; dH (then dZ) */
+    double loss;
+} mlp_state;
+
+/*
+ * The step runs inside one OpenMP parallel region: each thread computes its share
+ * of every product (a block of the output's columns, or of its rows) with
+ * single-threaded sgemm calls and its share of every pass, with a barrier
+ * between stages. That is the fastest arrangement measured here: OpenBLAS's own
+ * threads on these small products, with OpenMP's team for the passes, put two
+ * sets of spinning workers on the same cores (docs/performance.md, "The limits").
+ */
+
+/* [lo, hi) of n split over the team. */
+static void share(int n, int *lo, int *hi)
+{
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    *lo = n * id / nt;
+    *hi = n * (id + 1) / nt;
+}
+
+/* Z = X W1 (this thread's columns); then H = tanh(Z + b1) over them. */
+static void stage_hidden(const mlp_sizes *z, mlp_state *m)
+{
+    const int b = z->batch, ni = z->in, nh = z->hidden;
+    int j0, j1;
+    share(nh, &j0, &j1);
+    if (j1 > j0)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, j1 - j0, ni, 1.0f, m->x, ni,
+                    m->w1 + j0, nh, 0.0f, m->z + j0, nh);
+    for (int i = 0; i < b; i++) {
+        const float *restrict zi = m->z + (size_t)i * nh, *restrict bias = m->b1;
+        float *restrict hi = m->h + (size_t)i * nh;
+#pragma omp simd
+        for (int j = j0; j < j1; j++)
+            hi[j] = tanhf(zi[j] + bias[j]);
+    }
+}
+
+/* O = H W2; D = O + b2 - T; loss = sum(D^2) / batch; dO = (2 / batch) D; d b2 = column
+   sums of dO (one thread: the output is [batch, 10]). */
+static void stage_loss(const mlp_sizes *z, mlp_state *m)
+{
+    const int b = z->batch, nh = z->hidden, no = z->out;
+    const float scale = 1.0f / (float)b;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, no, nh, 1.0f, m->h, nh, m->w2, no,
+                0.0f, m->o, no);
+    double loss = 0;
+    for (int j = 0; j < no; j++)
+        m->g_b2[j] = 0;
+    for (int i = 0; i < b; i++) {
+        const float *restrict oi = m->o + (size_t)i * no, *restrict ti = m->t + (size_t)i * no;
+        float *restrict gi = m->g_o + (size_t)i * no;
+        for (int j = 0; j < no; j++) {
+            float d = oi[j] + m->b2[j] - ti[j];
+            loss += (double)(d * d);
+            gi[j] = 2.0f * scale * d;
+            m->g_b2[j] += gi[j];
+        }
+    }
+    m->loss = loss * scale;
+}
+
+/* dW2 = H^T dO (this thread's rows); dH = dO W2^T (its columns); dZ = dH (1 - H^2)
+   over dH's memory and d b1 = the column sums of dZ (the same columns). */
+static void stage_hidden_grad(const mlp_sizes *z, mlp_state *m)
+{
+    const int b = z->batch, nh = z->hidden, no = z->out;
+    int j0, j1;
+    share(nh, &j0, &j1);
+    if (j1 <= j0)
+        return;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, j1 - j0, no, b, 1.0f, m->h + j0, nh,
+                m->g_o, no, 0.0f, m->g_w2 + (size_t)j0 * no, no);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, j1 - j0, no, 1.0f, m->g_o, no,
+                m->w2 + (size_t)j0 * no, no, 0.0f, m->g_h + j0, nh);
+    for (int j = j0; j < j1; j++)
+        m->g_b1[j] = 0;
+    for (int i = 0; i < b; i++) {
+        const float *restrict hi = m->h + (size_t)i * nh;
+        float *restrict gi = m->g_h + (size_t)i * nh, *restrict gb = m->g_b1;
+#pragma omp simd
+        for (int j = j0; j < j1; j++) {
+            float d = gi[j] * (1.0f - hi[j] * hi[j]);
+            gi[j] = d;
+            gb[j] += d;
+        }
+    }
+}
+
+/* p -= lr g over this thread's share of n elements. */
+static void update(float *restrict p, const float *restrict g, int n)
+{
+    int i0, i1;
+    share(n, &i0, &i1);
+#pragma omp simd
+    for (int i = i0; i < i1; i++)
+        p[i] -= 0.01f * g[i];
+}
+
+/* dW1 = X^T dZ (this thread's columns), then the SGD update (lr 0.01) of every
+   parameter, each thread its share: W1's rows of its columns first, as they are hot. */
+static void stage_input_grad(const mlp_sizes *z, mlp_state *m)
+{
+    const int b = z->batch, ni = z->in, nh = z->hidden, no = z->out;
+    int j0, j1;
+    share(nh, &j0, &j1);
+    if (j1 > j0) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ni, j1 - j0, b, 1.0f, m->x, ni,
+                    m->g_h + j0, nh, 0.0f, m->g_w1 + j0, nh);
+        for (int r = 0; r < ni; r++) {
+            float *restrict p = m->w1 + (size_t)r * nh;
+            const float *restrict g = m->g_w1 + (size_t)r * nh;
+#pragma omp simd
+            for (int j = j0; j < j1; j++)
+                p[j] -= 0.01f * g[j];
+        }
+    }
+    update(m->b1, m->g_b1, nh);
+    update(m->w2, m->g_w2, nh * no);
+    update(m->b2, m->g_b2, no);
+}
+
+static void mlp_steps(const mlp_sizes *z, mlp_state *m)
+{
+#pragma omp parallel
+    for (int s = 0; s < z->steps; s++) {
+        stage_hidden(z, m);
+#pragma omp barrier
+#pragma omp single
+        stage_loss(z, m);
+        /* (single ends with a barrier) */
+        stage_hidden_grad(z, m);
+#pragma omp barrier
+        stage_input_grad(z, m);
+#pragma omp barrier
+    }
+}
+
+/* n floats uniform in [lo, hi). */
+static float *mlp_array(size_t n, double lo, double hi, uint64_t *rng)
+{
+    float *p = checked_malloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)(lo + (hi - lo) * uniform(rng));
+    return p;
+}
+
+static void limit_mlp(const mlp_sizes *z)
+{
+    const size_t b = (size_t)z->batch, ni = (size_t)z->in, nh = (size_t)z->hidden,
+                 no = (size_t)z->out;
+    const double s1 = sqrt(3.0 / (double)ni), s2 = sqrt(3.0 / (double)nh);
+    uint64_t rng = 11;
+    mlp_state m = {
+        .x = mlp_array(b * ni, 0, 1, &rng),       .t = mlp_array(b * no, 0, 1, &rng),
+        .w1 = mlp_array(ni * nh, -s1, s1, &rng),  .b1 = mlp_array(nh, -0.1, 0.1, &rng),
+        .w2 = mlp_array(nh * no, -s2, s2, &rng),  .b2 = mlp_array(no, -0.1, 0.1, &rng),
+        .g_w1 = mlp_array(ni * nh, 0, 0, &rng),   .g_b1 = mlp_array(nh, 0, 0, &rng),
+        .g_w2 = mlp_array(nh * no, 0, 0, &rng),   .g_b2 = mlp_array(no, 0, 0, &rng),
+        .z = mlp_array(b * nh, 0, 0, &rng),       .h = mlp_array(b * nh, 0, 0, &rng),
+        .o = mlp_array(b * no, 0, 0, &rng),       .g_o = mlp_array(b * no, 0, 0, &rng),
+        .g_h = mlp_array(b * nh, 0, 0, &rng),     .loss = 0};
+    double t[REPS + 1];
+    for (int r = 0; r <= REPS; r++) {
+        double t0 = now();
+        mlp_steps(z, &m);
+        t[r] = now() - t0;
+    }
+    fprintf(stderr, "limits: mlp loss after the last step %.9g\n", m.loss);
+    print_figure("mlp", "step", 1e3 * median(t + 1, REPS) / z->steps, "ms");
+    float *all[] = {m.x, m.t, m.w1, m.b1, m.w2, m.b2, m.g_w1, m.g_b1,
+                    m.g_w2, m.g_b2, m.z, m.h, m.o, m.g_o, m.g_h};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
 }
 
 int main(int argc, char **argv)
@@ -226,11 +399,20 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
-    fprintf(stderr, "limits: OpenBLAS kernel %s, %d thread(s); config: %s\n",
-            openblas_get_corename(), openblas_get_num_threads(), openblas_get_config());
+    fprintf(stderr, "limits: OpenBLAS kernel %s, %d thread(s), OpenMP %d thread(s); config: %s\n",
+            openblas_get_corename(), openblas_get_num_threads(), omp_get_max_threads(),
+            openblas_get_config());
+    openblas_set_num_threads(1);
+    /* OpenMP's passes first: after a threaded call OpenBLAS's workers spin for a while
+       (~0.1 s) and would take a core from OpenMP's team */
+    limit_elementwise(quick ? (size_t)1 << 10 : (size_t)1 << 22);
+    const mlp_sizes full = {64, 784, 256, 10, 50}, tiny = {4, 8, 6, 3, 12};
+    openblas_set_num_threads(1); /* the step splits its products over OpenMP's threads */
+    limit_mlp(quick ? &tiny : &full);
+    openblas_set_num_threads(threads);
     limit_matmul(quick ? 16 : 512, 1);
     limit_matmul(quick ? 16 : 1024, 0);
-    limit_elementwise(threads, quick ? (size_t)1 << 10 : (size_t)1 << 22);
     return 0;
 }

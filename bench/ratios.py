@@ -5,16 +5,19 @@ machine's limits and PyTorch.
 Reads the figure lines that those scripts collected (`[limit:|torch:]<workload> <metric>
 <value> <unit>`, in sections headed `# threads N round R` or `# engine NAME round R`) and
 prints one Markdown table per section kind (thread count, or engine) with the ratios
-tenferro/limit and tenferro/torch of each figure and the targets: those of issue 6 (the CPU
-engine, the default) or, with `--targets issue5`, those of issue 5 (the Vulkan engine on a
-GPU against PyTorch-CUDA). Ratios are of the figures as printed: for times (ns, ms) lower is
+tenferro/limit and tenferro/torch of each figure and the targets: those of issue 24 (the CPU
+engine, the default), the older ones of issue 6 (`--targets issue6`) or, with `--targets
+issue5`, those of issue 5 (the Vulkan engine on a GPU against PyTorch-CUDA). With several
+thread counts it ends with a table of scaling: tenferro's figure at each count over its own
+figure at the smallest count, round by round (round R of one count against round R of the
+other: bench/run.sh runs the counts in turn inside each round), with the issue's targets. Ratios are of the figures as printed: for times (ns, ms) lower is
 better, for GFLOP/s and TFLOP/s higher. With several rounds, each figure is the median over
 rounds, and each ratio the median over rounds of that round's ratio (its smallest and largest
 value in brackets): the programs of one round ran one after the other, under the same load.
 `met` says yes when every round meets the target, NO when none does, else how many rounds
 did. The limit columns are left out of a table that has no limit figures.
 
-usage: python3 bench/ratios.py [--targets issue6|issue5] RAW_FILE
+usage: python3 bench/ratios.py [--targets issue24|issue6|issue5] RAW_FILE
 """
 import argparse
 import statistics
@@ -29,6 +32,20 @@ ISSUE6 = {
     ("elementwise", "fwd_bwd"): [("torch", "<=", 0.5), ("limit", "<=", 2.0)],
 }
 
+# Issue 24: the true limits (a fused vectorised pass, the mlp step by hand) and real models.
+ISSUE24 = {
+    ("dispatch", "forward_per_op"): [("torch", "<=", 0.1)],
+    ("dispatch", "backward_per_op"): [("torch", "<=", 0.1)],
+    ("mlp", "step"): [("limit", "<=", 1.1), ("torch", "<=", 0.8)],
+    ("matmul", "f64_"): [("limit", ">=", 0.95), ("torch", ">=", 1.0)],
+    ("matmul", "f32_"): [("limit", ">=", 0.95), ("torch", ">=", 1.0)],
+    ("elementwise", "fwd_bwd"): [("limit", "<=", 1.3), ("torch", "<=", 0.5)],
+    ("transformer", "step"): [("torch", "<=", 0.7, 1)],  # (..., only at this thread count)
+    ("svd_grad", "fwd_bwd"): [("torch", "<=", 0.7, 1)],
+}
+# tenferro at N threads over tenferro at the smallest count: (workload, metric) -> bound
+SCALING24 = {("transformer", "step"): 0.65}
+
 # Issue 5: the Vulkan engine on a GPU against PyTorch-CUDA eager (bench/gpu/run.sh).
 ISSUE5 = {
     ("gemm", "f32_"): [("torch", ">=", 0.9)],
@@ -38,8 +55,10 @@ ISSUE5 = {
     ("mlp", "step"): [("torch", "<=", 1.0)],
 }
 
-TARGET_SETS = {"issue6": ISSUE6, "issue5": ISSUE5}
-TARGETS = ISSUE6  # the set in use, chosen by main()
+TARGET_SETS = {"issue24": ISSUE24, "issue6": ISSUE6, "issue5": ISSUE5}
+SCALING_SETS = {"issue24": SCALING24}
+TARGETS = ISSUE24  # the set in use, chosen by main()
+SCALING = SCALING24
 
 
 def parse(path):
@@ -62,10 +81,12 @@ def parse(path):
     return runs
 
 
-def targets_for(workload, metric):
+def targets_for(workload, metric, threads=None):
+    """(against, comparison, bound) of the figure; a target with a fourth entry holds only
+    at that thread count."""
     for (w, prefix), t in TARGETS.items():
         if w == workload and metric.startswith(prefix):
-            return t
+            return [g[:3] for g in t if len(g) < 4 or threads is None or g[3] == threads]
     return []
 
 
@@ -122,7 +143,8 @@ def table(section, rounds):
         if metric == "rss_growth":  # a difference near 0: its ratio means nothing
             ratio = {"limit": [], "torch": []}
         goals, met = [], []
-        for against, cmp, bound in targets_for(workload, metric):
+        for against, cmp, bound in targets_for(workload, metric,
+                                               value if kind == "threads" else None):
             goals.append(f"vs {against} {cmp} {bound:g}")
             ok = [(r <= bound if cmp == "<=" else r >= bound) for r in ratio[against]]
             met.append("?" if not ok else "yes" if all(ok) else "NO" if not any(ok) else
@@ -137,15 +159,50 @@ def table(section, rounds):
         print("| " + " | ".join(cells) + " |")
 
 
+def scaling_table(runs):
+    """tenferro at each thread count over its own figure at the smallest, per round."""
+    counts = sorted(v for (k, v) in runs if k == "threads")
+    if len(counts) < 2:
+        return
+    base = runs[("threads", counts[0])]
+    print(f"\n### scaling: tenferro at N threads / tenferro at {counts[0]} thread"
+          f"{'s' if counts[0] != 1 else ''}, round by round\n")
+    print("| workload | figure | threads | ratio | target | met |")
+    print("|---|---|---|---|---|---|")
+    keys = []
+    for r in base:
+        keys += [(w, m, u) for (s, w, m), (_, u) in r.items()
+                 if s == "tenferro" and (w, m, u) not in keys and m != "rss_growth"]
+    for t in counts[1:]:
+        rounds = runs[("threads", t)]
+        for workload, metric, unit in keys:
+            key = ("tenferro", workload, metric)
+            ratios = [r[key][0] / b[key][0] for r, b in zip(rounds, base)
+                      if key in r and key in b and b[key][0]]
+            bound = next((v for (w, p), v in SCALING.items()
+                          if w == workload and metric.startswith(p)), None)
+            goal, met = "-", "-"
+            if bound is not None and ratios:
+                goal = f"<= {bound:g}"
+                ok = [x <= bound for x in ratios]
+                met = "yes" if all(ok) else "NO" if not any(ok) else \
+                    f"{sum(ok)} of {len(ok)} rounds"
+            print(f"| {workload} | {metric} ({unit}) | {t} | {fmt_ratio(ratios)} | {goal} "
+                  f"| {met} |")
+
+
 def main():
-    global TARGETS
+    global TARGETS, SCALING
     ap = argparse.ArgumentParser(usage=__doc__.strip().splitlines()[-1].split(": ", 1)[1])
-    ap.add_argument("--targets", choices=sorted(TARGET_SETS), default="issue6")
+    ap.add_argument("--targets", choices=sorted(TARGET_SETS), default="issue24")
     ap.add_argument("raw_file")
     a = ap.parse_args()
     TARGETS = TARGET_SETS[a.targets]
-    for section, rounds in parse(a.raw_file).items():
+    SCALING = SCALING_SETS.get(a.targets, {})
+    runs = parse(a.raw_file)
+    for section, rounds in sorted(runs.items()):
         table(section, rounds)
+    scaling_table(runs)
 
 
 if __name__ == "__main__":

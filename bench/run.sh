@@ -8,9 +8,9 @@
 #     --build DIR     build folder (default: build); configured and built when needed
 #     --threads LIST  thread counts to run (default: "1 $(nproc)")
 #     --rounds N      run the three programs N times in turn at each thread count
-#                     (default 3); the table gives the median over rounds of each
-#                     figure and of each ratio, so that load from other processes
-#                     hits all three sides alike
+#                     (default 3; each round runs every thread count); the table gives
+#                     the median over rounds of each figure and of each ratio, so that
+#                     load from other processes hits all three sides alike
 #     --quick         tiny sizes: checks the plumbing, the figures mean nothing
 #   PYTHON=...        the interpreter with torch (default: /usr/bin/python3, Debian's
 #                     python3-torch)
@@ -56,8 +56,10 @@ RAW="$BUILD/bench-run.txt"
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores;" \
     "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-for t in $THREADS; do
-  for r in $(seq 1 "$ROUNDS"); do
+# Rounds outside, thread counts inside: each round runs every count in turn, so that the
+# scaling ratios (round R of one count against round R of another) meet the same load.
+for r in $(seq 1 "$ROUNDS"); do
+  for t in $THREADS; do
     echo "# threads $t round $r" | tee -a "$RAW"
     # The CPU engine sets OpenBLAS to one thread itself and splits work over its own pool
     # of --threads; the limits program sets OpenBLAS's threads through its API; PyTorch
