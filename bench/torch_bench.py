@@ -6,9 +6,9 @@ Prints the same lines as `tenferro bench`, with workload names prefixed `torch:`
 Each figure is the median of 5 timed repetitions (15 for matmul, whose f64 step takes
 only ~10 ms) after one untimed warm-up; peak
 resident memory (of the host process) per workload comes from VmHWM, reset before
-each workload. Without a workload named it runs the four standard ones of
-BENCHMARKS.md; the extra ones (gemm, elementwise_f32, einsum_path, einsum_tn) run only when
-named (the einsum peers, NumPy and a randomized greedy besides torch, live in
+each workload. Without a workload named it runs the six standard ones of
+BENCHMARKS.md; the extra ones (gemm, elementwise_f32, growth, einsum_path, einsum_tn) run only
+when named (the einsum peers, NumPy and a randomized greedy besides torch, live in
 bench/einsum_peers.py).
 
 On `--device cuda` every timed section starts and ends with torch.cuda.synchronize(),
@@ -29,9 +29,11 @@ import time
 import torch
 
 FULL = dict(reps=5, pairs=5000, mlp_steps=50, mlp=(64, 784, 256, 10), n=1 << 22,
-            f64_n=512, f32_n=1024, matmul_reps=15, gemm_n=4096, gemm_products=10, f32_elements=1 << 26)
+            f64_n=512, f32_n=1024, matmul_reps=15, gemm_n=4096, gemm_products=10, f32_elements=1 << 26,
+            block=(8, 128, 256, 4, 1024), block_steps=3, svd_n=256)
 QUICK = dict(reps=1, pairs=50, mlp_steps=12, mlp=(4, 8, 6, 3), n=1 << 10, f64_n=16, f32_n=16, matmul_reps=1,
-             gemm_n=16, gemm_products=2, f32_elements=1 << 10)
+             gemm_n=16, gemm_products=2, f32_elements=1 << 10, block=(2, 4, 8, 2, 16), block_steps=2,
+             svd_n=8)
 
 # The device every tensor lives on ("cpu" or "cuda"), set once by main().
 DEVICE = torch.device("cpu")
@@ -166,11 +168,13 @@ def run_elementwise_f32(z, gen):
     elementwise_run(z, gen, "elementwise_f32", torch.float32, z["f32_elements"])
 
 
-def matmul_size(z, gen, dtype, n):
+def matmul_gflops(gen, dtype, n, reps):
+    """GFLOP/s of the matmul workload's step (sum(A @ B), backward) at size n: the median
+    of reps timed steps after one warm-up, counting 3 * 2 n^3 flops."""
     A = uniform(gen, (n, n), dtype).requires_grad_(True)
     B = uniform(gen, (n, n), dtype).requires_grad_(True)
     times = []
-    for r in range(z["matmul_reps"] + 1):
+    for r in range(reps + 1):
         t0 = now()
         loss = (A @ B).sum()
         A.grad = None
@@ -179,14 +183,113 @@ def matmul_size(z, gen, dtype, n):
         del loss
         if r:
             times.append(now() - t0)
+    return 6.0 * n ** 3 / statistics.median(times) / 1e9
+
+
+def matmul_size(z, gen, dtype, n):
     name = "f64" if dtype == torch.float64 else "f32"
-    figure("matmul", f"{name}_{n}_fwd_bwd_gflops", 6.0 * n ** 3 / statistics.median(times) / 1e9,
+    figure("matmul", f"{name}_{n}_fwd_bwd_gflops", matmul_gflops(gen, dtype, n, z["matmul_reps"]),
            "GFLOP/s")
 
 
 def run_matmul(z, gen):
     matmul_size(z, gen, torch.float64, z["f64_n"])
     matmul_size(z, gen, torch.float32, z["f32_n"])
+
+
+def run_transformer(z, gen):
+    """A pre-norm transformer block's training step with AdamW (BENCHMARKS.md)."""
+    batch, seq, d, heads, ffn = z["block"]
+    f = torch.float32
+    hd = d // heads
+    x = uniform(gen, (batch, seq, d), f, -1.0, 1.0)
+    y = uniform(gen, (batch, seq, d), f, -1.0, 1.0)
+
+    def weight(fan_in, fan_out):
+        a = 1.0 / fan_in ** 0.5
+        return uniform(gen, (fan_in, fan_out), f, -a, a).requires_grad_(True)
+
+    def vector(n, value):
+        return torch.full((n,), value, dtype=f, device=DEVICE).requires_grad_(True)
+
+    g1, n1, g2, n2 = vector(d, 1.0), vector(d, 0.0), vector(d, 1.0), vector(d, 0.0)
+    wq, wk, wv, wo = weight(d, d), weight(d, d), weight(d, d), weight(d, d)
+    bq, bk, bv, bo = vector(d, 0.0), vector(d, 0.0), vector(d, 0.0), vector(d, 0.0)
+    w1, b1, w2, b2 = weight(d, ffn), vector(ffn, 0.0), weight(ffn, d), vector(d, 0.0)
+    params = [g1, n1, wq, bq, wk, bk, wv, bv, wo, bo, g2, n2, w1, b1, w2, b2]
+    opt = torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    fn = torch.nn.functional
+
+    def split(t):
+        return t.view(batch, seq, heads, hd).transpose(1, 2)
+
+    def step():
+        a = fn.layer_norm(x, (d,), g1, n1, 1e-5)
+        q, k, v = split(a @ wq + bq), split(a @ wk + bk), split(a @ wv + bv)
+        att = torch.softmax(q @ k.transpose(-2, -1) / hd ** 0.5, dim=-1) @ v
+        h = x + att.transpose(1, 2).reshape(batch, seq, d) @ wo + bo
+        m = fn.layer_norm(h, (d,), g2, n2, 1e-5)
+        out = h + fn.gelu(m @ w1 + b1) @ w2 + b2
+        loss = ((out - y) ** 2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    times = []
+    for r in range(z["reps"] + 1):
+        t0 = now()
+        for _ in range(z["block_steps"]):
+            step()
+        if r:
+            times.append(now() - t0)
+    figure("transformer", "step", 1e3 * statistics.median(times) / z["block_steps"], "ms")
+
+
+def run_svd_grad(z, gen):
+    """The backward of sum(S * w), S the singular values of A (thin SVD)."""
+    n = z["svd_n"]
+    A = uniform(gen, (n, n), torch.float64).requires_grad_(True)
+    w = uniform(gen, (n,), torch.float64)
+    times = []
+    for r in range(z["reps"] + 1):
+        t0 = now()
+        S = torch.linalg.svd(A, full_matrices=False).S
+        loss = (S * w).sum()
+        A.grad = None
+        loss.backward()
+        del loss, S
+        if r:
+            times.append(now() - t0)
+    figure("svd_grad", "fwd_bwd", 1e3 * statistics.median(times), "ms")
+
+
+def run_growth(z, gen):
+    """Extra: per-op time of mul forward + backward from 1 element up, and matmul GFLOP/s
+    from n = 16 up (tools/bench_growth.c does the same; bench/growth.py draws both)."""
+    quick = z["reps"] == 1
+    n = 1
+    while n <= 1 << (10 if quick else 22):
+        x = uniform(gen, (n,), torch.float32).requires_grad_(True)
+        c = uniform(gen, (n,), torch.float32)
+        seed = torch.ones(n, dtype=torch.float32, device=DEVICE)
+        count = max(1, min(4096, (1 << 24) // n))
+        times = []
+        for r in range(6):
+            x.grad = None
+            t0 = now()
+            for _ in range(count):
+                y = x * c
+                y.backward(seed)
+                del y
+            if r:
+                times.append((now() - t0) / count)
+        figure("growth", f"mul_{n}_ns", 1e9 * statistics.median(times), "ns")
+        n *= 4
+    n = 16
+    while n <= (64 if quick else 2048):
+        figure("growth", f"matmul_{n}_gflops", matmul_gflops(gen, torch.float32, n, 5),
+               "GFLOP/s")
+        n *= 2
 
 
 def run_gemm(z, gen):
@@ -208,7 +311,7 @@ def run_gemm(z, gen):
 
 
 STANDARD = {"dispatch": run_dispatch, "mlp": run_mlp, "elementwise": run_elementwise,
-            "matmul": run_matmul}
+            "matmul": run_matmul, "transformer": run_transformer, "svd_grad": run_svd_grad}
 def einsum_figure(system, workload, metric, value, unit):
     print(f"{system}:{workload} {metric} {value:.6g} {unit}", flush=True)
 
@@ -225,7 +328,7 @@ def run_einsum_tn(z, gen):
     einsum_peers.run_tn(torch, einsum_figure, z["reps"], z["reps"] == 1)
 
 
-EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32,
+EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32, "growth": run_growth,
          "einsum_path": run_einsum_path, "einsum_tn": run_einsum_tn}
 WORKLOADS = {**STANDARD, **EXTRA}
 

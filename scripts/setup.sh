@@ -3,6 +3,9 @@
 #
 # Usage (from anywhere inside a clone; paths below are relative to the repo root):
 #   bash scripts/setup.sh         install what is missing, build in ./build, run the main job
+#   bash scripts/setup.sh bench   install what is missing and the bench's peers
+#                                   (BENCH_PACKAGES), then bench/run.sh and bench/growth.py
+#                                   (docs/performance.md); the tests never need those
 #   bash scripts/setup.sh test    install what is missing, then run the whole suite:
 #                                   ctest in ./build       (RelWithDebInfo)
 #                                   ctest in ./build-asan  (-DTF_SANITIZE=address: ASan + UBSan)
@@ -33,6 +36,9 @@ PACKAGES=(
     clang libclang-rt-14-dev         # libFuzzer (-fsanitize=fuzzer); the runtime is only
                                      # recommended by clang, so it is named here
 )
+
+# Only for `setup.sh bench`: the peers and the plots of docs/performance.md.
+BENCH_PACKAGES=(python3-torch python3-numpy python3-matplotlib)
 
 # ---- The project's main job: train the demo model on the default engine. ----
 run_main_job() {
@@ -153,11 +159,12 @@ main() {
     local mode="${1:-demo}"
     case "$mode" in
     demo | test) ;;
+    bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
     -h | --help)
-        echo "usage: bash scripts/setup.sh [demo|test]   (see the comment at the top of the script)"
+        echo "usage: bash scripts/setup.sh [demo|test|bench]   (see the comment at the top of the script)"
         return
         ;;
-    *) die "unknown mode '$mode' (expected: demo or test)" ;;
+    *) die "unknown mode '$mode' (expected: demo, test or bench)" ;;
     esac
 
     log "installing packages"
@@ -166,6 +173,9 @@ main() {
     if [ "$mode" = test ]; then
         run_tests
         log "all tests passed (${SECONDS}s)"
+    elif [ "$mode" = bench ]; then
+        run bash bench/run.sh --build build
+        run /usr/bin/python3 bench/growth.py --build build
     else
         log "building (./build)"
         build build

@@ -31,12 +31,6 @@
 #include "bench_einsum.h"
 #include "bench_util.h"
 
-#define TRY(call)        \
-    do {                 \
-        if (st == TF_OK) \
-            st = (call); \
-    } while (0)
-
 static void fig(const char *workload, const char *metric, double value, const char *unit)
 {
     printf("%s %s %.6g %s\n", workload, metric, value, unit);

@@ -36,47 +36,19 @@
 #include "bench_train.h"
 #include "bench_util.h"
 
-#define TRY(call)        \
-    do {                 \
-        if (st == TF_OK) \
-            st = (call); \
-    } while (0)
-
 static int g_rank; /* only rank 0 prints */
 
 static void figure(const char *workload, const char *metric, double value, const char *unit)
 {
-    if (g_rank != 0)
-        return;
-    printf("%s %s %.6g %s\n", workload, metric, value, unit);
-    fflush(stdout);
+    if (g_rank == 0)
+        tf_bench_figure(workload, metric, value, unit);
 }
 
 /* A variable of f32 values uniform in [lo, hi) from a fixed seed, in the engine's memory. */
 static tf_status f32_tensor(tf_session *s, size_t rank, const int64_t *shape, double lo,
                             double hi, uint64_t seed, int variable, tf_eager **out)
 {
-    size_t n = 1;
-    for (size_t i = 0; i < rank; i++)
-        n *= (size_t)shape[i];
-    float *v = malloc(n * sizeof *v + 1);
-    if (!v)
-        return TF_ERR_OUT_OF_MEMORY;
-    tf_bench_rng rng = tf_bench_rng_seed(seed);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)(lo + (hi - lo) * tf_bench_rng_uniform(&rng));
-    tf_tensor *t = NULL;
-    tf_eager *c = NULL;
-    tf_status st = tf_tensor_from_host(TF_F32, rank, shape, v, n, &t);
-    free(v);
-    TRY(tf_session_constant_from_host(s, t, &c));
-    if (variable)
-        TRY(tf_runtime_variable_from(tf_session_runtime(s), tf_eager_value(c), out));
-    else if (!st)
-        tf_eager_retain(*out = c);
-    tf_eager_release(c);
-    tf_tensor_release(t);
-    return st;
+    return tf_bench_random(s, TF_F32, rank, shape, lo, hi, seed, variable, out);
 }
 
 /* ---- dp ---- */

@@ -1,6 +1,7 @@
 /*
- * bench_util.c - clock, generator, median and resident-memory counters of
- * `tenferro bench` (Linux's /proc/self/status; getrusage elsewhere).
+ * bench_util.c - clock, generator, median, resident-memory counters (Linux's
+ * /proc/self/status; getrusage elsewhere), figure lines and random inputs of
+ * `tenferro bench`.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -11,6 +12,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#include <tenferro/tenferro.h>
 
 tf_bench_rng tf_bench_rng_seed(uint64_t seed)
 {
@@ -93,4 +96,43 @@ void tf_bench_peak_rss_reset(void)
         fputs("5", f);
         fclose(f);
     }
+}
+
+void tf_bench_figure(const char *workload, const char *metric, double value, const char *unit)
+{
+    printf("%s %s %.6g %s\n", workload, metric, value, unit);
+    fflush(stdout);
+}
+
+tf_status tf_bench_random(tf_session *s, tf_dtype dtype, size_t rank, const int64_t *shape,
+                          double lo, double hi, uint64_t seed, int variable, tf_eager **out)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < rank; i++)
+        n *= (size_t)shape[i];
+    size_t width = dtype == TF_F32 ? sizeof(float) : sizeof(double);
+    void *data = malloc(n * width + 1);
+    if (!data)
+        return TF_ERR_OUT_OF_MEMORY;
+    tf_bench_rng rng = tf_bench_rng_seed(seed);
+    for (size_t i = 0; i < n; i++) {
+        double v = lo + (hi - lo) * tf_bench_rng_uniform(&rng);
+        if (dtype == TF_F32)
+            ((float *)data)[i] = (float)v;
+        else
+            ((double *)data)[i] = v;
+    }
+    tf_tensor *t = NULL;
+    tf_eager *c = NULL;
+    tf_status st = tf_tensor_from_host(dtype, rank, shape, data, n, &t);
+    free(data);
+    if (!st)
+        st = tf_session_constant_from_host(s, t, &c);
+    if (!st && variable)
+        st = tf_runtime_variable_from(tf_session_runtime(s), tf_eager_value(c), out);
+    else if (!st)
+        tf_eager_retain(*out = c);
+    tf_eager_release(c);
+    tf_tensor_release(t);
+    return st;
 }

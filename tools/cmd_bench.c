@@ -1,8 +1,10 @@
 /*
  * cmd_bench.c - `tenferro bench`: the standard workloads of BENCHMARKS.md
- * (dispatch, mlp, elementwise, matmul), run through the public API exactly as
- * an application would, on the engine the user picks; and two extra
- * workloads run only when named (gemm, elementwise_f32), sized for a GPU.
+ * (dispatch, mlp, elementwise, matmul; transformer and svd_grad in
+ * bench_models.c), run through the public API exactly as
+ * an application would, on the engine the user picks; and extra workloads
+ * run only when named (gemm, elementwise_f32, sized for a GPU; growth in
+ * bench_growth.c; the training and einsum ones).
  *
  * Every timed section ends with tf_engine_synchronize, so that on an
  * asynchronous engine (Vulkan) the clock stops when the work is done, not
@@ -29,6 +31,8 @@
 #include <tenferro/tenferro.h>
 
 #include "bench_einsum.h"
+#include "bench_growth.h"
+#include "bench_models.h"
 #include "bench_train.h"
 #include "bench_util.h"
 #include "cli.h"
@@ -69,12 +73,6 @@ typedef struct bench {
 } bench;
 
 /* The first failing call's status wins; later calls are skipped. */
-#define TRY(call)        \
-    do {                 \
-        if (st == TF_OK) \
-            st = (call); \
-    } while (0)
-
 /* Waits for the engine's queued work: called before every clock stop. */
 static tf_status finish(bench *b)
 {
@@ -87,46 +85,21 @@ static tf_status finish(bench *b)
 static tf_status random_constant(bench *b, tf_dtype dtype, size_t rank, const int64_t *shape,
                                  double lo, double hi, uint64_t seed, tf_eager **out)
 {
-    size_t n = 1;
-    for (size_t i = 0; i < rank; i++)
-        n *= (size_t)shape[i];
-    size_t width = dtype == TF_F32 ? sizeof(float) : sizeof(double);
-    void *data = malloc(n * width + 1);
-    if (!data)
-        return TF_ERR_OUT_OF_MEMORY;
-    tf_bench_rng rng = tf_bench_rng_seed(seed);
-    for (size_t i = 0; i < n; i++) {
-        double v = lo + (hi - lo) * tf_bench_rng_uniform(&rng);
-        if (dtype == TF_F32)
-            ((float *)data)[i] = (float)v;
-        else
-            ((double *)data)[i] = v;
-    }
-    tf_tensor *t = NULL;
-    tf_status st = tf_tensor_from_host(dtype, rank, shape, data, n, &t);
-    free(data);
-    TRY(tf_session_constant_from_host(b->s, t, out));
-    tf_tensor_release(t);
-    return st;
+    return tf_bench_random(b->s, dtype, rank, shape, lo, hi, seed, 0, out);
 }
 
 /* The same as a trainable variable. */
 static tf_status random_variable(bench *b, tf_dtype dtype, size_t rank, const int64_t *shape,
                                  double lo, double hi, uint64_t seed, tf_eager **out)
 {
-    tf_eager *c = NULL;
-    tf_status st = random_constant(b, dtype, rank, shape, lo, hi, seed, &c);
-    TRY(tf_runtime_variable_from(b->rt, tf_eager_value(c), out));
-    tf_eager_release(c);
-    return st;
+    return tf_bench_random(b->s, dtype, rank, shape, lo, hi, seed, 1, out);
 }
 
 /* ---- figures -------------------------------------------------------------- */
 
 static void figure(const char *workload, const char *metric, double value, const char *unit)
 {
-    printf("%s %s %.6g %s\n", workload, metric, value, unit);
-    fflush(stdout);
+    tf_bench_figure(workload, metric, value, unit);
 }
 
 static void peak_rss_figure(const char *workload)
@@ -476,6 +449,28 @@ static tf_status run_gemm(bench *b)
     return st;
 }
 
+/* ---- real models (bench_models.c) ---------------------------------------------- */
+
+static const tf_bench_model_sizes *model_sizes(const bench *b)
+{
+    return b->quick ? &tf_bench_models_quick : &tf_bench_models_full;
+}
+
+static tf_status run_transformer(bench *b)
+{
+    return tf_bench_transformer(b->engine, b->rt, b->s, model_sizes(b));
+}
+
+static tf_status run_svd_grad(bench *b)
+{
+    return tf_bench_svd_grad(b->engine, b->rt, b->s, model_sizes(b));
+}
+
+static tf_status run_growth(bench *b)
+{
+    return tf_bench_growth(b->engine, b->rt, b->s, b->quick);
+}
+
 /* ---- training (bench_train.c, bench_ckpt.c) -------------------------------------- */
 
 static tf_status run_dp(bench *b)
@@ -515,8 +510,11 @@ static const workload k_workloads[] = {
     {"mlp", run_mlp, 1},
     {"elementwise", run_elementwise, 1},
     {"matmul", run_matmul, 1},
+    {"transformer", run_transformer, 1},
+    {"svd_grad", run_svd_grad, 1},
     {"gemm", run_gemm, 0},
     {"elementwise_f32", run_elementwise_f32, 0},
+    {"growth", run_growth, 0},
     {"dp", run_dp, 0},
     {"checkpoint", run_checkpoint, 0},
     {"einsum_path", run_einsum_path, 0},
@@ -528,10 +526,11 @@ static void bench_usage(void)
 {
     fprintf(stderr, "usage: tenferro bench [--engine NAME] [--threads N] [--quick] [--gemm-n N] "
                     "[--defer off|auto|always] [WORKLOAD ...]\n"
-                    "workloads: dispatch mlp elementwise matmul (the standard ones, the "
-                    "default)\n"
-                    "           gemm elementwise_f32 dp checkpoint einsum_path einsum_tn (extra,\n"
-                    "           run only when named; dp under mpirun, docs/performance.md)\n");
+                    "workloads: dispatch mlp elementwise matmul transformer svd_grad (the "
+                    "standard\n"
+                    "           ones, the default)\n"
+                    "           gemm elementwise_f32 growth dp checkpoint einsum_path einsum_tn\n"
+                    "           (extra, run only when named; dp under mpirun, docs/performance.md)\n");
 }
 
 /* Reads a whole decimal number in [1, max] into *out; returns 0 if `text` is not one. */

@@ -3,7 +3,8 @@
  * when built) run for real, so that the bench cannot rot: every stdout line
  * is `<workload> <metric> <value> <unit>` with a finite number, every
  * expected figure is there, a workload list selects, the extra workloads
- * (gemm, elementwise_f32) run only when named, bad arguments exit with 2.
+ * (gemm, elementwise_f32, growth) run only when named, bad arguments exit
+ * with 2.
  * Timings are never asserted.
  *
  * Built with TF_BENCH_VULKAN (the program test_bench_vulkan, label vulkan)
@@ -25,8 +26,9 @@ static int run(const char *cmd, char **out)
 
 static const char *const k_units[] = {"ns", "ms", "MiB", "GFLOP/s", "TFLOP/s"};
 
-static const char *const k_workloads[] = {"dispatch", "mlp",  "elementwise",
-                                          "matmul",   "gemm", "elementwise_f32"};
+static const char *const k_workloads[] = {"dispatch",    "mlp",      "elementwise",
+                                          "matmul",      "gemm",     "elementwise_f32",
+                                          "transformer", "svd_grad", "growth"};
 
 /*
  * Checks one line: exactly four fields separated by single spaces, the
@@ -113,13 +115,45 @@ static const char *const k_extra_figures[] = {
 
 #ifndef TF_BENCH_VULKAN
 
-/* Without a workload named: the four standard ones, never the extra ones. */
+/* The real-model workloads (bench_models.c), standard on the CPU engine. */
+static const char *const k_model_figures[] = {
+    "transformer step ms",
+    "transformer peak_rss MiB",
+    "svd_grad fwd_bwd ms",
+    "svd_grad peak_rss MiB",
+};
+
+static const char *const k_growth_figures[] = {
+    "growth mul_1_ns ns",          "growth mul_4_ns ns",          "growth mul_16_ns ns",
+    "growth mul_64_ns ns",         "growth mul_256_ns ns",        "growth mul_1024_ns ns",
+    "growth matmul_16_gflops GFLOP/s", "growth matmul_32_gflops GFLOP/s",
+    "growth matmul_64_gflops GFLOP/s", "growth peak_rss MiB",
+};
+
+/* Without a workload named: the six standard ones, never the extra ones. */
 static void test_bench_quick_format(void **state)
 {
     (void)state;
+    const size_t nb = sizeof k_bench_figures / sizeof k_bench_figures[0];
+    const size_t nm = sizeof k_model_figures / sizeof k_model_figures[0];
+    const char *expected[nb + nm];
+    for (size_t i = 0; i < nb; i++)
+        expected[i] = k_bench_figures[i];
+    for (size_t i = 0; i < nm; i++)
+        expected[nb + i] = k_model_figures[i];
     char *out;
     assert_int_equal(run(TF_CLI_PATH " bench --quick 2>/dev/null", &out), 0);
-    check_output(out, "", k_bench_figures, sizeof k_bench_figures / sizeof k_bench_figures[0]);
+    check_output(out, "", expected, nb + nm);
+    free(out);
+}
+
+/* growth: mul from 1 to 2^10 elements and matmul from 16 to 64 at --quick. */
+static void test_bench_growth_quick_format(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " bench --quick growth 2>/dev/null", &out), 0);
+    check_output(out, "", k_growth_figures, sizeof k_growth_figures / sizeof k_growth_figures[0]);
     free(out);
 }
 
@@ -258,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #ifndef TF_BENCH_VULKAN
         cmocka_unit_test(test_bench_quick_format),  cmocka_unit_test(test_bench_extra_quick_format),
+        cmocka_unit_test(test_bench_growth_quick_format),
         cmocka_unit_test(test_bench_gemm_size),     cmocka_unit_test(test_bench_selects_workloads),
         cmocka_unit_test(test_bench_defer_modes),
         cmocka_unit_test(test_bench_usage_errors),
