@@ -6,7 +6,8 @@
  * prims.c), the derivatives of the eager ops on it (grads.c), instance
  * lifecycle and threads (lifecycle.c) and ABI behaviour (abi.c), each case
  * and check in a worker process (isolate.c) so that a crash or hang of the
- * engine is one failure, not the end of the run. Prints a table of op x
+ * engine is one failure, not the end of the run; the plugin is loaded,
+ * instantiated and asked supports() in a worker too (probe.c), never here. Prints a table of op x
  * dtype, then a section per part and the exact failures, and exits 0 when
  * everything the engine claims passed, 1 on any failure (a crash or hang
  * included), 2 when the plugin could not be loaded or the command line is
@@ -38,7 +39,8 @@ static void usage(FILE *f)
             "instance lifecycle and threads. PLUGIN is an engine name on the plugin\n"
             "search path (\"vulkan\") or a path to a .so.\n"
             "\n"
-            "Every case and check runs in a worker process: a crash, abort or hang of the\n"
+            "Every case and check runs in a worker process, as does every other call into\n"
+            "the plugin (loading, init, create, supports): a crash, abort or hang of the\n"
             "engine is the failure of the case it was running (CRASH or TIMEOUT in the\n"
             "table, named in the failures), and the run goes on.\n"
             "\n"
@@ -295,18 +297,18 @@ static void json_cell(const ck_cell *c)
 /* The --json form: one object, documented in docs/cli.md. */
 static void print_json(const ck_ctx *ctx, const int *all, int bad)
 {
-    const tf_plugin *p = ctx->plugin;
+    const ck_meta *m = &ctx->meta;
     printf("{\n  \"engine\": {\"name\": ");
-    tf_cli_json_string(stdout, tf_plugin_name(p));
+    tf_cli_json_string(stdout, m->name);
     printf(", \"version\": ");
-    tf_cli_json_string(stdout, tf_plugin_version(p));
+    tf_cli_json_string(stdout, m->version);
     printf(", \"file\": ");
-    tf_cli_json_string(stdout, tf_plugin_file(p));
+    tf_cli_json_string(stdout, m->file);
     printf(", \"abi\": {\"major\": %u, \"minor\": %u}},\n  \"reference\": {\"name\": ",
-           tf_plugin_abi_major(p), tf_plugin_abi_minor(p));
-    tf_cli_json_string(stdout, tf_plugin_name(ctx->ref_plugin));
+           m->abi_major, m->abi_minor);
+    tf_cli_json_string(stdout, m->ref_name);
     printf(", \"file\": ");
-    tf_cli_json_string(stdout, tf_plugin_file(ctx->ref_plugin));
+    tf_cli_json_string(stdout, m->ref_file);
     printf("},\n  \"primitives\": [");
     for (int r = 0; r < ctx->n_rows; r++) {
         printf("%s\n    {\"op\": ", r ? "," : "");
@@ -490,56 +492,14 @@ static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
     return 0;
 }
 
-/* ---- loading ---- */
-
-static int load_failed(const char *what, const char *name, tf_status st)
+/* The engine, its device and the reference, as the worker that loaded them described them. */
+static void print_header(const ck_ctx *ctx)
 {
-    fprintf(stderr, "tenferro check-engine: cannot %s '%s': %s: %s\n", what, name,
-            tf_status_name(st), ck_error_text());
-    return 2;
-}
-
-static int open_engines(ck_ctx *ctx, const ck_args *a)
-{
-    char why[300];
-    /* The kit's own process runs the plugin's init and supports(); a plugin that crashes
-       or hangs even before that is seen in a child first. */
-    if (ctx->isolate && ck_iso_probe_load(ctx, a->plugin, why, sizeof why)) {
-        fprintf(stderr, "tenferro check-engine: cannot load engine plugin '%s': %s\n", a->plugin,
-                why);
-        return 2;
-    }
-    tf_status st = tf_plugin_load(a->plugin, &ctx->plugin);
-    if (st)
-        return load_failed("load engine plugin", a->plugin, st);
-    if ((st = ck_eut_create(ctx, &ctx->eut)))
-        return load_failed("create an instance of engine", a->plugin, st);
-    if ((st = tf_plugin_load(a->reference, &ctx->ref_plugin)))
-        return load_failed("load the reference engine", a->reference, st);
-    if ((st = tf_engine_create(ctx->ref_plugin, &ctx->ref_options, &ctx->ref)))
-        return load_failed("create the reference engine", a->reference, st);
-    if (ctx->isolate) { /* the workers make their own; the parent only asks supports() */
-        tf_engine_destroy(ctx->ref);
-        ctx->ref = NULL;
-    }
-    return 0;
-}
-
-static void print_header(const ck_ctx *ctx, const ck_args *a)
-{
-    const tf_plugin *p = ctx->plugin;
-    printf("engine '%s' %s, ABI %u.%u, from %s\n", tf_plugin_name(p), tf_plugin_version(p),
-           tf_plugin_abi_major(p), tf_plugin_abi_minor(p), tf_plugin_file(p));
-    tf_device_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    if (tf_plugin_device_info(p, (uint32_t)a->device, &info) == TF_OK)
-        printf("device %d: %s%s%s\n", a->device, info.name, info.driver[0] ? " / " : "",
-               info.driver);
-    else
-        printf("device %d: unavailable: %s\n", a->device, tf_error_message());
-    printf("reference: '%s' from %s\n", tf_plugin_name(ctx->ref_plugin),
-           tf_plugin_file(ctx->ref_plugin));
+    const ck_meta *m = &ctx->meta;
+    printf("engine '%s' %s, ABI %u.%u, from %s\n", m->name, m->version, m->abi_major,
+           m->abi_minor, m->file);
+    printf("%s\n", m->device);
+    printf("reference: '%s' from %s\n", m->ref_name, m->ref_file);
     fflush(stdout);
 }
 
@@ -560,7 +520,7 @@ static void print_summary(const ck_ctx *ctx, const int *table, const int *all, i
 {
     int failed = all[CK_FAIL] + all[CK_ERROR] + all[CK_CRASH];
     printf("\n%s: engine '%s': %d passed, %d failed", bad ? "FAIL" : "PASS",
-           tf_plugin_name(ctx->plugin), all[CK_PASS], failed);
+           ctx->meta.name, all[CK_PASS], failed);
     if (all[CK_CRASH])
         printf(" (%d of them crashed or hung)", all[CK_CRASH]);
     printf(", %d unsupported", all[CK_UNSUP]);
@@ -597,7 +557,7 @@ static void report(const ck_ctx *ctx, const ck_args *a, int bad, const int *tabl
 static int run_checks(ck_ctx *ctx, const ck_args *a)
 {
     if (!ctx->json)
-        print_header(ctx, a);
+        print_header(ctx);
     if (!(a->skip & 1u))
         ck_run_prims(ctx);
     if (!(a->skip & 2u))
@@ -614,17 +574,6 @@ static int run_checks(ck_ctx *ctx, const ck_args *a)
     return bad ? 1 : 0;
 }
 
-/* A worker process (isolate.c): the plugins loaded as the parent loaded them, then jobs
-   until the parent closes the pipe. A plugin that no longer loads fails every job. */
-static void run_worker(ck_ctx *ctx, const ck_args *a)
-{
-    if (tf_plugin_load(a->plugin, &ctx->plugin) != TF_OK ||
-        tf_plugin_load(a->reference, &ctx->ref_plugin) != TF_OK) {
-        fprintf(stderr, "tenferro check-engine worker: %s\n", ck_error_text());
-        _exit(3);
-    }
-    ck_iso_worker(ctx, a->worker_req, a->worker_rep);
-}
 
 static double monotonic_now(void)
 {
@@ -655,6 +604,7 @@ int tf_cli_check_engine(int argc, char **argv)
         rc = 2;
     }
     ctx.plugin_arg = a.plugin;
+    ctx.reference_arg = a.reference;
     ctx.options = (tf_engine_options){
         .struct_size = sizeof ctx.options,
         .device_index = (uint32_t)a.device,
@@ -670,14 +620,14 @@ int tf_cli_check_engine(int argc, char **argv)
     ctx.argc = argc;
     ctx.argv = argv;
     if (!rc && a.worker_req >= 0)
-        run_worker(&ctx, &a); /* does not return */
+        ck_iso_worker(&ctx, a.worker_req, a.worker_rep); /* does not return */
     if (!rc) {
         /* without workers the whole run is one process: the alarm ends it */
         ck_guard_install(ctx.isolate ? 0u : (unsigned)a.timeout);
         if (ctx.isolate && a.timeout)
             ctx.deadline = monotonic_now() + a.timeout;
         ck_doing("loading '%s'", a.plugin);
-        rc = open_engines(&ctx, &a);
+        rc = ck_probe_open(&ctx);
     }
     if (!rc)
         rc = run_checks(&ctx, &a);

@@ -15,35 +15,8 @@
  * the fixture would say so in the cause), the rest works, and the kit
  * passes it, checking the refusal instead of asking it for zeros.
  */
+#include "kit_run.h"
 #include "tf_test.h"
-#include "tf_test_run.h"
-
-static char *g_out;
-
-static int run(const char *cmd, char **out)
-{
-    free(g_out);
-    g_out = NULL;
-    char full[1024];
-    snprintf(full, sizeof full, "env -u TENFERRO_PLUGIN_PATH %s 2>&1", cmd);
-    int status = tf_test_run(full, &g_out);
-    *out = g_out;
-    return status;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    free(g_out);
-    g_out = NULL;
-    return 0;
-}
-
-static void expect(const char *out, const char *text)
-{
-    if (!strstr(out, text))
-        fail_msg("expected \"%s\" in the output:\n%s", text, out);
-}
 
 static void older_minor_passes(const char *minor, uint32_t want_minor)
 {
@@ -61,13 +34,13 @@ static void older_minor_passes(const char *minor, uint32_t want_minor)
     tf_engine_destroy(e);
 
     char *out;
-    snprintf(cmd, sizeof cmd, TF_CLI_PATH " check-engine %s", path);
-    int rc = run(cmd, &out);
+    snprintf(cmd, sizeof cmd, KIT "%s", path);
+    int rc = kit_run(cmd, &out);
     if (rc != 0)
         fail_msg("the kit fails the template built against ABI %s (exit %d):\n%s", minor, rc, out);
     snprintf(header, sizeof header, ", ABI 1.%u, from ", want_minor);
-    expect(out, header);
-    expect(out, "PASS: engine 'example'");
+    kit_expect(out, header);
+    kit_expect(out, "PASS: engine 'example'");
     assert_null(strstr(out, "\nfailures ("));
 }
 
@@ -130,12 +103,12 @@ static void test_newer_minor_loads_with_newer_features_refused(void **state)
     tf_engine_destroy(e);
 
     char *out;
-    int rc = run(TF_CLI_PATH " check-engine --verbose " TF_NEWER_PLUGIN, &out);
+    int rc = kit_run(KIT "--verbose " TF_NEWER_PLUGIN, &out);
     if (rc != 0)
         fail_msg("the kit fails the engine of a newer minor (exit %d):\n%s", rc, out);
-    expect(out, "newer than this host's");
-    expect(out, "the host refuses to run primitive 17");
-    expect(out, "PASS: engine 'newer'");
+    kit_expect(out, "newer than this host's");
+    kit_expect(out, "the host refuses to run primitive 17");
+    kit_expect(out, "PASS: engine 'newer'");
 }
 
 int main(void)
@@ -144,5 +117,5 @@ int main(void)
         cmocka_unit_test(test_older_minors_pass_the_kit),
         cmocka_unit_test(test_newer_minor_loads_with_newer_features_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, teardown);
+    return cmocka_run_group_tests(tests, NULL, kit_teardown);
 }

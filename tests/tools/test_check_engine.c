@@ -16,56 +16,8 @@
 #include <stdlib.h>
 
 #include "json_check.h"
+#include "kit_run.h"
 #include "tf_test.h"
-#include "tf_test_run.h"
-
-#define KIT "env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " check-engine "
-#define WRONG TF_FIXTURE_DIR "/tenferro-engine-wrong.so"
-
-/* The last command's output; kept here so that a failing assertion (which leaves the
-   test by longjmp) leaks nothing: the next run or the group teardown frees it. */
-static char *g_out;
-
-/* Runs `cmd` (stderr joined to stdout), returns its exit status and output (in g_out). */
-static int run(const char *cmd, char **out)
-{
-    free(g_out);
-    g_out = NULL;
-    char full[1100];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    int status = tf_test_run(full, &g_out);
-    *out = g_out;
-    return status;
-}
-
-static void expect(const char *out, const char *text)
-{
-    if (!strstr(out, text))
-        fail_msg("expected \"%s\" in the output:\n%s", text, out);
-}
-
-/* The table row starting with `row`, up to its end of line (static buffer). */
-static const char *row_of(const char *out, const char *row)
-{
-    static char line[256];
-    char key[64];
-    snprintf(key, sizeof key, "\n  %s ", row);
-    const char *p = strstr(out, key);
-    if (!p)
-        fail_msg("no table row '%s' in:\n%s", row, out);
-    p += 3;
-    size_t n = strcspn(p, "\n");
-    snprintf(line, sizeof line, "%.*s", (int)n, p);
-    return line;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    free(g_out);
-    g_out = NULL;
-    return 0;
-}
 
 #ifdef TF_CHECK_VULKAN
 
@@ -74,15 +26,15 @@ static void test_vulkan_passes(void **state)
 {
     (void)state;
     char *out;
-    int rc = run(KIT "vulkan", &out);
+    int rc = kit_run(KIT "vulkan", &out);
     if (rc == 2 && strstr(out, "cannot create an instance")) {
         print_message("no Vulkan device: %s\n", out);
         skip();
     }
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
-    expect(out, "PASS: engine 'vulkan'");
-    assert_non_null(strstr(row_of(out, "dot_general"), "pass"));
+    kit_expect(out, "PASS: engine 'vulkan'");
+    assert_non_null(strstr(kit_row(out, "dot_general"), "pass"));
 }
 
 #else
@@ -91,7 +43,7 @@ static void test_cpu_passes_every_primitive(void **state)
 {
     (void)state;
     char *out;
-    int rc = run(KIT "cpu", &out);
+    int rc = kit_run(KIT "cpu", &out);
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
     static const char *const rows[] = {"fill",
@@ -117,20 +69,20 @@ static void test_cpu_passes_every_primitive(void **state)
                                        "fused",
                                        "fused/outputs"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        const char *r = row_of(out, rows[i]);
+        const char *r = kit_row(out, rows[i]);
         assert_non_null(strstr(r, "pass"));
         assert_null(strstr(r, "FAIL"));
         assert_null(strstr(r, "unsup"));
     }
     /* cells the ABI leaves undefined are marked so, not run */
-    assert_non_null(strstr(row_of(out, "unary/logical_not"), "-"));
+    assert_non_null(strstr(kit_row(out, "unary/logical_not"), "-"));
     /* the "fused" rows above: random programs of one output and of several (ABI 1.3),
        compared with their steps run one by one */
-    assert_null(strstr(row_of(out, "fused"), "ERR"));
-    assert_null(strstr(row_of(out, "fused/outputs"), "ERR"));
-    expect(out, "gradients: 32 passed");
-    expect(out, "lifecycle: 4 passed");
-    expect(out, "PASS: engine 'cpu'");
+    assert_null(strstr(kit_row(out, "fused"), "ERR"));
+    assert_null(strstr(kit_row(out, "fused/outputs"), "ERR"));
+    kit_expect(out, "gradients: 32 passed");
+    kit_expect(out, "lifecycle: 4 passed");
+    kit_expect(out, "PASS: engine 'cpu'");
     assert_null(strstr(out, "failures"));
 }
 
@@ -140,17 +92,17 @@ static void test_fused_one_output_engine_passes(void **state)
 {
     (void)state;
     char *out;
-    int rc = run(KIT "cpu --option fused=one --skip grads --skip lifecycle", &out);
+    int rc = kit_run(KIT "cpu --option fused=one --skip grads --skip lifecycle", &out);
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
-    assert_non_null(strstr(row_of(out, "fused"), "pass"));
-    assert_null(strstr(row_of(out, "fused"), "unsup"));
-    const char *r = row_of(out, "fused/outputs");
+    assert_non_null(strstr(kit_row(out, "fused"), "pass"));
+    assert_null(strstr(kit_row(out, "fused"), "unsup"));
+    const char *r = kit_row(out, "fused/outputs");
     assert_non_null(strstr(r, "unsup"));
     assert_null(strstr(r, "pass"));
     assert_null(strstr(r, "FAIL"));
-    expect(out, "PASS: engine 'cpu'");
-    expect(out, "unsupported (2 table cells it does not claim, each executed once and refused as "
+    kit_expect(out, "PASS: engine 'cpu'");
+    kit_expect(out, "unsupported (2 table cells it does not claim, each executed once and refused as "
                 "it must be: 2; 0 other checks not run");
 }
 
@@ -158,18 +110,18 @@ static void test_subset_engine_passes(void **state)
 {
     (void)state;
     char *out;
-    int rc = run(KIT WRONG, &out);
+    int rc = kit_run(KIT WRONG, &out);
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
     /* claimed cells pass, the rest are unsupported and were refused */
-    const char *r = row_of(out, "binary/mul");
+    const char *r = kit_row(out, "binary/mul");
     assert_non_null(strstr(r, "pass"));
     assert_non_null(strstr(r, "unsup"));
-    assert_non_null(strstr(row_of(out, "dot_general"), "unsup"));
+    assert_non_null(strstr(kit_row(out, "dot_general"), "unsup"));
     /* an engine without FUSED: its programs are refused, and that is no failure */
-    assert_non_null(strstr(row_of(out, "fused"), "unsup"));
-    assert_non_null(strstr(row_of(out, "fused/outputs"), "unsup"));
-    expect(out, "PASS: engine 'wrong'");
+    assert_non_null(strstr(kit_row(out, "fused"), "unsup"));
+    assert_non_null(strstr(kit_row(out, "fused/outputs"), "unsup"));
+    kit_expect(out, "PASS: engine 'wrong'");
     /* every unsupported count explained: the cells refused, the checks not run (item 11) */
     int unsup = 0, cells = 0, refused = 0, lines = 0;
     const char *sum = strstr(out, "PASS: engine 'wrong': ");
@@ -189,34 +141,34 @@ static void test_wrong_values_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=mul_f32", &out), 1);
-    assert_non_null(strstr(row_of(out, "binary/mul"), "FAIL"));
-    assert_null(strstr(row_of(out, "binary/add"), "FAIL"));
+    assert_int_equal(kit_run(KIT WRONG " --option fault=mul_f32", &out), 1);
+    assert_non_null(strstr(kit_row(out, "binary/mul"), "FAIL"));
+    assert_null(strstr(kit_row(out, "binary/add"), "FAIL"));
     /* the detail names the op, dtype, element, both values and the case's layout */
-    expect(out, "binary/mul (f32): wrong result at element [");
-    expect(out, "got ");
-    expect(out, ", expected ");
-    expect(out, "strides [");
-    expect(out, "FAIL: engine 'wrong'");
+    kit_expect(out, "binary/mul (f32): wrong result at element [");
+    kit_expect(out, "got ");
+    kit_expect(out, ", expected ");
+    kit_expect(out, "strides [");
+    kit_expect(out, "FAIL: engine 'wrong'");
 }
 
 static void test_claimed_but_failing_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=exp_fails", &out), 1);
-    assert_non_null(strstr(row_of(out, "unary/exp"), "ERR BACKEND"));
-    expect(out, "unary/exp (f64): the engine returned TF_ERR_BACKEND");
-    expect(out, "exp kernel missing (injected defect)");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=exp_fails", &out), 1);
+    assert_non_null(strstr(kit_row(out, "unary/exp"), "ERR BACKEND"));
+    kit_expect(out, "unary/exp (f64): the engine returned TF_ERR_BACKEND");
+    kit_expect(out, "exp kernel missing (injected defect)");
 }
 
 static void test_write_outside_view_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=fill_outside --dtype i32", &out), 1);
-    expect(out, "fill (i32): wrong result at memory element ");
-    expect(out, "outside the output view");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=fill_outside --dtype i32", &out), 1);
+    kit_expect(out, "fill (i32): wrong result at memory element ");
+    kit_expect(out, "outside the output view");
 }
 
 /* Which zero an op gives is part of its result (engine_abi.h): NEG as 0 - x fails. */
@@ -224,27 +176,27 @@ static void test_zero_sign_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=neg_zero --skip grads", &out), 1);
-    assert_non_null(strstr(row_of(out, "unary/neg"), "FAIL"));
-    expect(out, "unary/neg (f32): wrong result at element ");
-    expect(out, "(the sign of a zero; engine_abi.h says which zero the op gives)");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=neg_zero --skip grads", &out), 1);
+    assert_non_null(strstr(kit_row(out, "unary/neg"), "FAIL"));
+    kit_expect(out, "unary/neg (f32): wrong result at element ");
+    kit_expect(out, "(the sign of a zero; engine_abi.h says which zero the op gives)");
 }
 
 static void test_input_write_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=clobber --dtype f64 --skip grads", &out), 1);
-    assert_non_null(strstr(row_of(out, "copy"), "FAIL"));
-    expect(out, "copy (f64): the engine wrote into input 0 (read-only) at element [");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=clobber --dtype f64 --skip grads", &out), 1);
+    assert_non_null(strstr(kit_row(out, "copy"), "FAIL"));
+    kit_expect(out, "copy (f64): the engine wrote into input 0 (read-only) at element [");
 }
 
 static void test_greedy_supports_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=greedy --skip prims --skip grads", &out), 1);
-    expect(out, "supports() claims an unknown primitive (17); it must answer 0");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=greedy --skip prims --skip grads", &out), 1);
+    kit_expect(out, "supports() claims an unknown primitive (17); it must answer 0");
 }
 
 static void test_json_form(void **state)
@@ -252,35 +204,27 @@ static void test_json_form(void **state)
     (void)state;
     char *out;
     /* stdout only: the JSON object must be all of it */
-    assert_int_equal(run(KIT WRONG " --option fault=mul_f32 --quick --json 2>/dev/null", &out), 1);
+    assert_int_equal(kit_run(KIT WRONG " --option fault=mul_f32 --quick --json 2>/dev/null", &out), 1);
     if (!json_check(out))
         fail_msg("not one JSON value:\n%s", out);
-    expect(out, "\"engine\": {\"name\": \"wrong\", \"version\": \"0.1.0\", \"file\": \"");
-    expect(out, "{\"op\": \"binary/mul\", \"cells\": {\"f32\": {\"state\": \"fail\", "
+    kit_expect(out, "\"engine\": {\"name\": \"wrong\", \"version\": \"0.1.0\", \"file\": \"");
+    kit_expect(out, "{\"op\": \"binary/mul\", \"cells\": {\"f32\": {\"state\": \"fail\", "
                 "\"cases\": ");
-    expect(out, "\"max_abs_error\": ");
-    expect(out, "\"i64\": {\"state\": \"unsup\", \"cases\": 0}, \"bool\": {\"state\": "
+    kit_expect(out, "\"max_abs_error\": ");
+    kit_expect(out, "\"i64\": {\"state\": \"unsup\", \"cases\": 0}, \"bool\": {\"state\": "
                 "\"n/a\", \"cases\": 0}}}");
-    expect(out, "\"failures\": [\n    \"binary/mul (f32): wrong result at element [");
-    expect(out, "\"failed\": 1,");
-    expect(out, "\"result\": \"fail\"");
-    assert_int_equal(run(KIT "cpu --quick --json --skip grads 2>/dev/null", &out), 0);
+    kit_expect(out, "\"failures\": [\n    \"binary/mul (f32): wrong result at element [");
+    kit_expect(out, "\"failed\": 1,");
+    kit_expect(out, "\"result\": \"fail\"");
+    assert_int_equal(kit_run(KIT "cpu --quick --json --skip grads 2>/dev/null", &out), 0);
     assert_true(json_check(out));
-    expect(out, "\"failures\": [],");
-    expect(out, "\"gradients\": [],");
-    expect(out, "\"result\": \"pass\"");
+    kit_expect(out, "\"failures\": [],");
+    kit_expect(out, "\"gradients\": [],");
+    kit_expect(out, "\"result\": \"pass\"");
     assert_null(strstr(out, "\"state\": \"fail\""));
 }
 
 /* The failures section's line starting with `start` must exist. */
-static void expect_failure(const char *out, const char *start)
-{
-    char key[256];
-    snprintf(key, sizeof key, "\n  %s", start);
-    if (!strstr(out, key))
-        fail_msg("no failure line starting \"%s\" in:\n%s", start, out);
-}
-
 /*
  * A crash, an abort or a hang of the engine is one failed cell naming its case: the run
  * goes on (later rows are checked), the table, the sections and the summary are printed,
@@ -290,26 +234,26 @@ static void test_crash_abort_hang_are_cells(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=crash --dtype f64", &out), 1);
-    assert_non_null(strstr(row_of(out, "binary/add"), "CRASH SIGSEGV"));
-    assert_non_null(strstr(row_of(out, "binary/mul"), "pass")); /* the next row ran */
-    assert_non_null(strstr(row_of(out, "copy"), "pass"));
-    expect_failure(out, "binary/add (f64): the engine crashed (SIGSEGV) while: binary/add (f64) "
+    assert_int_equal(kit_run(KIT WRONG " --option fault=crash --dtype f64", &out), 1);
+    assert_non_null(strstr(kit_row(out, "binary/add"), "CRASH SIGSEGV"));
+    assert_non_null(strstr(kit_row(out, "binary/mul"), "pass")); /* the next row ran */
+    assert_non_null(strstr(kit_row(out, "copy"), "pass"));
+    kit_expect_failure(out, "binary/add (f64): the engine crashed (SIGSEGV) while: binary/add (f64) "
                         "[in0 f64");
-    expect(out, "lifecycle: ");
-    expect(out, "FAIL: engine 'wrong': ");
-    expect(out, "(2 of them crashed or hung)"); /* the cell and the gradient check of add */
-    assert_int_equal(run(KIT WRONG " --option fault=abort --skip grads", &out), 1);
-    assert_non_null(strstr(row_of(out, "binary/mul"), "CRASH SIGABRT"));
-    expect_failure(out, "binary/mul (f64): the engine aborted (SIGABRT) while: binary/mul (f64)");
-    assert_null(strstr(row_of(out, "binary/mul"), "FAIL"));
+    kit_expect(out, "lifecycle: ");
+    kit_expect(out, "FAIL: engine 'wrong': ");
+    kit_expect(out, "(2 of them crashed or hung)"); /* the cell and the gradient check of add */
+    assert_int_equal(kit_run(KIT WRONG " --option fault=abort --skip grads", &out), 1);
+    assert_non_null(strstr(kit_row(out, "binary/mul"), "CRASH SIGABRT"));
+    kit_expect_failure(out, "binary/mul (f64): the engine aborted (SIGABRT) while: binary/mul (f64)");
+    assert_null(strstr(kit_row(out, "binary/mul"), "FAIL"));
     /* a hang: killed after --case-timeout, one TIMEOUT per cell it hangs in */
-    assert_int_equal(run(KIT WRONG " --option fault=hang --dtype f64 --case-timeout 1 --skip grads", &out), 1);
-    assert_non_null(strstr(row_of(out, "fill"), "TIMEOUT"));
-    assert_non_null(strstr(row_of(out, "copy"), "pass"));
-    expect_failure(out, "fill (f64): the engine gave no answer within 1 s (--case-timeout) "
+    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --dtype f64 --case-timeout 1 --skip grads", &out), 1);
+    assert_non_null(strstr(kit_row(out, "fill"), "TIMEOUT"));
+    assert_non_null(strstr(kit_row(out, "copy"), "pass"));
+    kit_expect_failure(out, "fill (f64): the engine gave no answer within 1 s (--case-timeout) "
                         "while: fill (f64) [out f64");
-    expect(out, "FAIL: engine 'wrong': ");
+    kit_expect(out, "FAIL: engine 'wrong': ");
 }
 
 /* Damage a case does to its process is blamed on that case, not on the later one that
@@ -318,14 +262,14 @@ static void test_crash_blamed_on_the_damaging_case(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=poison --skip grads", &out), 1);
-    const char *r = row_of(out, "binary/mul");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=poison --skip grads", &out), 1);
+    const char *r = kit_row(out, "binary/mul");
     assert_non_null(strstr(r, "FAIL damage"));
     assert_non_null(strstr(r, "pass")); /* f64: it passes on its own */
     assert_null(strstr(r, "CRASH"));
-    expect_failure(out, "binary/mul (f32): after this case the engine crashed (SIGSEGV) in a "
+    kit_expect_failure(out, "binary/mul (f32): after this case the engine crashed (SIGSEGV) in a "
                         "later one that passes on its own (binary/mul (f64)");
-    expect(out, "this case damaged the process [binary/mul (f32)");
+    kit_expect(out, "this case damaged the process [binary/mul (f32)");
 }
 
 /* Writing past the end of its memory is caught at the case that did it (guard bytes). */
@@ -333,10 +277,10 @@ static void test_overrun_caught_where_it_happens(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=overrun --dtype i32 --skip grads", &out), 1);
-    assert_non_null(strstr(row_of(out, "reduce/sum"), "FAIL"));
-    expect_failure(out, "reduce/sum (i32): the memory just past the end of a block of ");
-    expect(out, "from host->alloc was overwritten");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=overrun --dtype i32 --skip grads", &out), 1);
+    assert_non_null(strstr(kit_row(out, "reduce/sum"), "FAIL"));
+    kit_expect_failure(out, "reduce/sum (i32): the memory just past the end of a block of ");
+    kit_expect(out, "from host->alloc was overwritten");
     assert_null(strstr(out, "crashed"));
 }
 
@@ -346,19 +290,19 @@ static void test_json_with_crashes(void **state)
     (void)state;
     char *out;
     assert_int_equal(
-        run(KIT WRONG " --option fault=crash --dtype f64 --quick --json 2>/dev/null", &out), 1);
+        kit_run(KIT WRONG " --option fault=crash --dtype f64 --quick --json 2>/dev/null", &out), 1);
     if (!json_check(out))
         fail_msg("not one JSON value:\n%s", out);
-    expect(out, "{\"op\": \"binary/add\", \"cells\": {\"f64\": {\"state\": \"crash\", "
+    kit_expect(out, "{\"op\": \"binary/add\", \"cells\": {\"f64\": {\"state\": \"crash\", "
                 "\"cases\": 1, \"signal\": \"SIGSEGV\"}}}");
-    expect(out, "\"crashed\": ");
+    kit_expect(out, "\"crashed\": ");
     assert_null(strstr(out, "\"crashed\": 0,"));
-    assert_int_equal(run(KIT WRONG " --option fault=hang --dtype f32 --case-timeout 1 --skip grads "
+    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --dtype f32 --case-timeout 1 --skip grads "
                                "--json 2>/dev/null",
                          &out),
                      1);
     assert_true(json_check(out));
-    expect(out, "{\"op\": \"fill\", \"cells\": {\"f32\": {\"state\": \"crash\", "
+    kit_expect(out, "{\"op\": \"fill\", \"cells\": {\"f32\": {\"state\": \"crash\", "
                 "\"cases\": 1, \"timeout\": true}}}");
 }
 
@@ -368,15 +312,15 @@ static void test_no_fork(void **state)
 {
     (void)state;
     char *out;
-    int rc = run(KIT WRONG " --no-fork --option fault=crash --dtype f64", &out);
+    int rc = kit_run(KIT WRONG " --no-fork --option fault=crash --dtype f64", &out);
     if (rc != 128 + SIGSEGV && rc != -1)
         fail_msg("exit %d, expected death by SIGSEGV:\n%s", rc, out);
-    expect(out, "the engine crashed (SIGSEGV) while: binary/add (f64) [in0 f64");
-    assert_int_equal(run(KIT WRONG " --no-fork --option fault=hang --dtype f64 --timeout 10", &out),
+    kit_expect(out, "the engine crashed (SIGSEGV) while: binary/add (f64) [in0 f64");
+    assert_int_equal(kit_run(KIT WRONG " --no-fork --option fault=hang --dtype f64 --timeout 10", &out),
                      1);
-    expect(out, "timed out (--timeout) while: fill (f64) [out f64");
-    assert_int_equal(run(KIT "cpu --no-fork --quick --skip grads", &out), 0);
-    expect(out, "PASS: engine 'cpu'");
+    kit_expect(out, "timed out (--timeout) while: fill (f64) [out f64");
+    assert_int_equal(kit_run(KIT "cpu --no-fork --quick --skip grads", &out), 0);
+    kit_expect(out, "PASS: engine 'cpu'");
 }
 
 /* --timeout bounds the whole run: what is left does not run, and the run fails. */
@@ -384,9 +328,9 @@ static void test_whole_run_timeout(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT WRONG " --option fault=hang --case-timeout 1 --timeout 2", &out), 1);
-    expect_failure(out, "--timeout: the time for the whole run is up; the checks from ");
-    expect(out, "FAIL: engine 'wrong'");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --case-timeout 1 --timeout 2", &out), 1);
+    kit_expect_failure(out, "--timeout: the time for the whole run is up; the checks from ");
+    kit_expect(out, "FAIL: engine 'wrong'");
 }
 
 /*
@@ -404,26 +348,26 @@ static void test_name_differs_from_file(void **state)
     assert_int_equal(system(cmd), 0);
     char *out;
     snprintf(cmd, sizeof cmd, KIT "%s/tenferro-engine-right.so --skip prims --skip grads", dir);
-    assert_int_equal(run(cmd, &out), 1);
-    expect(out, "FAIL  the descriptor's name 'wrong' differs from the file's, 'right' "
+    assert_int_equal(kit_run(cmd, &out), 1);
+    kit_expect(out, "FAIL  the descriptor's name 'wrong' differs from the file's, 'right' "
                 "(tenferro-engine-right.so)");
     snprintf(cmd, sizeof cmd, "env TENFERRO_PLUGIN_PATH=%s " TF_CLI_PATH " info", dir);
-    assert_int_equal(run(cmd, &out), 0);
-    expect(out, "tenferro-engine-right.so: engine 'wrong' 0.1.0");
-    expect(out, "warning: its descriptor names it 'wrong', its file 'right'");
-    expect(out, "(cpu, compute units unknown, memory unknown, f64, host memory)");
+    assert_int_equal(kit_run(cmd, &out), 0);
+    kit_expect(out, "tenferro-engine-right.so: engine 'wrong' 0.1.0");
+    kit_expect(out, "warning: its descriptor names it 'wrong', its file 'right'");
+    kit_expect(out, "(cpu, compute units unknown, memory unknown, f64, host memory)");
     assert_null(strstr(out, "0.0 GiB"));
     snprintf(cmd, sizeof cmd, "env TENFERRO_PLUGIN_PATH=%s " TF_CLI_PATH " info --json", dir);
-    assert_int_equal(run(cmd, &out), 0);
+    assert_int_equal(kit_run(cmd, &out), 0);
     assert_true(json_check(out));
-    expect(out, "\"warnings\": [\"its descriptor names it 'wrong', its file 'right'");
-    expect(out, "\"warnings\": []"); /* the bundled cpu engine's */
+    kit_expect(out, "\"warnings\": [\"its descriptor names it 'wrong', its file 'right'");
+    kit_expect(out, "\"warnings\": []"); /* the bundled cpu engine's */
     /* a file the loader could never find by name */
     snprintf(cmd, sizeof cmd, "mv %s/tenferro-engine-right.so %s/engine.so", dir, dir);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, KIT "%s/engine.so --skip prims --skip grads --skip lifecycle", dir);
-    assert_int_equal(run(cmd, &out), 1);
-    expect(out, "FAIL  the file is named 'engine.so', not tenferro-engine-wrong.so");
+    assert_int_equal(kit_run(cmd, &out), 1);
+    kit_expect(out, "FAIL  the file is named 'engine.so', not tenferro-engine-wrong.so");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
 }
@@ -432,31 +376,31 @@ static void test_unloadable_plugins_exit_2(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT "no-such-engine", &out), 2);
-    expect(out, "cannot load engine plugin 'no-such-engine': TF_ERR_PLUGIN_NOT_FOUND");
+    assert_int_equal(kit_run(KIT "no-such-engine", &out), 2);
+    kit_expect(out, "cannot load engine plugin 'no-such-engine': TF_ERR_PLUGIN_NOT_FOUND");
     assert_null(strstr(out, "PASS"));
-    assert_int_equal(run(KIT TF_FIXTURE_DIR "/tenferro-engine-bad-major.so", &out), 2);
-    expect(out, "TF_ERR_PLUGIN_ABI");
-    assert_int_equal(run(KIT TF_FIXTURE_DIR "/tenferro-engine-notelf.so", &out), 2);
-    expect(out, "TF_ERR_PLUGIN_LOAD");
+    assert_int_equal(kit_run(KIT TF_FIXTURE_DIR "/tenferro-engine-bad-major.so", &out), 2);
+    kit_expect(out, "TF_ERR_PLUGIN_ABI");
+    assert_int_equal(kit_run(KIT TF_FIXTURE_DIR "/tenferro-engine-notelf.so", &out), 2);
+    kit_expect(out, "TF_ERR_PLUGIN_LOAD");
     /* an engine that loads but refuses its options */
-    assert_int_equal(run(KIT WRONG " --option fault=bogus", &out), 2);
-    expect(out, "cannot create an instance of engine");
-    expect(out, "got 'bogus'");
-    assert_int_equal(run(KIT "cpu --reference no-such-reference", &out), 2);
-    expect(out, "cannot load the reference engine 'no-such-reference'");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=bogus", &out), 2);
+    kit_expect(out, "cannot create an instance of engine");
+    kit_expect(out, "got 'bogus'");
+    assert_int_equal(kit_run(KIT "cpu --reference no-such-reference", &out), 2);
+    kit_expect(out, "cannot load the reference engine 'no-such-reference'");
 }
 
 static void test_usage(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT "--help", &out), 0);
-    expect(out, "usage: tenferro check-engine");
+    assert_int_equal(kit_run(KIT "--help", &out), 0);
+    kit_expect(out, "usage: tenferro check-engine");
     /* the exit codes and what a crash or a hang does (issue 20, item 3) */
-    expect(out, "exit status:\n  0  everything the engine claims passed\n  1  a check failed");
-    expect(out, "a crash or a\n     hang of the engine in a check (the report is complete)");
-    expect(out, "--case-timeout SECS");
+    kit_expect(out, "exit status:\n  0  everything the engine claims passed\n  1  a check failed");
+    kit_expect(out, "a crash or a\n     hang of the engine in a check (the report is complete)");
+    kit_expect(out, "--case-timeout SECS");
     /* no source-tree path: the help of an installed kit (item 9) */
     assert_null(strstr(out, "docs/"));
     static const char *const bad[] = {"",
@@ -476,10 +420,10 @@ static void test_usage(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[256];
         snprintf(cmd, sizeof cmd, KIT "%s", bad[i]);
-        int rc = run(cmd, &out);
+        int rc = kit_run(cmd, &out);
         if (rc != 2)
             fail_msg("'%s' exited %d, expected 2:\n%s", bad[i], rc, out);
-        expect(out, "usage: tenferro check-engine");
+        kit_expect(out, "usage: tenferro check-engine");
     }
 }
 
@@ -487,8 +431,8 @@ static void test_dtype_filter(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(run(KIT "cpu --quick --dtype f64,bool --skip grads", &out), 0);
-    const char *header = row_of(out, "op");
+    assert_int_equal(kit_run(KIT "cpu --quick --dtype f64,bool --skip grads", &out), 0);
+    const char *header = kit_row(out, "op");
     assert_non_null(strstr(header, "f64"));
     assert_non_null(strstr(header, "bool"));
     assert_null(strstr(header, "f32"));
@@ -506,17 +450,17 @@ static void test_hostile_device_info(void **state)
     char cmd[512];
     snprintf(cmd, sizeof cmd, KIT TF_FIXTURE_DIR "/hostile/tenferro-engine-unterminated.so%s",
              skip);
-    assert_int_equal(run(cmd, &out), 1);
-    expect(out, "device 0: unavailable: plugin_device_info: engine 'unterminated'");
-    expect(out, "FAIL  device_info(0) of 2 devices failed: TF_ERR_BACKEND");
-    expect(out, "'name' without a terminating NUL");
-    expect(out, "FAIL  device_info(1) of 2 devices failed: TF_ERR_BACKEND");
-    expect(out, "'driver' without a terminating NUL");
+    assert_int_equal(kit_run(cmd, &out), 1);
+    kit_expect(out, "device 0: unavailable: plugin_device_info: engine 'unterminated'");
+    kit_expect(out, "FAIL  device_info(0) of 2 devices failed: TF_ERR_BACKEND");
+    kit_expect(out, "'name' without a terminating NUL");
+    kit_expect(out, "FAIL  device_info(1) of 2 devices failed: TF_ERR_BACKEND");
+    kit_expect(out, "'driver' without a terminating NUL");
     assert_null(strstr(out, "NNNNNNNN"));
     snprintf(cmd, sizeof cmd, KIT TF_FIXTURE_DIR "/hostile/tenferro-engine-many-devices.so%s",
              skip);
-    assert_int_equal(run(cmd, &out), 0);
-    expect(out, "descriptor and the first 64 of 100000000 device(s) described");
+    assert_int_equal(kit_run(cmd, &out), 0);
+    kit_expect(out, "descriptor and the first 64 of 100000000 device(s) described");
 }
 
 #endif /* TF_CHECK_VULKAN */
@@ -550,5 +494,5 @@ int main(void)
         cmocka_unit_test(test_hostile_device_info),
     };
 #endif
-    return cmocka_run_group_tests(tests, NULL, teardown);
+    return cmocka_run_group_tests(tests, NULL, kit_teardown);
 }

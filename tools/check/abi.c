@@ -286,7 +286,7 @@ void ck_abi_data_error_one(ck_ctx *ctx, int i)
  */
 static void file_name(ck_ctx *ctx)
 {
-    const char *file = tf_plugin_file(ctx->plugin), *name = tf_plugin_name(ctx->plugin);
+    const char *file = ctx->meta.file, *name = ctx->meta.name; /* the kit's own process */
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char from_file[256];
     if (!tf_cli_engine_file_name(file, from_file, sizeof from_file))

@@ -16,7 +16,12 @@
  *                  and the crash/hang reporter of the kit's own process;
  *   isolate.c      worker processes: every case and check runs in one, so a
  *                  crash, abort or hang of the engine is that check's
- *                  failure and the run goes on.
+ *                  failure and the run goes on; the culprit search;
+ *   worker.c       a worker's life: loading the plugins, creating the
+ *                  instances, running jobs;
+ *   probe.c        the probe worker: the kit's own process asks it for the
+ *                  plugin's description and every supports() answer, so
+ *                  that no call into the engine under test is made there.
  * Results collect in a ck_ctx; cmd_check_engine.c prints them.
  */
 #ifndef TF_CHECK_H
@@ -70,6 +75,27 @@ typedef struct ck_line {
     char *text;
 } ck_line;
 
+/* A step of a worker's setup that failed (ck_meta.setup). */
+typedef enum ck_setup {
+    CK_SETUP_OK = 0,
+    CK_SETUP_LOAD,       /* tf_plugin_load of the engine under test */
+    CK_SETUP_REF_LOAD,   /* of the reference */
+    CK_SETUP_CREATE,     /* an instance of the engine under test */
+    CK_SETUP_REF_CREATE, /* an instance of the reference */
+} ck_setup;
+
+/* What the report says about the plugins, read where they are loaded (a worker, or the
+   kit's own process with --no-fork), and how their setup went there. */
+typedef struct ck_meta {
+    char name[128], version[128], file[1024];
+    unsigned abi_major, abi_minor;
+    char device[640]; /* "device N: <name> / <driver>" or "device N: unavailable: <why>" */
+    char ref_name[128], ref_file[1024];
+    int setup;        /* ck_setup: the step that failed, CK_SETUP_OK if none */
+    tf_status status; /* its status */
+    char why[1024];   /* its message */
+} ck_meta;
+
 typedef enum ck_section {
     CK_SEC_GRADS,
     CK_SEC_LIFECYCLE,
@@ -80,8 +106,11 @@ typedef enum ck_section {
 typedef struct ck_ctx {
     /* set up by the command */
     const char *plugin_arg;        /* what the user gave */
-    tf_plugin *plugin;             /* the engine under test's plugin */
-    tf_plugin *ref_plugin;         /* the reference's */
+    const char *reference_arg;     /* the reference's name or path */
+    ck_meta meta;                  /* the plugins' description (probe.c, worker.c) */
+    tf_plugin *plugin;             /* the engine under test's plugin: NULL in the kit's own
+                                      process unless --no-fork (a worker loads it) */
+    tf_plugin *ref_plugin;         /* the reference's (likewise) */
     tf_engine_options options;     /* for every instance of the engine under test */
     tf_engine *eut;                /* the engine under test */
     tf_engine *ref;                /* the reference */
@@ -95,6 +124,7 @@ typedef struct ck_ctx {
     double deadline;       /* CLOCK_MONOTONIC seconds of --timeout, 0 for none */
     int stopped;           /* --timeout passed: no further checks run */
     struct ck_iso *iso;    /* the worker processes (isolate.c) */
+    struct ck_probe *probe; /* the probe worker and its answers (probe.c) */
     int argc;              /* the command line after "tenferro", for the workers */
     char **argv;
 
@@ -136,6 +166,25 @@ void ck_run_abi(ck_ctx *ctx);
 /* Creates another instance of the engine under test with ctx->options. */
 tf_status ck_eut_create(ck_ctx *ctx, tf_engine **out);
 
+/* ---- probe.c: what the engine claims, asked where a crash costs nothing ---- */
+
+/*
+ * Whether the engine under test claims prim/op for the dtypes dt[0..n): 1 or 0, asked
+ * twice (the answers must agree). In the kit's own process the probe worker asks it
+ * (answers are remembered); in a worker, or with --no-fork, the instance ctx->eut. -1 when
+ * there is no answer: supports() crashed, aborted or hung, or answered twice differently;
+ * that is recorded as the failure of cell (row, col), or of the run when row is NULL.
+ */
+int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op,
+              const tf_dtype *dt, size_t n);
+/* The kit's own process: loads the plugins in the probe worker and fills ctx->meta.
+   0, or 2 after printing why not on stderr (the loader's refusal, or a crash, abort or
+   hang of the plugin while loading, initialising or instantiating it, named). */
+int ck_probe_open(ck_ctx *ctx);
+/* --no-fork and workers: loads the plugins here, fills ctx->meta (ctx->meta.setup says
+   what failed); with `create`, also the instances ctx->eut and ctx->ref. */
+void ck_meta_open_here(ck_ctx *ctx, int create);
+
 /* hooks.c: a counting allocator and an error-log collector, installed before anything loads. */
 void ck_hooks_install(void);
 long long ck_live_bytes(void);                 /* host bytes the library and plugins hold now */
@@ -174,14 +223,10 @@ void ck_iso_group(ck_ctx *ctx);
 void ck_iso_check(ck_ctx *ctx, ck_section sec, ck_check_fn fn, int index, const char *what);
 /* Ends the last worker and frees what isolate.c holds. */
 void ck_iso_finish(ck_ctx *ctx);
-/* A worker's life (the command line said --worker R,W): jobs read from fd req, results
-   written to fd rep, on instances of ctx->plugin and ctx->ref_plugin (loaded); never
-   returns. */
+/* A worker's life (worker.c; the command line said --worker R,W): loads the plugins,
+   creates the instances (saying so to the parent, which names that step if it dies),
+   then runs jobs read from fd req, results written to fd rep; never returns. */
 void ck_iso_worker(ck_ctx *ctx, int req_fd, int rep_fd) __attribute__((noreturn));
-/* Loads `plugin` and creates, describes and destroys an instance in a child process:
-   0 when that ended normally (whatever it returned), else 2 with why in msg (the plugin
-   crashed, aborted or hung while loading). */
-int ck_iso_probe_load(const ck_ctx *ctx, const char *plugin, char *msg, size_t cap);
 /* "SIGSEGV", ... or "signal N" (static). */
 const char *ck_signal_name(int sig);
 /* "crashed (SIGSEGV)", "exited with status 3", "gave no answer within 30 s" into buf. */

@@ -548,7 +548,7 @@ out:
 static tf_dtype grads_dtype(ck_ctx *ctx)
 {
     tf_dtype d3[3] = {TF_F64, TF_F64, TF_F64};
-    return tf_engine_supports(ctx->eut, TF_PRIM_BINARY, TF_BINARY_MUL, d3, 3) ? TF_F64 : TF_F32;
+    return ck_claims(ctx, NULL, TF_F64, TF_PRIM_BINARY, TF_BINARY_MUL, d3, 3) > 0 ? TF_F64 : TF_F32;
 }
 
 /* Check i of k_checks (a job of isolate.c). */

@@ -1,23 +1,27 @@
 /*
- * isolate.c - the kit's worker processes: every case of the table and every
- * check of the other sections runs in one, so that an engine that crashes,
- * aborts or hangs costs one failed cell or line, named, and the run goes on.
+ * isolate.c - the kit's worker processes, as its own process (the parent)
+ * runs them: every case of the table and every check of the other sections
+ * runs in one, so that an engine that crashes, aborts or hangs costs one
+ * failed cell or line, named, and the run goes on.
  *
- * The kit's own process (the parent) generates the cases and asks
- * supports(); each case it has to run becomes a job, sent to a worker (the
- * same command started again, spawn): the worker loads the plugins, creates
- * its own instances of the engine and of the reference, runs jobs one after
- * another and sends back, per job, what
- * it recorded (the cell, failure lines, section lines, counters) and, as it
+ * The parent generates the cases; what the engine claims it learns from the
+ * probe worker (probe.c), so no call into the engine under test is made in
+ * the parent. Each case it has to run becomes a job, sent to a worker (the
+ * same command started again, spawn; worker.c is its side): the worker
+ * loads the plugins, creates its own instances of the engine and of the
+ * reference, runs jobs one after another and sends back, per job, what it
+ * recorded (the cell, failure lines, section lines, counters) and, as it
  * goes, what it is doing (ck_doing). A group (a table row, a section) gets a
  * fresh worker. When a worker dies or gives no answer within the per-check
  * timeout, the parent kills it and blames the job it was running; a crash is
- * first rerun alone in a fresh worker, so that damage done by an earlier job
- * of the same process (heap corruption) is blamed on that job, not on the
- * one that met it (each earlier job of the group is tried before the crashed
- * one in a fresh worker until one brings the crash back). The guarded
- * allocator (hooks.c) catches most such damage at the job that did it.
- * With --no-fork (ctx->isolate 0) jobs run in the parent itself.
+ * first rerun alone in a fresh worker, so that damage done by earlier jobs
+ * of the same process (heap corruption) is blamed on them, not on the one
+ * that met it: when the job passes alone, the earlier jobs of its worker
+ * are narrowed down (delta debugging, each trial in a fresh worker) to a
+ * smallest set of them after which it dies again, and each of that set
+ * fails. The guarded allocator (hooks.c) catches most such damage at the
+ * job that did it. With --no-fork (ctx->isolate 0) jobs run in the parent
+ * itself.
  */
 #define _POSIX_C_SOURCE 200809L /* fork, kill, poll, clock_gettime */
 
@@ -43,177 +47,13 @@ typedef struct target {
     char doing[768]; /* the job's last ck_doing text */
 } target;
 
-/* ---- running a job here ---- */
-
-/* Memory damage the job did (hooks.c): a failure of its cell or line. */
-static void blame_damage(ck_ctx *ctx, const job *j)
-{
-    char why[300];
-    if (!ck_heap_check(why, sizeof why))
-        return;
-    if (j->kind == JOB_CASE) {
-        ck_row *row = &ctx->rows[j->row];
-        ck_cell *cell = &row->cell[j->col];
-        ck_failure(ctx, "%s (%s): %s while the kit ran this case [%s]", row->name,
-                   tf_dtype_name((tf_dtype)j->col), why, ck_doing_now());
-        if (cell->state < CK_FAIL)
-            cell->damaged = 1;
-        if (cell->state < CK_FAIL)
-            cell->state = CK_FAIL;
-    } else {
-        ck_line_add(ctx, (ck_section)j->section, CK_FAIL, "%s: %s while: %s", j->what, why,
-                    ck_doing_now());
-    }
-}
-
-static void exec_job(ck_ctx *ctx, const job *j)
-{
-    ck_heap_check(NULL, 0); /* damage of earlier checks is theirs */
-    if (j->kind == JOB_CASE) {
-        ck_row *row = &ctx->rows[j->row];
-        row->cell[j->col] = j->cell;
-        if (ctx->isolate == 0 && j->row_name[0]) /* a worker: the row is the parent's */
-            snprintf(row->name, sizeof row->name, "%s", j->row_name);
-        ck_case_exec(ctx, row, (tf_dtype)j->col, &j->c, j->claimed);
-    } else {
-        j->fn(ctx, j->index);
-    }
-    blame_damage(ctx, j);
-}
-
-/* ---- the worker's side ---- */
-
-enum {
-    REC_DOING = 1,
-    REC_DONE = 2
-};
-
-static int g_rep_fd = -1; /* a worker's end of the pipe to the parent */
-
-static int write_full(int fd, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    while (n) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void send_record(uint32_t type, const void *p, size_t n)
-{
-    uint32_t hdr[2] = {type, (uint32_t)n};
-    if (write_full(g_rep_fd, hdr, sizeof hdr) == 0)
-        write_full(g_rep_fd, p, n);
-}
-
-static void doing_to_parent(const char *text)
-{
-    send_record(REC_DOING, text, strlen(text) + 1);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-    unsigned char *b = p;
-    while (n) {
-        ssize_t r = read(fd, b, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-/* The instances a worker runs its jobs on; an error describes why there are none. */
-static tf_status worker_engines(ck_ctx *ctx, char *why, size_t cap)
-{
-    tf_engine *eut = NULL, *ref = NULL;
-    tf_status st = ck_eut_create(ctx, &eut);
-    if (st) {
-        snprintf(why, cap, "creating an instance of the engine in a worker process failed: %s: %s",
-                 tf_status_name(st), ck_error_text());
-        return st;
-    }
-    if (ctx->ref_plugin && (st = tf_engine_create(ctx->ref_plugin, &ctx->ref_options, &ref))) {
-        snprintf(why, cap, "creating the reference in a worker process failed: %s: %s",
-                 tf_status_name(st), ck_error_text());
-        tf_engine_destroy(eut);
-        return st;
-    }
-    ctx->eut = eut; /* the parent's instances are not ours to use (nor to destroy) */
-    ctx->ref = ref;
-    return TF_OK;
-}
-
-/* A job that could not run: its cell is an error, its check a failure. */
-static void job_refused(ck_ctx *ctx, const job *j, tf_status st, const char *why)
-{
-    if (j->kind == JOB_CASE) {
-        ck_row *row = &ctx->rows[j->row];
-        ck_cell *cell = &row->cell[j->col];
-        *cell = j->cell;
-        cell->state = CK_ERROR;
-        cell->status = st;
-        ck_failure(ctx, "%s (%s): %s", row->name, tf_dtype_name((tf_dtype)j->col), why);
-    } else {
-        ck_line_add(ctx, (ck_section)j->section, CK_FAIL, "%s", why);
-    }
-}
-
-void ck_iso_worker(ck_ctx *ctx, int req_fd, int rep_fd)
-{
-    ck_guard_remove(); /* die of the engine's signal: the parent reports it */
-    ctx->isolate = 0;
-    g_rep_fd = rep_fd;
-    ck_doing_hook(doing_to_parent);
-    char why[600];
-    tf_status setup = worker_engines(ctx, why, sizeof why);
-    for (;;) {
-        uint32_t n;
-        if (read_full(req_fd, &n, sizeof n) != 0)
-            break; /* the parent is done with this worker */
-        unsigned char *p = malloc(n ? n : 1);
-        if (!p || read_full(req_fd, p, n) != 0)
-            break;
-        job j;
-        int ok = ck_wire_decode(p, n, &j);
-        free(p);
-        if (!ok)
-            break;
-        ck_mark m = ck_wire_mark(ctx);
-        if (setup)
-            job_refused(ctx, &j, setup, why);
-        else
-            exec_job(ctx, &j);
-        wbuf b = {0};
-        ck_wire_result(&b, ctx, &m, &j);
-        if (b.oom)
-            break;
-        send_record(REC_DONE, b.p, b.n);
-        free(b.p);
-        ck_wire_forget(ctx, &m);
-    }
-    _exit(0); /* the instances go with the process: the lifecycle checks destroy theirs */
-}
-
-/* ---- the parent's side ---- */
-
 typedef struct history_item {
     wbuf req;
     target t;
 } history_item;
 
 struct ck_iso {
-    pid_t pid; /* the current worker, 0 for none */
-    int req_fd, rep_fd;
+    ck_proc w;             /* the current worker of the group */
     history_item *history; /* the jobs the current worker finished, for blaming */
     int n_history, cap_history;
 };
@@ -231,7 +71,6 @@ static struct ck_iso *iso_of(ck_ctx *ctx)
         ctx->iso = calloc(1, sizeof *ctx->iso);
         if (!ctx->iso)
             ctx->oom = 1;
-        signal(SIGPIPE, SIG_IGN); /* a dead worker's pipe is an error, not a signal */
     }
     return ctx->iso;
 }
@@ -258,27 +97,25 @@ static void history_push(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, const
     iso->n_history++;
 }
 
-/* Ends the current worker (it holds nothing the parent needs). */
-static void stop_worker(struct ck_iso *iso)
+void ck_proc_stop(ck_proc *p)
 {
-    if (!iso->pid)
+    if (!p->pid)
         return;
-    close(iso->req_fd);
-    close(iso->rep_fd);
-    kill(iso->pid, SIGKILL);
-    while (waitpid(iso->pid, NULL, 0) < 0 && errno == EINTR)
+    close(p->req_fd);
+    close(p->rep_fd);
+    kill(p->pid, SIGKILL);
+    while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
         ;
-    iso->pid = 0;
+    p->pid = 0;
 }
 
 /*
  * A worker is this program run again (fork, then exec of /proc/self/exe) as
  * `tenferro check-engine --worker R,W ARGS...`: it loads the plugins itself,
- * so it inherits no thread, lock or device state of the parent's plugins
- * (a plugin that started threads in init, as a Vulkan driver does, would
- * not survive a plain fork).
+ * so it inherits no thread, lock or device state of the parent (and the
+ * parent never loads the engine under test at all).
  */
-static int spawn(ck_ctx *ctx, struct ck_iso *iso)
+static int spawn(ck_ctx *ctx, ck_proc *w)
 {
     char self[4096], fds[32];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -322,9 +159,9 @@ static int spawn(ck_ctx *ctx, struct ck_iso *iso)
         close(rep[0]);
         return -1;
     }
-    iso->pid = pid;
-    iso->req_fd = req[1];
-    iso->rep_fd = rep[0];
+    w->pid = pid;
+    w->req_fd = req[1];
+    w->rep_fd = rep[0];
     return 0;
 }
 
@@ -353,66 +190,62 @@ static int read_until(int fd, void *p, size_t n, double deadline)
     return 0;
 }
 
-/* How a job on a worker went. */
-typedef struct outcome {
-    int done; /* it finished: its record was read */
-    ck_fate fate;
-    unsigned char *result; /* done: the record (malloc'd) */
-    size_t n_result;
-} outcome;
-
 /* Adds a finished job's record to the context (malformed: a failure). */
-static void apply(ck_ctx *ctx, const outcome *o, const target *t)
+static void apply(ck_ctx *ctx, const ck_outcome *o, const target *t)
 {
     if (!ck_wire_apply(ctx, o->result, o->n_result, t->kind, t->row, t->col))
         ck_failure(ctx, "the kit could not read what a worker process sent about: %s", t->doing);
 }
 
 /* Waits for the worker that died or hung, and says how it ended. */
-static void reap(struct ck_iso *iso, int timed_out, ck_fate *f)
+static void reap(ck_proc *w, int timed_out, ck_fate *f)
 {
     memset(f, 0, sizeof *f);
     f->timed_out = timed_out;
     if (timed_out)
-        kill(iso->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
     int status = 0;
-    while (waitpid(iso->pid, &status, 0) < 0 && errno == EINTR)
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (!timed_out && WIFSIGNALED(status))
         f->signal = WTERMSIG(status);
     else if (!timed_out && WIFEXITED(status))
         f->exit_status = WEXITSTATUS(status);
-    close(iso->req_fd);
-    close(iso->rep_fd);
-    iso->pid = 0;
+    close(w->req_fd);
+    close(w->rep_fd);
+    w->pid = 0;
 }
 
-/* Runs one job on the current worker (started if there is none); t->doing follows it. */
-static outcome run_on_worker(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t)
+ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *w, const wbuf *req, char *doing, size_t cap)
 {
-    outcome o = {0};
-    if (!iso->pid && spawn(ctx, iso) != 0) {
+    ck_outcome o = {0};
+    signal(SIGPIPE, SIG_IGN); /* a dead worker's pipe is an error, not a signal */
+    if (!w->pid && spawn(ctx, w) != 0) {
         o.fate.exit_status = -1; /* no process: said as such */
         return o;
     }
     uint32_t n = (uint32_t)req->n;
     double deadline = now_s() + ctx->case_timeout;
-    int r = write_full(iso->req_fd, &n, sizeof n) || write_full(iso->req_fd, req->p, req->n);
-    while (r == 0) {
+    /* A worker that died before reading the job (in its setup) still said what it was
+       doing: its records are read up to the end of the pipe all the same. */
+    int sent = ck_write_full(w->req_fd, &n, sizeof n) == 0 &&
+               ck_write_full(w->req_fd, req->p, req->n) == 0;
+    for (;;) {
         uint32_t hdr[2];
-        int got = read_until(iso->rep_fd, hdr, sizeof hdr, deadline);
+        int got = read_until(w->rep_fd, hdr, sizeof hdr, deadline);
         unsigned char *p = got ? NULL : malloc(hdr[1] ? hdr[1] : 1);
         if (!got && !p)
             got = -1;
         if (!got)
-            got = read_until(iso->rep_fd, p, hdr[1], deadline);
+            got = read_until(w->rep_fd, p, hdr[1], deadline);
         if (got) {
             free(p);
-            reap(iso, got == -2, &o.fate);
+            reap(w, got == -2, &o.fate);
             return o;
         }
-        if (hdr[0] == REC_DOING) {
-            snprintf(t->doing, sizeof t->doing, "%.*s", (int)hdr[1], (const char *)p);
+        if (hdr[0] == REC_DOING || !sent) {
+            if (hdr[0] == REC_DOING)
+                snprintf(doing, cap, "%.*s", (int)hdr[1], (const char *)p);
             free(p);
             continue;
         }
@@ -421,8 +254,12 @@ static outcome run_on_worker(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, t
         o.n_result = hdr[1];
         return o;
     }
-    reap(iso, 0, &o.fate); /* it died before reading the job */
-    return o;
+}
+
+/* Runs one job on the group's worker; t->doing follows it. */
+static ck_outcome run_on_worker(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t)
+{
+    return ck_proc_run(ctx, &iso->w, req, t->doing, sizeof t->doing);
 }
 
 const char *ck_signal_name(int sig)
@@ -504,7 +341,7 @@ static int dies_after(ck_ctx *ctx, struct ck_iso *iso, const history_item *first
                       const target *t, ck_fate *f)
 {
     target scratch = *t;
-    outcome o = {.done = 1};
+    ck_outcome o = {.done = 1};
     if (first) {
         target ft = first->t;
         o = run_on_worker(ctx, iso, &first->req, &ft);
@@ -516,7 +353,7 @@ static int dies_after(ck_ctx *ctx, struct ck_iso *iso, const history_item *first
     }
     if (!o.done)
         *f = o.fate;
-    stop_worker(iso);
+    ck_proc_stop(&iso->w);
     return !o.done;
 }
 
@@ -527,14 +364,14 @@ static int dies_after(ck_ctx *ctx, struct ck_iso *iso, const history_item *first
  */
 static void blame(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t, const ck_fate *f)
 {
-    outcome alone = run_on_worker(ctx, iso, req, t);
+    ck_outcome alone = run_on_worker(ctx, iso, req, t);
     if (!alone.done) {
         record_death(ctx, t, &alone.fate);
         return;
     }
     apply(ctx, &alone, t);
     free(alone.result);
-    stop_worker(iso);
+    ck_proc_stop(&iso->w);
     for (int i = 0; i < iso->n_history; i++) {
         ck_fate again;
         if (dies_after(ctx, iso, &iso->history[i], req, t, &again)) {
@@ -565,10 +402,10 @@ static void dispatch(ck_ctx *ctx, const job *here, const wbuf *req, target *t)
     }
     struct ck_iso *iso = ctx->isolate ? iso_of(ctx) : NULL;
     if (!iso || req->oom) {
-        exec_job(ctx, here);
+        ck_job_exec(ctx, here);
         return;
     }
-    outcome o = run_on_worker(ctx, iso, req, t);
+    ck_outcome o = run_on_worker(ctx, iso, req, t);
     if (o.done) {
         apply(ctx, &o, t);
         free(o.result);
@@ -578,7 +415,7 @@ static void dispatch(ck_ctx *ctx, const job *here, const wbuf *req, target *t)
     if (o.fate.signal || (!o.fate.timed_out && o.fate.exit_status > 0))
         if (iso->n_history > 0) {
             blame(ctx, iso, req, t, &o.fate);
-            stop_worker(iso);
+            ck_proc_stop(&iso->w);
             history_clear(iso);
             return;
         }
@@ -621,61 +458,18 @@ void ck_iso_check(ck_ctx *ctx, ck_section sec, ck_check_fn fn, int index, const 
 void ck_iso_group(ck_ctx *ctx)
 {
     if (ctx->iso) {
-        stop_worker(ctx->iso);
+        ck_proc_stop(&ctx->iso->w);
         history_clear(ctx->iso);
     }
 }
 
 void ck_iso_finish(ck_ctx *ctx)
 {
+    ck_probe_close(ctx);
     if (!ctx->iso)
         return;
     ck_iso_group(ctx);
     free(ctx->iso->history);
     free(ctx->iso);
     ctx->iso = NULL;
-}
-
-int ck_iso_probe_load(const ck_ctx *ctx, const char *plugin, char *msg, size_t cap)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return 0; /* no probe: the real load will say what it says */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        ck_guard_remove();
-        dup2(STDERR_FILENO, STDOUT_FILENO);
-        tf_plugin *p = NULL;
-        tf_engine *e = NULL;
-        if (tf_plugin_load(plugin, &p) == TF_OK &&
-            tf_engine_create(p, &ctx->options, &e) == TF_OK) {
-            tf_device_info info;
-            memset(&info, 0, sizeof info);
-            info.struct_size = sizeof info;
-            tf_plugin_device_info(p, ctx->options.device_index, &info);
-            tf_engine_destroy(e);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return 0;
-    }
-    struct ck_iso one = {.pid = pid, .req_fd = -1, .rep_fd = fds[0]};
-    char c;
-    int r = read_until(fds[0], &c, 1, now_s() + ctx->case_timeout); /* -1: it ended */
-    ck_fate f;
-    reap(&one, r == -2, &f);
-    if (!f.signal && !f.timed_out)
-        return 0;
-    char fate[128];
-    ck_fate_text(ctx, &f, fate, sizeof fate);
-    snprintf(msg, cap,
-             "the plugin %s while being loaded, initialised and instantiated (in a "
-             "child process)",
-             fate);
-    return 2;
 }

@@ -32,16 +32,16 @@ typedef struct probe {
     tf_dtype dtype;
 } probe;
 
-static probe pick_probe(tf_engine *e)
+static probe pick_probe(ck_ctx *ctx)
 {
     static const tf_dtype order[] = {TF_F32, TF_I32, TF_F64, TF_I64};
     for (int i = 0; i < 4; i++) {
         tf_dtype d[3] = {order[i], order[i], order[i]};
-        if (tf_engine_supports(e, TF_PRIM_BINARY, TF_BINARY_ADD, d, 3))
+        if (ck_claims(ctx, NULL, order[i], TF_PRIM_BINARY, TF_BINARY_ADD, d, 3) > 0)
             return (probe){PROBE_ADD, order[i]};
-        if (tf_engine_supports(e, TF_PRIM_COPY, 0, d, 2))
+        if (ck_claims(ctx, NULL, order[i], TF_PRIM_COPY, 0, d, 2) > 0)
             return (probe){PROBE_COPY, order[i]};
-        if (tf_engine_supports(e, TF_PRIM_FILL, 0, d, 1))
+        if (ck_claims(ctx, NULL, order[i], TF_PRIM_FILL, 0, d, 1) > 0)
             return (probe){PROBE_FILL, order[i]};
     }
     return (probe){PROBE_NONE, TF_F32};
@@ -373,7 +373,7 @@ static void release_elsewhere(ck_ctx *ctx, probe p)
 /* Check i of the section (a job of isolate.c), on the probe the engine claims. */
 void ck_lifecycle_one(ck_ctx *ctx, int i)
 {
-    probe p = pick_probe(ctx->eut);
+    probe p = pick_probe(ctx);
     switch (i) {
     case 0: repeated(ctx, p); break;
     case 1: several(ctx, p); break;
@@ -384,7 +384,7 @@ void ck_lifecycle_one(ck_ctx *ctx, int i)
 
 void ck_run_lifecycle(ck_ctx *ctx)
 {
-    probe p = pick_probe(ctx->eut);
+    probe p = pick_probe(ctx);
     char what[4][120];
     snprintf(what[0], sizeof what[0],
              "lifecycle: instances created, used (%s) and destroyed in "

@@ -330,13 +330,13 @@ static void fused_ops_of(ck_ctx *ctx, tf_dtype dt, int claims_fused, fused_ops *
     o->n = 0;
     for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++)
         if (ck_unary_defined(op, dt) &&
-            (!claims_fused || tf_engine_supports(ctx->eut, TF_PRIM_UNARY, op, d3, 2))) {
+            (!claims_fused || ck_claims(ctx, NULL, dt, TF_PRIM_UNARY, op, d3, 2) > 0)) {
             o->op[o->n] = op;
             o->kind[o->n++] = TF_FUSED_UNARY;
         }
     for (uint32_t op = 0; op < TF_BINARY_COUNT_; op++)
         if (ck_binary_defined(op, dt) &&
-            (!claims_fused || tf_engine_supports(ctx->eut, TF_PRIM_BINARY, op, d3, 3))) {
+            (!claims_fused || ck_claims(ctx, NULL, dt, TF_PRIM_BINARY, op, d3, 3) > 0)) {
             o->op[o->n] = op;
             o->kind[o->n++] = TF_FUSED_BINARY;
         }
@@ -392,7 +392,9 @@ static void fused_outputs(uint64_t *seed, uint32_t n_steps, uint32_t n_out, uint
 static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several)
 {
     tf_dtype sig[2] = {dt, dt};
-    int claims = tf_engine_supports(ctx->eut, TF_PRIM_FUSED, 0, sig, 2);
+    int claims = ck_claims(ctx, row, dt, TF_PRIM_FUSED, 0, sig, 2);
+    if (claims < 0)
+        return; /* no answer: the cell says why */
     fused_ops ops;
     fused_ops_of(ctx, dt, claims, &ops);
     if (!ops.n)

@@ -611,13 +611,9 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
         return; /* one detailed failure per cell is enough */
     tf_dtype dt[CK_MAX_OPERANDS];
     int nd = signature(c, dt);
-    int claimed = tf_engine_supports(ctx->eut, c->prim, c->op, dt, (size_t)nd);
-    if (claimed != tf_engine_supports(ctx->eut, c->prim, c->op, dt, (size_t)nd)) {
-        ck_failure(ctx, "%s (%s): supports() gave different answers to the same question",
-                   row->name, tf_dtype_name(col));
-        merge(cell, CK_FAIL);
-        return;
-    }
+    int claimed = ck_claims(ctx, row, col, c->prim, c->op, dt, (size_t)nd);
+    if (claimed < 0)
+        return; /* no answer: the cell says why */
     if (!claimed && (cell->state != CK_NA || cell->refusal_checked))
         return; /* refusal already checked for this cell */
     ck_iso_case(ctx, row, col, c, claimed);

@@ -28,6 +28,11 @@ static void put(wbuf *b, const void *v, size_t n)
     b->n += n;
 }
 
+void ck_wbuf_put(wbuf *b, const void *v, size_t n)
+{
+    put(b, v, n);
+}
+
 static void put_i32(wbuf *b, int32_t v)
 {
     put(b, &v, sizeof v);
@@ -119,11 +124,40 @@ void ck_wire_check(wbuf *b, int section, ck_check_fn fn, int index, const char *
     put_str(b, what);
 }
 
+void ck_wire_supports(wbuf *b, uint32_t prim, uint32_t op, const tf_dtype *dt, size_t n)
+{
+    put_i32(b, JOB_SUPPORTS);
+    put(b, &prim, sizeof prim);
+    put(b, &op, sizeof op);
+    uint32_t n32 = (uint32_t)n;
+    put(b, &n32, sizeof n32);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d = (uint32_t)dt[i];
+        put(b, &d, sizeof d);
+    }
+}
+
+void ck_wire_describe(wbuf *b)
+{
+    put_i32(b, JOB_DESCRIBE);
+}
+
 int ck_wire_decode(const unsigned char *p, size_t n, job *j)
 {
     rbuf r = {p, n, 0, 0};
     memset(j, 0, sizeof *j);
     j->kind = get_i32(&r);
+    if (j->kind == JOB_DESCRIBE)
+        return !r.bad;
+    if (j->kind == JOB_SUPPORTS) {
+        get(&r, &j->prim, sizeof j->prim);
+        get(&r, &j->op, sizeof j->op);
+        get(&r, &j->n_dt, sizeof j->n_dt);
+        if (r.bad || j->n_dt > CK_MAX_OPERANDS)
+            return 0;
+        get(&r, j->dt, j->n_dt * sizeof *j->dt);
+        return !r.bad;
+    }
     if (j->kind == JOB_CHECK) {
         j->section = get_i32(&r);
         j->index = get_i32(&r);
@@ -132,6 +166,8 @@ int ck_wire_decode(const unsigned char *p, size_t n, job *j)
         snprintf(j->what, sizeof j->what, "%s", get_str(&r));
         return !r.bad && j->fn;
     }
+    if (j->kind != JOB_CASE)
+        return 0;
     snprintf(j->row_name, sizeof j->row_name, "%s", get_str(&r));
     j->row = get_i32(&r);
     j->col = get_i32(&r);

@@ -1,0 +1,148 @@
+/*
+ * test_check_engine_iso.c - the conformance kit's isolation of every call
+ * into the plugin (issue 20, item 3): the kit's own process never loads the
+ * engine under test; a plugin that crashes, aborts or hangs in init or
+ * create is refused (exit status 2) with the signal and the step named; one
+ * that dies in supports() costs the cell that asked, named, and the run,
+ * the table and --json go on.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "json_check.h"
+#include "kit_run.h"
+#include "tf_test.h"
+
+/* The processes that loaded the plugin, from its init log ("<pid> <ppid>" lines): none
+   of them may be the parent of another, i.e. only workers (children of the kit) load it. */
+static void only_workers_loaded(const char *log_path)
+{
+    FILE *f = fopen(log_path, "r");
+    assert_non_null(f);
+    long pid[512], ppid[512];
+    int n = 0;
+    while (n < 512 && fscanf(f, "%ld %ld", &pid[n], &ppid[n]) == 2)
+        n++;
+    fclose(f);
+    assert_true(n >= 2); /* the probe and at least one worker */
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(ppid[i], ppid[0]); /* one parent: the kit */
+        for (int k = 0; k < n; k++)
+            if (pid[k] == ppid[i])
+                fail_msg("process %ld loaded the plugin and started workers", pid[k]);
+    }
+}
+
+static void test_kit_process_never_loads_the_plugin(void **state)
+{
+    (void)state;
+    char log_path[] = "/tmp/tf-kit-init-XXXXXX";
+    int fd = mkstemp(log_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char cmd[600], *out;
+    snprintf(cmd, sizeof cmd, "env TF_WRONG_INIT_LOG=%s " KIT WRONG " --quick --skip grads",
+             log_path);
+    assert_int_equal(kit_run(cmd, &out), 0);
+    kit_expect(out, "PASS: engine 'wrong'");
+    kit_expect(out, "device 0: wrong host device"); /* described by a worker */
+    only_workers_loaded(log_path);
+    remove(log_path);
+}
+
+/* init crashes, aborts, hangs: exit 2, the signal and the step named. */
+static void test_init_death_refused_with_step(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(kit_run("env TF_WRONG_INIT_FAULT=crash " KIT WRONG, &out), 2);
+    kit_expect(out, "cannot load or instantiate engine plugin '" WRONG
+                    "': the plugin crashed (SIGSEGV) while: loading engine plugin '" WRONG
+                    "' (dlopen, its entry point and init)");
+    assert_null(strstr(out, "PASS"));
+    assert_int_equal(kit_run("env TF_WRONG_INIT_FAULT=abort " KIT WRONG " --json", &out), 2);
+    kit_expect(out, "the plugin aborted (SIGABRT) while: loading engine plugin");
+    assert_null(strstr(out, "{")); /* no half JSON document */
+    assert_int_equal(
+        kit_run("env TF_WRONG_INIT_FAULT=hang " KIT WRONG " --case-timeout 1", &out), 2);
+    kit_expect(out, "the plugin gave no answer within 1 s (--case-timeout) while: loading "
+                    "engine plugin");
+}
+
+/* create crashes, aborts, hangs: exit 2, the step named. */
+static void test_create_death_refused_with_step(void **state)
+{
+    (void)state;
+    char *out;
+    static const char *const faults[] = {"create_crash", "create_abort", "create_hang"};
+    static const char *const fates[] = {"crashed (SIGSEGV)", "aborted (SIGABRT)",
+                                        "gave no answer within 1 s (--case-timeout)"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[400], want[200];
+        snprintf(cmd, sizeof cmd, KIT WRONG " --option fault=%s --case-timeout 1", faults[i]);
+        assert_int_equal(kit_run(cmd, &out), 2);
+        snprintf(want, sizeof want,
+                 "the plugin %s while: creating an instance of engine 'wrong' (create)",
+                 fates[i]);
+        kit_expect(out, want);
+    }
+}
+
+/* supports() dies on one question: that cell is CRASH (or TIMEOUT), named, and the rest
+   of the run is complete. */
+static void test_supports_death_is_a_cell(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(kit_run(KIT WRONG " --option fault=supports_crash --skip grads", &out), 1);
+    const char *r = kit_row(out, "binary/mul");
+    assert_non_null(strstr(r, "CRASH SIGSEGV"));
+    assert_non_null(strstr(r, "pass")); /* f64 and i32 asked afresh, and passed */
+    kit_expect_failure(out, "binary/mul (f32): the engine crashed (SIGSEGV) while: asking "
+                            "supports() of engine 'wrong' about binary/mul (f32, f32, f32)");
+    assert_non_null(strstr(kit_row(out, "copy"), "pass")); /* later rows ran */
+    kit_expect(out, "lifecycle: 4 passed");
+    kit_expect(out, "FAIL: engine 'wrong': ");
+    kit_expect(out, "(1 of them crashed or hung)");
+    assert_int_equal(
+        kit_run(KIT WRONG " --option fault=supports_abort --skip grads --dtype f64", &out), 1);
+    assert_non_null(strstr(kit_row(out, "unary/neg"), "CRASH SIGABRT"));
+    kit_expect_failure(out, "unary/neg (f64): the engine aborted (SIGABRT) while: asking "
+                            "supports() of engine 'wrong' about unary/neg (f64, f64)");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=supports_hang --skip grads --dtype f64 "
+                                       "--case-timeout 1 --json 2>/dev/null",
+                             &out),
+                     1);
+    if (!json_check(out))
+        fail_msg("not one JSON value:\n%s", out);
+    kit_expect(out, "{\"op\": \"unary/exp\", \"cells\": {\"f64\": {\"state\": \"crash\", "
+                    "\"cases\": 1, \"timeout\": true}}}");
+    kit_expect(out, "unary/exp (f64): the engine gave no answer within 1 s (--case-timeout) "
+                    "while: asking supports() of engine 'wrong' about unary/exp (f64, f64)");
+    kit_expect(out, "\"result\": \"fail\"");
+}
+
+/* --no-fork asks its own instance: a supports() crash ends the kit there, naming it. */
+static void test_no_fork_supports_crash_named(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = kit_run(KIT WRONG " --no-fork --option fault=supports_crash --skip grads", &out);
+    assert_int_not_equal(rc, 0);
+    assert_int_not_equal(rc, 1);
+    kit_expect(out, "the engine crashed (SIGSEGV) while: ");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kit_process_never_loads_the_plugin),
+        cmocka_unit_test(test_init_death_refused_with_step),
+        cmocka_unit_test(test_create_death_refused_with_step),
+        cmocka_unit_test(test_supports_death_is_a_cell),
+        cmocka_unit_test(test_no_fork_supports_crash_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, kit_teardown);
+}
