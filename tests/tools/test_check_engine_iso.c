@@ -4,7 +4,9 @@
  * engine under test; a plugin that crashes, aborts or hangs in init or
  * create is refused (exit status 2) with the signal and the step named; one
  * that dies in supports() costs the cell that asked, named, and the run,
- * the table and --json go on.
+ * the table and --json go on. A crash that only damage done by several
+ * earlier cases together brings about is blamed on exactly those (item 3's
+ * "blamed case is wrong").
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 
@@ -135,6 +137,40 @@ static void test_no_fork_supports_crash_named(void **state)
     kit_expect(out, "the engine crashed (SIGSEGV) while: ");
 }
 
+/* fault=poison2: f64 MUL crashes only after the rank-0 and the rank-4 f32 MUL cases both
+   ran, neither of them the case just before: the search names exactly those two. */
+static void test_crash_blamed_on_two_damaging_cases(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(kit_run(KIT WRONG " --option fault=poison2 --skip grads --skip lifecycle",
+                             &out),
+                     1);
+    const char *r = kit_row(out, "binary/mul");
+    assert_non_null(strstr(r, "FAIL damage"));
+    assert_non_null(strstr(r, "pass")); /* f64 passes on its own */
+    assert_null(strstr(r, "CRASH"));
+    static const char *const culprits[] = {"[in0 f32[] strides", "[in0 f32[2,3,1,2] strides"};
+    for (int i = 0; i < 2; i++) {
+        char line[300];
+        snprintf(line, sizeof line,
+                 "binary/mul (f32): after this case and 1 more in the same process "
+                 "(binary/mul (f32) %s",
+                 culprits[1 - i]);
+        kit_expect_failure(out, line);
+        snprintf(line, sizeof line,
+                 "together they damaged the process; none of them can be left out "
+                 "[binary/mul (f32) %s",
+                 culprits[i]);
+        kit_expect(out, line);
+    }
+    kit_expect(out, "the engine crashed (SIGSEGV) in a later one that passes on its own "
+                    "(binary/mul (f64) [in0 f64[] strides");
+    /* the last case before the crash (shape 17x5) did no damage */
+    assert_null(strstr(out, "f32[17,5]"));
+    kit_expect(out, "failures (2):");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_create_death_refused_with_step),
         cmocka_unit_test(test_supports_death_is_a_cell),
         cmocka_unit_test(test_no_fork_supports_crash_named),
+        cmocka_unit_test(test_crash_blamed_on_two_damaging_cases),
     };
     return cmocka_run_group_tests(tests, NULL, kit_teardown);
 }

@@ -336,31 +336,141 @@ static void record_culprit(ck_ctx *ctx, const target *c, const target *later, co
     }
 }
 
-/* Runs the jobs `first` (may be NULL) then `req` in a fresh worker; 1 when either died. */
-static int dies_after(ck_ctx *ctx, struct ck_iso *iso, const history_item *first, const wbuf *req,
-                      const target *t, ck_fate *f)
+/* The most fresh workers one culprit search starts (each trial is one). */
+#define CK_MAX_TRIALS 64
+
+/* A culprit search: the job that died after earlier ones, and the trials so far. */
+typedef struct search {
+    ck_ctx *ctx;
+    struct ck_iso *iso;
+    const wbuf *req;
+    const target *t;
+    ck_fate fate; /* how the job died in the last trial that brought the death back */
+    int trials;
+} search;
+
+/* Runs the earlier jobs set[0..n) (history indices, in order), then the job, in a fresh
+   worker: 1 when the job died there (an earlier one dying does not count). */
+static int reproduces(search *s, const int *set, int n)
 {
-    target scratch = *t;
+    s->trials++;
     ck_outcome o = {.done = 1};
-    if (first) {
-        target ft = first->t;
-        o = run_on_worker(ctx, iso, &first->req, &ft);
+    for (int i = 0; i < n && o.done; i++) {
+        history_item *h = &s->iso->history[set[i]];
+        target ht = h->t;
+        o = run_on_worker(s->ctx, s->iso, &h->req, &ht);
         free(o.result);
     }
+    int died = 0;
     if (o.done) {
-        o = run_on_worker(ctx, iso, req, &scratch);
+        target scratch = *s->t;
+        o = run_on_worker(s->ctx, s->iso, s->req, &scratch);
         free(o.result);
+        died = !o.done && o.fate.exit_status >= 0; /* -1: no worker could start */
+        if (died)
+            s->fate = o.fate;
     }
-    if (!o.done)
-        *f = o.fate;
-    ck_proc_stop(&iso->w);
-    return !o.done;
+    ck_proc_stop(&s->iso->w);
+    return died;
+}
+
+/* Part c of set[0..n) cut in `parts` (with `complement`: all but it), in order, into out;
+   its length. */
+static int take(const int *set, int n, int parts, int c, int complement, int *out)
+{
+    int lo = (int)((long)n * c / parts), hi = (int)((long)n * (c + 1) / parts), m = 0;
+    for (int i = 0; i < n; i++)
+        if ((i >= lo && i < hi) != complement)
+            out[m++] = set[i];
+    return m;
+}
+
+/* Tries each part of set[0..*n) alone, then (more than two parts) each complement; the
+   first that brings the death back replaces the set. 1 when one did, *parts adjusted. */
+static int reduce_once(search *s, int *set, int *n, int *parts, int *trial)
+{
+    for (int complement = 0; complement < 2; complement++) {
+        if (complement && *parts == 2)
+            break; /* the complements of two halves are the halves */
+        for (int c = 0; c < *parts && s->trials < CK_MAX_TRIALS; c++) {
+            int m = take(set, *n, *parts, c, complement, trial);
+            if (m == 0 || m == *n || !reproduces(s, trial, m))
+                continue;
+            memcpy(set, trial, (size_t)m * sizeof *set);
+            *n = m;
+            *parts = complement && *parts > 3 ? *parts - 1 : 2;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Narrows set[0..*n) (the job dies after it) to a smallest set after which it still
+ * dies: delta debugging, every trial in a fresh worker. The result cannot lose any one
+ * item (1-minimal) unless CK_MAX_TRIALS ran out first. 0 when out of memory.
+ */
+static int minimize(search *s, int *set, int *n)
+{
+    int *trial = malloc((size_t)*n * sizeof *trial), parts = 2;
+    if (!trial)
+        return 0;
+    while (*n >= 2 && s->trials < CK_MAX_TRIALS) {
+        if (reduce_once(s, set, n, &parts, trial))
+            continue;
+        if (parts >= *n)
+            break;
+        parts = 2 * parts < *n ? 2 * parts : *n;
+    }
+    free(trial);
+    return 1;
+}
+
+/* The jobs set[0..n) (n >= 2) together left the process so that a later one, which
+   passes alone, died: each of them fails, naming the others. */
+static void record_culprits(ck_ctx *ctx, const int *set, int n, const target *later,
+                            const search *s)
+{
+    char fate[128];
+    ck_fate_text(ctx, &s->fate, fate, sizeof fate);
+    const char *cut = s->trials >= CK_MAX_TRIALS ? " (the search stopped after its "
+                                                   "trials ran out: perhaps not all are needed)"
+                                                 : "; none of them can be left out";
+    for (int i = 0; i < n; i++) {
+        const target *c = &ctx->iso->history[set[i]].t;
+        char others[2048] = "";
+        for (int k = 0, u = 0; k < n && u < (int)sizeof others; k++)
+            if (k != i)
+                u += snprintf(others + u, sizeof others - (size_t)u, "%s%s", u ? "; " : "",
+                              ctx->iso->history[set[k]].t.doing);
+        if (c->kind == JOB_CASE) {
+            ck_row *row = &ctx->rows[c->row];
+            ck_cell *cell = &row->cell[c->col];
+            if (cell->state < CK_FAIL) {
+                cell->damaged = 1;
+                cell->state = CK_FAIL;
+            }
+            ck_failure(ctx,
+                       "%s (%s): after this case and %d more in the same process (%s), the "
+                       "engine %s in a later one that passes on its own (%s): together they "
+                       "damaged the process%s [%s]",
+                       row->name, tf_dtype_name((tf_dtype)c->col), n - 1, others, fate,
+                       later->doing, cut, c->doing);
+        } else {
+            ck_line_add(ctx, (ck_section)c->section, CK_FAIL,
+                        "%s: after this check and %d more in the same process (%s), the engine "
+                        "%s in a later one that passes on its own (%s): together they damaged "
+                        "the process%s",
+                        c->what, n - 1, others, fate, later->doing, cut);
+        }
+    }
 }
 
 /*
  * The job of t died in a worker that had run earlier jobs. Rerun alone, it
- * dies again (its own fault) or passes: then the earlier job after which it
- * dies again is to blame, and the lone run's result is the job's.
+ * dies again (its own fault) or passes: then the smallest set of earlier
+ * jobs after which it dies again is to blame, and the lone run's result is
+ * the job's.
  */
 static void blame(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t, const ck_fate *f)
 {
@@ -372,19 +482,25 @@ static void blame(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t, c
     apply(ctx, &alone, t);
     free(alone.result);
     ck_proc_stop(&iso->w);
-    for (int i = 0; i < iso->n_history; i++) {
-        ck_fate again;
-        if (dies_after(ctx, iso, &iso->history[i], req, t, &again)) {
-            record_culprit(ctx, &iso->history[i].t, t, &again);
-            return;
-        }
+    search s = {ctx, iso, req, t, *f, 0};
+    int n = iso->n_history, *set = malloc((size_t)n * sizeof *set);
+    for (int i = 0; set && i < n; i++)
+        set[i] = i;
+    if (!set || !reproduces(&s, set, n) || !minimize(&s, set, &n)) {
+        char fate[128];
+        ck_fate_text(ctx, f, fate, sizeof fate);
+        ck_failure(ctx,
+                   "the engine %s while: %s, after earlier checks in the same process; alone it "
+                   "passes, and %s",
+                   fate, t->doing,
+                   set ? "the same earlier checks in a fresh process do not bring the crash back"
+                       : "the kit ran out of memory searching for the culprit");
+    } else if (n == 1) {
+        record_culprit(ctx, &iso->history[set[0]].t, t, &s.fate);
+    } else {
+        record_culprits(ctx, set, n, t, &s);
     }
-    char fate[128];
-    ck_fate_text(ctx, f, fate, sizeof fate);
-    ck_failure(ctx,
-               "the engine %s while: %s, after earlier checks in the same process; alone it "
-               "passes, and no single earlier check brings the crash back",
-               fate, t->doing);
+    free(set);
 }
 
 /* Runs a job in a worker (or here, with --no-fork) and records its outcome. */
