@@ -162,13 +162,16 @@ static tf_status block_loss(const block *m, tape *tp, tf_eager **loss)
     return st;
 }
 
-/* One training step: loss, clear grads, backward, AdamW. */
-static tf_status block_step(const block *m, tf_engine *e, tf_runtime *rt)
+/* One training step: loss, clear grads, backward, AdamW. With `value`, the
+   loss is also read (host-memory engines only: untimed steps). */
+static tf_status block_step(const block *m, tf_engine *e, tf_runtime *rt, float *value)
 {
     tape tp = {.n = 0};
     tf_eager *loss = NULL;
     tf_status st = block_loss(m, &tp, &loss);
     tape_release(&tp); /* the tape keeps what backward needs */
+    if (value)
+        TRY(tf_tensor_copy_to_host(tf_eager_value(loss), TF_F32, value, 1));
     TRY(tf_runtime_clear_grads(rt));
     TRY(tf_eager_backward(loss, e));
     tf_eager_release(loss);
@@ -228,10 +231,16 @@ tf_status tf_bench_transformer(tf_engine *e, tf_runtime *rt, tf_session *s,
     block m = {z, s, NULL, NULL, NULL, NULL};
     tf_status st = block_make(&m, rt);
     double secs[TF_BENCH_MAX_REPS];
+    /* the warm-up's losses on stderr, for bench/check_transformer.py */
+    const int host = tf_engine_uses_host_memory(e) != 0;
     for (int r = 0; r <= z->reps && !st; r++) { /* r = 0: the warm-up */
         double t0 = tf_bench_now();
-        for (int i = 0; i < z->steps && !st; i++)
-            st = block_step(&m, e, rt);
+        for (int i = 0; i < z->steps && !st; i++) {
+            float loss = 0;
+            st = block_step(&m, e, rt, r == 0 && host ? &loss : NULL);
+            if (!st && r == 0 && host)
+                fprintf(stderr, "bench: transformer loss at step %d: %.9g\n", i + 1, loss);
+        }
         TRY(tf_engine_synchronize(e));
         if (r > 0)
             secs[r - 1] = tf_bench_now() - t0;
