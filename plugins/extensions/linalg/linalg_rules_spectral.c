@@ -154,7 +154,9 @@ static void svd_parts_of(lb *b, const tf_ext_call *call, svd_parts *p)
     p->v = keep(b, TF_OK, o[2]);
     p->srow = lb_vec2(b, p->s, 1); /* [..., 1, k]: scales columns */
     p->scol = lb_vec2(b, p->s, 0); /* [..., k, 1]: scales rows */
-    p->f = eig_f(b, lb_mul(b, p->s, p->s), call->scalars[0].f);
+    /* F only where U's or V's rule reads it: s's rule is U diag(sbar) V^T */
+    if (call->out_index != 1)
+        p->f = eig_f(b, lb_mul(b, p->s, p->s), call->scalars[0].f);
 }
 
 static tf_ext_tensor *lb_div(lb *b, tf_ext_tensor *x, tf_ext_tensor *y)
@@ -181,12 +183,10 @@ tf_status linalg_svd_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_e
     svd_parts_of(&b, call, &p);
     tf_ext_tensor *vt = lb_transpose_last2(&b, p.v), *abar = NULL;
     if (call->out_index == 1) {
-        tf_ext_tensor *d = NULL;
-        if (!b.st) {
-            tf_status st = b.o->diag_embed(b.s, cot, &d);
-            d = keep(&b, st, d);
-        }
-        abar = lb_matmul(&b, lb_matmul(&b, p.u, d), vt);
+        /* U diag(sbar) V^T as (U with column j scaled by sbar_j) V^T: one product
+           fewer than through diag_embed, and the same values (the diagonal
+           product only adds zeros) */
+        abar = lb_matmul(&b, lb_mul(&b, p.u, lb_vec2(&b, cot, 1)), vt);
     } else if (call->out_index == 0) {
         tf_ext_tensor *core = lb_mul(&b, skew_f(&b, p.f, p.u, cot), p.srow);
         tf_ext_tensor *perp =
