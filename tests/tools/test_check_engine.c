@@ -272,15 +272,24 @@ static void test_crash_blamed_on_the_damaging_case(void **state)
     kit_expect(out, "this case damaged the process [binary/mul (f32)");
 }
 
-/* Writing past the end of its memory is caught at the case that did it (guard bytes). */
+/* Writing past the end of its memory is caught at the case that did it: past an operand's
+   memory in the guard elements after it, past a block from host->alloc in its guard bytes. */
 static void test_overrun_caught_where_it_happens(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(kit_run(KIT WRONG " --option fault=overrun --dtype i32 --skip grads", &out), 1);
-    assert_non_null(strstr(kit_row(out, "reduce/sum"), "FAIL"));
-    kit_expect_failure(out, "reduce/sum (i32): the memory just past the end of a block of ");
-    kit_expect(out, "from host->alloc was overwritten");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=overrun --dtype i32 --skip grads", &out),
+                     1);
+    assert_non_null(strstr(kit_row(out, "reduce/sum"), "FAIL damage"));
+    kit_expect_failure(out, "reduce/sum (i32): the engine wrote past the end of the memory of "
+                            "the output (");
+    kit_expect(out, "the kit's guard element 0 after it, in the same buffer, changed");
+    assert_null(strstr(out, "crashed"));
+    assert_int_equal(
+        kit_run(KIT WRONG " --option fault=scratch_overrun --dtype f32 --skip grads", &out), 1);
+    assert_non_null(strstr(kit_row(out, "binary/add"), "FAIL damage"));
+    kit_expect_failure(out, "binary/add (f32): the memory just past the end of a block of 16 "
+                            "bytes from host->alloc was overwritten");
     assert_null(strstr(out, "crashed"));
 }
 

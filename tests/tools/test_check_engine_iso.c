@@ -171,6 +171,31 @@ static void test_crash_blamed_on_two_damaging_cases(void **state)
     kit_expect(out, "failures (2):");
 }
 
+/* An engine whose memory the host cannot address (fixture devmem, option overrun=1) writes
+   past the end of its output's memory: the guard elements the kit puts after every
+   operand, in the same device buffer, name it; no host guard could. */
+static void test_device_overrun_named(void **state)
+{
+    (void)state;
+    char *out;
+    const char *devmem = KIT TF_FIXTURE_DIR "/tenferro-engine-devmem.so --skip grads";
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "%s --quick", devmem);
+    assert_int_equal(kit_run(cmd, &out), 0); /* without the defect it passes */
+    snprintf(cmd, sizeof cmd, "%s --option overrun=1", devmem);
+    assert_int_equal(kit_run(cmd, &out), 1);
+    const char *r = kit_row(out, "copy");
+    assert_non_null(strstr(r, "FAIL damage"));
+    assert_null(strstr(r, "pass"));
+    kit_expect_failure(out, "copy (f32): the engine wrote past the end of the memory of the "
+                            "output (5 elements of f32): the kit's guard element 0 after it");
+    kit_expect(out, "(read back through download) [in0 f32[] strides [] offset 0; out f32[] "
+                    "strides [] offset 3]");
+    kit_expect(out, "copy (bool): the engine wrote past the end of the memory of the output");
+    assert_non_null(strstr(kit_row(out, "fill"), "pass")); /* only COPY has the defect */
+    assert_null(strstr(out, "host->alloc"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_supports_death_is_a_cell),
         cmocka_unit_test(test_no_fork_supports_crash_named),
         cmocka_unit_test(test_crash_blamed_on_two_damaging_cases),
+        cmocka_unit_test(test_device_overrun_named),
     };
     return cmocka_run_group_tests(tests, NULL, kit_teardown);
 }

@@ -9,7 +9,11 @@
  * outside its output view is caught as well as one that computes wrong values
  * (every output of a call of several, each in its own memory);
  * the inputs' memory is read back from the engine under test and must be as
- * uploaded. A combination the engine does not claim is executed once per cell
+ * uploaded. Every base is uploaded with guard elements after it, in the same
+ * buffer, read back through the engine's own download after the call: an
+ * engine writing past the end of an operand's memory is caught there, on a
+ * device too, where the guard bytes of host->alloc (hooks.c) cannot see.
+ * A combination the engine does not claim is executed once per cell
  * and must be refused with TF_ERR_UNSUPPORTED, its output memory untouched.
  */
 #include <inttypes.h>
@@ -25,6 +29,10 @@ typedef struct ck_mem {
     int64_t offset;
     int64_t n; /* elements of the base memory (>= 1) */
 } ck_mem;
+
+/* Elements of guard after every operand's base, in the same buffer, and their bytes. */
+#define CK_GUARD_ELEMS 16
+#define CK_GUARD_BYTE 0xA5
 
 /* The case's outputs: one, or FUSED's several (all described by c->out). */
 static size_t n_outs(const ck_case *c)
@@ -193,7 +201,15 @@ static tf_status side_operand(tf_engine *e, const ck_arg *a, const ck_mem *m, co
                               tf_tensor **base, tf_tensor **view)
 {
     tf_tensor *h = NULL;
-    tf_status st = tf_tensor_from_host(a->dtype, 1, &m->n, bytes, (size_t)m->n, &h);
+    size_t es = tf_dtype_size(a->dtype);
+    int64_t total = m->n + CK_GUARD_ELEMS; /* the base, then its guard */
+    unsigned char *guarded = malloc((size_t)total * es);
+    if (!guarded)
+        return TF_ERR_OUT_OF_MEMORY;
+    memcpy(guarded, bytes, (size_t)m->n * es);
+    memset(guarded + (size_t)m->n * es, CK_GUARD_BYTE, CK_GUARD_ELEMS * es);
+    tf_status st = tf_tensor_from_host(a->dtype, 1, &total, guarded, (size_t)total, &h);
+    free(guarded);
     if (!st)
         st = tf_engine_upload(e, h, base);
     tf_tensor_release(h);
@@ -202,20 +218,28 @@ static tf_status side_operand(tf_engine *e, const ck_arg *a, const ck_mem *m, co
     return st;
 }
 
-/* The whole base memory of an operand, downloaded into *out (malloc'd). */
-static tf_status fetch_base(tf_engine *e, const tf_tensor *base, tf_dtype dt, int64_t n, void **out)
+/* The whole base memory of an operand (n elements), downloaded into *out (malloc'd);
+   *past gets the first of its guard elements that changed, -1 if none. */
+static tf_status fetch_base(tf_engine *e, const tf_tensor *base, tf_dtype dt, int64_t n, void **out,
+                            int64_t *past)
 {
     tf_tensor *h = NULL;
+    size_t es = tf_dtype_size(dt);
     tf_status st = tf_engine_download(e, base, &h);
+    *past = -1;
     if (!st) {
-        *out = malloc((size_t)n * tf_dtype_size(dt));
+        *out = malloc((size_t)(n + CK_GUARD_ELEMS) * es);
         if (!*out)
             st = TF_ERR_OUT_OF_MEMORY;
-        else if ((st = tf_tensor_copy_to_host(h, dt, *out, (size_t)n)) != TF_OK) {
+        else if ((st = tf_tensor_copy_to_host(h, dt, *out, (size_t)(n + CK_GUARD_ELEMS)))) {
             free(*out);
             *out = NULL;
         }
     }
+    const unsigned char *guard = st ? NULL : (const unsigned char *)*out + (size_t)n * es;
+    for (size_t k = 0; guard && k < CK_GUARD_ELEMS * es && *past < 0; k++)
+        if (guard[k] != CK_GUARD_BYTE)
+            *past = (int64_t)(k / es);
     tf_tensor_release(h);
     return st;
 }
@@ -279,11 +303,24 @@ static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *i
     return st;
 }
 
-/* Where an engine wrote into an input: which input and which memory element (-1: none). */
+/* Where an engine wrote into an input: which input and which memory element (-1: none);
+   past the end of an operand's memory: which operand (inputs, then outputs) and which
+   element after the end (-1: none). */
 typedef struct ck_clobber {
     int input;
     int64_t element;
+    int past_operand;
+    int64_t past_element;
 } ck_clobber;
+
+/* Operand `operand`'s guard changed at element `past` (-1: it did not): the first such. */
+static void note_past(ck_clobber *clobber, int operand, int64_t past)
+{
+    if (clobber && past >= 0 && clobber->past_operand < 0) {
+        clobber->past_operand = operand;
+        clobber->past_element = past;
+    }
+}
 
 /*
  * Builds, executes and downloads each output's base into out_bytes[j]. With
@@ -311,14 +348,19 @@ static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, voi
         exec = st;
         st = TF_OK;
     }
-    for (size_t j = 0; j < m && !st; j++)
-        st = fetch_base(e, sd.base[n + j], c->out.dtype, mem[n + j].n, &out_bytes[j]);
     if (clobber)
-        clobber->input = -1;
+        clobber->input = clobber->past_operand = -1;
+    for (size_t j = 0; j < m && !st; j++) {
+        int64_t past;
+        st = fetch_base(e, sd.base[n + j], c->out.dtype, mem[n + j].n, &out_bytes[j], &past);
+        note_past(clobber, (int)(n + j), past);
+    }
     for (size_t i = 0; clobber && !st && i < n && clobber->input < 0; i++) {
         void *now = NULL;
         size_t es = tf_dtype_size(c->in[i].dtype);
-        st = fetch_base(e, sd.base[i], c->in[i].dtype, mem[i].n, &now);
+        int64_t past;
+        st = fetch_base(e, sd.base[i], c->in[i].dtype, mem[i].n, &now, &past);
+        note_past(clobber, (int)i, past);
         for (int64_t k = 0; !st && k < mem[i].n; k++)
             if (memcmp((char *)now + k * (int64_t)es, (const char *)bytes[i] + k * (int64_t)es,
                        es) != 0) {
@@ -619,6 +661,30 @@ void ck_case_run(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c)
     ck_iso_case(ctx, row, col, c, claimed);
 }
 
+/* The engine wrote past the end of an operand's memory, into the kit's guard elements. */
+static void past_end(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, const ck_mem *mem,
+                     const ck_clobber *clobber, const char *what)
+{
+    int k = clobber->past_operand;
+    const ck_arg *a = arg_of(c, (size_t)k);
+    char name[32];
+    if (k < (int)c->n_in)
+        snprintf(name, sizeof name, "input %d", k);
+    else if (c->n_out > 1)
+        snprintf(name, sizeof name, "output %d", k - (int)c->n_in);
+    else
+        snprintf(name, sizeof name, "the output");
+    ck_failure(ctx,
+               "%s (%s): the engine wrote past the end of the memory of %s (%" PRId64
+               " elements of %s): the kit's guard element %" PRId64
+               " after it, in the same buffer, changed (read back through download) [%s]",
+               row->name, tf_dtype_name(col), name, mem[k].n, tf_dtype_name(a->dtype),
+               clobber->past_element, what);
+    ck_cell *cell = &row->cell[col];
+    merge(cell, CK_FAIL);
+    cell->damaged = 1;
+}
+
 void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int claimed)
 {
     ck_cell *cell = &row->cell[col];
@@ -643,7 +709,7 @@ void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int 
         void *got[CK_MAX_OUT] = {0}, *want[CK_MAX_OUT] = {0};
         char what[1200];
         double mag = 0;
-        ck_clobber clobber = {-1, 0};
+        ck_clobber clobber = {-1, 0, -1, 0};
         tf_error_clear();
         describe(c, mem, what, sizeof what);
         ck_doing("%s (%s) [%s]", row->name, tf_dtype_name(col), what);
@@ -658,6 +724,8 @@ void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int 
                        tf_dtype_name(col), tf_status_name(st), ck_error_text(), what);
             cell->status = st;
             merge(cell, CK_ERROR);
+        } else if (clobber.past_operand >= 0) {
+            past_end(ctx, row, col, c, mem, &clobber, what);
         } else if (clobber.input >= 0) {
             char where[160];
             locate(&c->in[clobber.input], &mem[clobber.input], clobber.element, "input", where,
