@@ -68,7 +68,8 @@ static void usage(FILE *f)
             "  1  a check failed: wrong values, an error on a claimed call, a crash or a\n"
             "     hang of the engine in a check (the report is complete), or --timeout\n"
             "  2  a usage error, or the plugin (or the reference) could not be loaded or\n"
-            "     instantiated, including a crash or hang while loading\n",
+            "     instantiated, including a crash, abort or hang while loading it (dlopen,\n"
+            "     init) or in create (the step is named)\n",
             CK_CASE_TIMEOUT);
 }
 

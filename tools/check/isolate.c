@@ -347,7 +347,14 @@ typedef struct search {
     const target *t;
     ck_fate fate; /* how the job died in the last trial that brought the death back */
     int trials;
+    int cut; /* it stopped before the set was 1-minimal */
 } search;
+
+/* Whether the search must stop: its trials ran out, or the whole run's --timeout passed. */
+static int search_over(const search *s)
+{
+    return s->trials >= CK_MAX_TRIALS || (s->ctx->deadline > 0 && now_s() > s->ctx->deadline);
+}
 
 /* Runs the earlier jobs set[0..n) (history indices, in order), then the job, in a fresh
    worker: 1 when the job died there (an earlier one dying does not count). */
@@ -386,14 +393,17 @@ static int take(const int *set, int n, int parts, int c, int complement, int *ou
 }
 
 /* Tries each part of set[0..*n) alone, then (more than two parts) each complement; the
-   first that brings the death back replaces the set. 1 when one did, *parts adjusted. */
+   first that brings the death back replaces the set. 1 when one did, *parts adjusted; 0
+   when none did; -1 when the search had to stop before trying them all. */
 static int reduce_once(search *s, int *set, int *n, int *parts, int *trial)
 {
     for (int complement = 0; complement < 2; complement++) {
         if (complement && *parts == 2)
             break; /* the complements of two halves are the halves */
-        for (int c = 0; c < *parts && s->trials < CK_MAX_TRIALS; c++) {
+        for (int c = 0; c < *parts; c++) {
             int m = take(set, *n, *parts, c, complement, trial);
+            if (search_over(s))
+                return -1;
             if (m == 0 || m == *n || !reproduces(s, trial, m))
                 continue;
             memcpy(set, trial, (size_t)m * sizeof *set);
@@ -408,18 +418,23 @@ static int reduce_once(search *s, int *set, int *n, int *parts, int *trial)
 /*
  * Narrows set[0..*n) (the job dies after it) to a smallest set after which it still
  * dies: delta debugging, every trial in a fresh worker. The result cannot lose any one
- * item (1-minimal) unless CK_MAX_TRIALS ran out first. 0 when out of memory.
+ * item (1-minimal) unless the search stopped first (search_over). 0 when out of memory.
  */
 static int minimize(search *s, int *set, int *n)
 {
     int *trial = malloc((size_t)*n * sizeof *trial), parts = 2;
     if (!trial)
         return 0;
-    while (*n >= 2 && s->trials < CK_MAX_TRIALS) {
-        if (reduce_once(s, set, n, &parts, trial))
+    while (*n >= 2) {
+        int r = reduce_once(s, set, n, &parts, trial);
+        if (r > 0)
             continue;
-        if (parts >= *n)
+        if (r < 0) {
+            s->cut = 1;
             break;
+        }
+        if (parts >= *n)
+            break; /* no part and no complement of single items brings it back */
         parts = 2 * parts < *n ? 2 * parts : *n;
     }
     free(trial);
@@ -433,9 +448,9 @@ static void record_culprits(ck_ctx *ctx, const int *set, int n, const target *la
 {
     char fate[128];
     ck_fate_text(ctx, &s->fate, fate, sizeof fate);
-    const char *cut = s->trials >= CK_MAX_TRIALS ? " (the search stopped after its "
-                                                   "trials ran out: perhaps not all are needed)"
-                                                 : "; none of them can be left out";
+    const char *cut = s->cut ? " (the search stopped early, its trials or --timeout "
+                                       "run out: perhaps not all of them are needed)"
+                                     : "; none of them can be left out";
     for (int i = 0; i < n; i++) {
         const target *c = &ctx->iso->history[set[i]].t;
         char others[2048] = "";
@@ -482,7 +497,7 @@ static void blame(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t, c
     apply(ctx, &alone, t);
     free(alone.result);
     ck_proc_stop(&iso->w);
-    search s = {ctx, iso, req, t, *f, 0};
+    search s = {ctx, iso, req, t, *f, 0, 0};
     int n = iso->n_history, *set = malloc((size_t)n * sizeof *set);
     for (int i = 0; set && i < n; i++)
         set[i] = i;
