@@ -661,7 +661,9 @@ int tf__cpu_exec_iota(const cpu_engine *e, const tf_exec *x, cpu_err *err)
     case TF_F64: fn = iota_f64; break;
     case TF_I32: fn = iota_i32; break;
     case TF_I64: fn = iota_i64; break;
-    case TF_BOOL: break;
+    case TF_BOOL:
+    case TF_C64:
+    case TF_C128: break; /* no iota of these */
     }
     return tf__cpu_parallel_for(e, total, CPU_GRAIN_CHEAP, fn, &job, err);
 }

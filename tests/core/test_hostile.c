@@ -91,12 +91,14 @@ static void count_release(void *user, void *data)
 static void test_wrap_host_alignment(void **state)
 {
     (void)state;
-    _Alignas(8) unsigned char buf[8 * 9];
+    _Alignas(16) unsigned char buf[16 * 9];
     const int64_t n4 = 4;
+    /* a complex element is aligned as its parts are (C's complex types): c128
+       at 8 bytes, not 16, so buf + 8 holds c128 elements */
     static const struct {
         tf_dtype dtype;
         size_t align;
-    } cases[] = {{TF_F64, 8}, {TF_I64, 8}, {TF_F32, 4}, {TF_I32, 4}};
+    } cases[] = {{TF_F64, 8}, {TF_I64, 8}, {TF_F32, 4}, {TF_I32, 4}, {TF_C64, 4}, {TF_C128, 8}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         for (size_t off = 1; off < cases[c].align; off++) {
             tf_tensor *out;

@@ -10,6 +10,8 @@
  * Device memory comes from the devmem fixture engine
  * (tests/plugins/fixtures/devmem.c), whose memory the host cannot address.
  */
+#include <math.h>
+
 #include "tf_test.h"
 #include "tf_test_alloc.h"
 
@@ -124,8 +126,12 @@ static void test_every_dtype(void **state)
     int32_t i32[5] = {INT32_MIN, -1, 0, 1, INT32_MAX};
     int64_t i64[5] = {INT64_MIN, -1, 0, 1, INT64_MAX};
     uint8_t b[5] = {1, 0, 0, 1, 1};
-    const void *src[TF_DTYPE_COUNT] = {f32, f64, i32, i64, b};
-    const tf_dtype dtypes[TF_DTYPE_COUNT] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+    /* complex: (re, im) pairs, the layout of float complex / double complex */
+    float c64[10] = {1.5f, -2.0f, -0.0f, 0.0f, 3.25f, 1e30f, -0.5f, 7.0f, INFINITY, NAN};
+    double c128[10] = {1e300, -2.5, 0.0, -0.0, 3.0, 1e-300, -1e-300, 4.0, -INFINITY, 9.5};
+    const void *src[TF_DTYPE_COUNT] = {f32, f64, i32, i64, b, c64, c128};
+    const tf_dtype dtypes[TF_DTYPE_COUNT] = {TF_F32, TF_F64, TF_I32, TF_I64,
+                                             TF_BOOL, TF_C64, TF_C128};
     int64_t shape[1] = {5};
 
     for (int d = 0; d < TF_DTYPE_COUNT; d++) {
@@ -149,6 +155,14 @@ static void test_every_dtype(void **state)
         assert_ptr_not_equal(data, src[d]);
         assert_memory_equal(data, src[d], 5 * tf_dtype_size(dtypes[d]));
         assert_int_equal((uintptr_t)data % tf_dtype_size(dtypes[d]), 0);
+        tf_tensor *rev = NULL; /* a strided view copies out element by element */
+        TF_ASSERT_OK(tf_tensor_reverse(t, 1, (const int[]){0}, &rev));
+        unsigned char back[5 * 16];
+        TF_ASSERT_OK(tf_tensor_copy_to_host(rev, dtypes[d], back, 5));
+        size_t es = tf_dtype_size(dtypes[d]);
+        for (size_t k = 0; k < 5; k++)
+            assert_memory_equal(back + k * es, (const unsigned char *)src[d] + (4 - k) * es, es);
+        tf_tensor_release(rev);
 
         for (int other = 0; other < TF_DTYPE_COUNT; other++) {
             if (other == d)
@@ -159,7 +173,7 @@ static void test_every_dtype(void **state)
                              TF_ERR_DTYPE_MISMATCH);
             assert_ptr_equal(data2, (const void *)SENTINEL);
             assert_int_equal(count2, 12345);
-            char dst[64];
+            char dst[5 * 16];
             memset(dst, 0x77, sizeof dst);
             TF_ASSERT_STATUS(tf_tensor_copy_to_host(t, dtypes[other], dst, 5),
                              TF_ERR_DTYPE_MISMATCH);
@@ -440,7 +454,9 @@ static void test_device_round_trip_all_dtypes(void **state)
     int32_t i32[6] = {INT32_MIN, -1, 0, 1, INT32_MAX, 5};
     int64_t i64[6] = {INT64_MIN, -1, 0, 1, INT64_MAX, 5};
     uint8_t b[6] = {1, 0, 0, 1, 1, 0};
-    const void *src[TF_DTYPE_COUNT] = {f32, f64, i32, i64, b};
+    float c64[12] = {1.5f, -2, 0, -0.0f, 3.25f, 1, -0.5f, 8, 2, 3, 4, 5};
+    double c128[12] = {1e300, -2.5, 0, 3, -1e-300, 7, 1, 2, 3, 4, -0.0, 6};
+    const void *src[TF_DTYPE_COUNT] = {f32, f64, i32, i64, b, c64, c128};
     int64_t shape[2] = {3, 2};
     for (int d = 0; d < TF_DTYPE_COUNT; d++) {
         tf_dtype dt = (tf_dtype)d;

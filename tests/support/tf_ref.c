@@ -1,5 +1,7 @@
 /*
- * tf_ref.c - reference helpers for the primitive tests (see tf_ref.h).
+ * tf_ref.c - reference helpers for the primitive tests (see tf_ref.h): the
+ * PRNG, shapes, host tensors, inputs of every layout, strided outputs and
+ * engine calls (values and comparison: tf_ref_values.c).
  *
  * Written from the public headers only. Views are built with the tensor
  * API; their reference values come from our own copy of the storage read
@@ -109,124 +111,6 @@ const char *tfr_shape_str(size_t rank, const int64_t *shape, char *buf, size_t s
     if (used < size)
         snprintf(buf + used, size - used, "]");
     return buf;
-}
-
-/* ---- values ---- */
-
-tf_scalar tfr_f(double f)
-{
-    tf_scalar v = {f, 0};
-    return v;
-}
-
-tf_scalar tfr_i(int64_t i)
-{
-    tf_scalar v = {0.0, i};
-    return v;
-}
-
-tf_scalar tfr_norm(tf_dtype dtype, tf_scalar v)
-{
-    switch (dtype) {
-    case TF_F32: return tfr_f((double)(float)v.f);
-    case TF_F64: return tfr_f(v.f);
-    case TF_I32: return tfr_i((int64_t)(int32_t)(uint32_t)(uint64_t)v.i);
-    case TF_I64: return tfr_i(v.i);
-    case TF_BOOL: return tfr_i(v.i != 0);
-    }
-    return v;
-}
-
-tf_scalar tfr_load(tf_dtype dtype, const void *base, int64_t elem)
-{
-    switch (dtype) {
-    case TF_F32: return tfr_f(((const float *)base)[elem]);
-    case TF_F64: return tfr_f(((const double *)base)[elem]);
-    case TF_I32: return tfr_i(((const int32_t *)base)[elem]);
-    case TF_I64: return tfr_i(((const int64_t *)base)[elem]);
-    case TF_BOOL: return tfr_i(((const uint8_t *)base)[elem]);
-    }
-    return tfr_i(0);
-}
-
-void tfr_store(tf_dtype dtype, void *base, int64_t elem, tf_scalar v)
-{
-    v = tfr_norm(dtype, v);
-    switch (dtype) {
-    case TF_F32: ((float *)base)[elem] = (float)v.f; break;
-    case TF_F64: ((double *)base)[elem] = v.f; break;
-    case TF_I32: ((int32_t *)base)[elem] = (int32_t)v.i; break;
-    case TF_I64: ((int64_t *)base)[elem] = v.i; break;
-    case TF_BOOL: ((uint8_t *)base)[elem] = (uint8_t)v.i; break;
-    }
-}
-
-double tfr_as_double(tf_dtype dtype, tf_scalar v)
-{
-    return tf_dtype_is_float(dtype) ? v.f : (double)v.i;
-}
-
-int64_t tfr_int_min(tf_dtype dtype)
-{
-    return dtype == TF_I32 ? INT32_MIN : dtype == TF_I64 ? INT64_MIN : 0;
-}
-
-int64_t tfr_int_max(tf_dtype dtype)
-{
-    return dtype == TF_I32 ? INT32_MAX : dtype == TF_I64 ? INT64_MAX : 1;
-}
-
-static int64_t clamp_i64(double x, tf_dtype dtype)
-{
-    double lo = (double)tfr_int_min(dtype), hi = (double)tfr_int_max(dtype);
-    if (x <= lo)
-        return tfr_int_min(dtype);
-    if (x >= hi)
-        return tfr_int_max(dtype);
-    return (int64_t)x;
-}
-
-static tf_scalar random_special(tfr_rng *rng, tf_dtype dtype)
-{
-    if (tf_dtype_is_float(dtype)) {
-        static const double specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0};
-        return tfr_f(specials[tfr_rng_int(rng, 0, 4)]);
-    }
-    int64_t edges[] = {0, 1, -1, tfr_int_min(dtype), tfr_int_max(dtype)};
-    return tfr_norm(dtype, tfr_i(edges[tfr_rng_int(rng, 0, 4)]));
-}
-
-tf_scalar tfr_random_value(tfr_rng *rng, tf_dtype dtype, const tfr_gen *gen)
-{
-    if (dtype == TF_BOOL)
-        return tfr_i(tfr_rng_int(rng, 0, 1));
-    switch (gen->dist) {
-    case TFR_UNIFORM:
-        if (tf_dtype_is_float(dtype))
-            return tfr_norm(dtype, tfr_f(tfr_rng_real(rng, gen->lo, gen->hi)));
-        return tfr_i(tfr_rng_int(rng, clamp_i64(gen->lo, dtype), clamp_i64(gen->hi, dtype)));
-    case TFR_INTEGRAL: {
-        int64_t x = tfr_rng_int(rng, clamp_i64(gen->lo, dtype), clamp_i64(gen->hi, dtype));
-        return tf_dtype_is_float(dtype) ? tfr_f((double)x) : tfr_i(x);
-    }
-    case TFR_WIDE:
-        if (tf_dtype_is_float(dtype)) {
-            double mag = pow(10.0, tfr_rng_real(rng, -3.0, 3.0));
-            return tfr_norm(dtype, tfr_f(tfr_rng_chance(rng, 50) ? mag : -mag));
-        }
-        if (tfr_rng_chance(rng, 10))
-            return random_special(rng, dtype);
-        return tfr_norm(dtype, tfr_i((int64_t)tfr_rng_u64(rng)));
-    case TFR_SPECIAL:
-        if (tfr_rng_chance(rng, 25))
-            return random_special(rng, dtype);
-        return tfr_random_value(rng, dtype, &(tfr_gen){TFR_UNIFORM, gen->lo, gen->hi});
-    case TFR_INTEGRAL_SPECIAL:
-        if (tfr_rng_chance(rng, 25))
-            return random_special(rng, dtype);
-        return tfr_random_value(rng, dtype, &(tfr_gen){TFR_INTEGRAL, gen->lo, gen->hi});
-    }
-    return tfr_i(0);
 }
 
 /* ---- host tensors and reading ---- */
@@ -509,17 +393,6 @@ void tfr_input_free(tfr_input *in)
     in->vals = NULL;
 }
 
-tf_scalar tfr_sentinel(tf_dtype dtype)
-{
-    switch (dtype) {
-    case TF_F32:
-    case TF_F64: return tfr_f(-7654.25);
-    case TF_I32:
-    case TF_I64: return tfr_i(-7654321);
-    case TF_BOOL: return tfr_i(1);
-    }
-    return tfr_i(0);
-}
 
 tf_tensor *tfr_engine_tensor(tf_engine *engine, tf_dtype dtype, size_t rank, const int64_t *shape,
                              const tf_scalar *vals)
@@ -638,45 +511,6 @@ void tfr_check_strided_write_(const char *file, int line, const char *what, cons
     tfr_check_(file, line, what, dtype, n_root, got, want, NULL, tfr_tol_default(dtype));
     free(want);
     free(got);
-}
-
-/* ---- comparison ---- */
-
-tfr_tol tfr_tol_default(tf_dtype dtype)
-{
-    if (dtype == TF_F32)
-        return (tfr_tol){1e-5, 1e-6};
-    if (dtype == TF_F64)
-        return (tfr_tol){1e-12, 1e-14};
-    return (tfr_tol){0.0, 0.0};
-}
-
-int tfr_close(tf_dtype dtype, tf_scalar got, tf_scalar want, double extra, tfr_tol tol)
-{
-    if (!tf_dtype_is_float(dtype))
-        return got.i == want.i;
-    if (isnan(got.f) || isnan(want.f))
-        return isnan(got.f) && isnan(want.f);
-    if (isinf(got.f) || isinf(want.f))
-        return got.f == want.f;
-    return fabs(got.f - want.f) <= tol.rtol * fabs(want.f) + tol.atol + extra;
-}
-
-void tfr_check_(const char *file, int line, const char *what, tf_dtype dtype, size_t n,
-                const tf_scalar *got, const tf_scalar *want, const double *extra, tfr_tol tol)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (tfr_close(dtype, got[i], want[i], extra ? extra[i] : 0.0, tol))
-            continue;
-        if (tf_dtype_is_float(dtype))
-            print_error("%s (%s): element %zu of %zu: got %.17g, want %.17g (tol %g)\n", what,
-                        tf_dtype_name(dtype), i, n, got[i].f, want[i].f,
-                        tol.rtol * fabs(want[i].f) + tol.atol + (extra ? extra[i] : 0.0));
-        else
-            print_error("%s (%s): element %zu of %zu: got %lld, want %lld\n", what,
-                        tf_dtype_name(dtype), i, n, (long long)got[i].i, (long long)want[i].i);
-        _fail(file, line);
-    }
 }
 
 /* ---- engines ---- */

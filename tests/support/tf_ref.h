@@ -8,7 +8,9 @@
  * the public headers only; nothing looks at an engine's code, so the tests
  * built on it are an independent check of every engine.
  *
- * Values travel as tf_scalar: floats in `f`, integers and bool in `i`.
+ * Values travel as tf_scalar: floats in `f`, integers and bool in `i`,
+ * complex values as tfr_c(re, im) makes them (re in `f`, the bits of im in
+ * `i`; tfr_im reads it back).
  * Helpers that can fail abort the current cmocka test with a message.
  */
 #ifndef TF_REF_H
@@ -50,6 +52,9 @@ void tfr_random_shape(tfr_rng *rng, size_t rank, int64_t max_extent, int zero_pe
 
 tf_scalar tfr_f(double f);
 tf_scalar tfr_i(int64_t i);
+/* A complex value (c64, c128) and its imaginary part. */
+tf_scalar tfr_c(double re, double im);
+double tfr_im(tf_scalar v);
 /* The value as the dtype holds it: f32 rounded, i32 wrapped, bool 0/1. */
 tf_scalar tfr_norm(tf_dtype dtype, tf_scalar v);
 /* Element `elem` of typed memory. */

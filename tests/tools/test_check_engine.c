@@ -212,7 +212,8 @@ static void test_json_form(void **state)
                 "\"cases\": ");
     kit_expect(out, "\"max_abs_error\": ");
     kit_expect(out, "\"i64\": {\"state\": \"unsup\", \"cases\": 0}, \"bool\": {\"state\": "
-                "\"n/a\", \"cases\": 0}}}");
+                "\"n/a\", \"cases\": 0}, \"c64\": {\"state\": \"n/a\", \"cases\": 0}, "
+                "\"c128\": {\"state\": \"n/a\", \"cases\": 0}}}");
     kit_expect(out, "\"failures\": [\n    \"binary/mul (f32): wrong result at element [");
     kit_expect(out, "\"failed\": 1,");
     kit_expect(out, "\"result\": \"fail\"");

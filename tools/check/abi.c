@@ -77,6 +77,7 @@ static void newer_minor(ck_ctx *ctx, uint32_t minor)
 /* supports() must answer 0 for primitives, sub-ops and dtypes it cannot know. */
 static void unknowns(ck_ctx *ctx)
 {
+    _Static_assert(TF_DTYPE_COUNT == 7, "the first unknown dtype's text names its number");
     static const struct {
         uint32_t prim, op, n;
         tf_dtype d[3];
@@ -92,7 +93,7 @@ static void unknowns(ck_ctx *ctx)
          0,
          2,
          {(tf_dtype)TF_DTYPE_COUNT, (tf_dtype)TF_DTYPE_COUNT},
-         "an unknown dtype (5)"},
+         "an unknown dtype (7)"},
         {TF_PRIM_FILL, 0, 1, {(tf_dtype)77}, "an unknown dtype (77)"},
     };
     uint32_t minor = tf_plugin_abi_minor(ctx->plugin);

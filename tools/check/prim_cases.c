@@ -33,7 +33,7 @@ static int n_shapes(const ck_ctx *ctx)
     return ctx->quick ? 6 : (int)(sizeof k_shapes / sizeof k_shapes[0]);
 }
 
-static const tf_dtype k_all[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+static const tf_dtype k_all[CK_N_DTYPES] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
 
 static int want(const ck_ctx *ctx, tf_dtype d)
 {
@@ -94,7 +94,7 @@ static void run_ew(ck_ctx *ctx, ck_row *row, tf_dtype col, const ew *e)
 static void rows_fill_iota(ck_ctx *ctx)
 {
     ck_row *row = ck_row_add(ctx, "fill");
-    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+    for (int d = 0; row && d < CK_N_DTYPES; d++) {
         if (!want(ctx, k_all[d]))
             continue;
         tf_fill_params p = {sizeof p, 0, {-3.1, -7}}; /* not an f32: f64 must keep every bit */
@@ -180,7 +180,7 @@ static void rows_unary(ck_ctx *ctx)
 {
     for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++) {
         ck_row *row = ck_row_add(ctx, "unary/%s", tf_prim_op_name(TF_PRIM_UNARY, op));
-        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
             if (!want(ctx, dt) || !ck_unary_defined(op, dt))
                 continue;
@@ -207,7 +207,7 @@ static void rows_binary(ck_ctx *ctx)
 {
     for (uint32_t op = 0; op < TF_BINARY_COUNT_; op++) {
         ck_row *row = ck_row_add(ctx, "binary/%s", tf_prim_op_name(TF_PRIM_BINARY, op));
-        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
             if (!want(ctx, dt) || !ck_binary_defined(op, dt))
                 continue;
@@ -235,7 +235,7 @@ static void rows_compare_select(ck_ctx *ctx)
 {
     for (uint32_t op = 0; op < TF_COMPARE_COUNT_; op++) {
         ck_row *row = ck_row_add(ctx, "compare/%s", tf_prim_op_name(TF_PRIM_COMPARE, op));
-        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
             if (!want(ctx, dt))
                 continue;
@@ -246,7 +246,7 @@ static void rows_compare_select(ck_ctx *ctx)
         }
     }
     ck_row *row = ck_row_add(ctx, "select");
-    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+    for (int d = 0; row && d < CK_N_DTYPES; d++) {
         tf_dtype dt = k_all[d];
         if (!want(ctx, dt))
             continue;
@@ -266,13 +266,13 @@ static void rows_compare_select(ck_ctx *ctx)
 static void rows_convert(ck_ctx *ctx)
 {
     for (int checked = 0; checked < 2; checked++) {
-        for (int f = 0; f < TF_DTYPE_COUNT; f++) {
+        for (int f = 0; f < CK_N_DTYPES; f++) {
             tf_dtype from = k_all[f];
             ck_row *row = ck_row_add(ctx, "convert%s/from %s", checked ? ".checked" : "",
                                      tf_dtype_name(from));
             if (!row || !want(ctx, from))
                 continue;
-            for (int t = 0; t < TF_DTYPE_COUNT; t++) {
+            for (int t = 0; t < CK_N_DTYPES; t++) {
                 tf_dtype to = k_all[t];
                 if (!want(ctx, to))
                     continue;
@@ -294,7 +294,7 @@ static void rows_convert(ck_ctx *ctx)
 static void rows_copy(ck_ctx *ctx)
 {
     ck_row *row = ck_row_add(ctx, "copy");
-    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+    for (int d = 0; row && d < CK_N_DTYPES; d++) {
         tf_dtype dt = k_all[d];
         if (!want(ctx, dt))
             continue;

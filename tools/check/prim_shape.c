@@ -8,7 +8,7 @@
 
 #include "prims.h"
 
-static const tf_dtype k_all[] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+static const tf_dtype k_all[CK_N_DTYPES] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
 
 static int want(const ck_ctx *ctx, tf_dtype d)
 {
@@ -47,7 +47,7 @@ static void rows_reduce(ck_ctx *ctx)
     int n = ctx->quick ? 6 : (int)(sizeof cases / sizeof cases[0]);
     for (uint32_t op = 0; op < TF_REDUCE_COUNT_; op++) {
         ck_row *row = ck_row_add(ctx, "reduce/%s", tf_prim_op_name(TF_PRIM_REDUCE, op));
-        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
             if (!want(ctx, dt) || (dt == TF_BOOL && op < TF_REDUCE_MAX))
                 continue;
@@ -172,7 +172,7 @@ static void rows_pad(ck_ctx *ctx)
         {{2, {2, 3}}, {0, -(INT64_MAX - 5)}, {INT64_MAX - 2, 0}, {-(INT64_MAX - 1), INT64_MAX - 5}},
     };
     ck_row *row = ck_row_add(ctx, "pad");
-    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+    for (int d = 0; row && d < CK_N_DTYPES; d++) {
         tf_dtype dt = k_all[d];
         if (!want(ctx, dt))
             continue;
@@ -210,7 +210,7 @@ static void rows_concat(ck_ctx *ctx)
         {2, 3, 2, {{2, 2, 1}, {2, 2, 3}}}, {3, 1, 0, {{100}, {0}, {77}}},
     };
     ck_row *row = ck_row_add(ctx, "concatenate");
-    for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+    for (int d = 0; row && d < CK_N_DTYPES; d++) {
         tf_dtype dt = k_all[d];
         if (!want(ctx, dt))
             continue;
@@ -277,7 +277,7 @@ static void rows_gather_scatter(ck_ctx *ctx)
                                                    k_scatter_combine[comb])
                                       : ck_row_add(ctx, "gather/%s", k_gather_mode[mode]);
                 const gather_case *cases = mode ? k_along : k_select;
-                for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+                for (int d = 0; row && d < CK_N_DTYPES; d++) {
                     tf_dtype dt = k_all[d];
                     if (!want(ctx, dt) || (scatter && comb == TF_SCATTER_ADD && dt == TF_BOOL))
                         continue; /* scatter-add is not defined for bool */
@@ -324,7 +324,7 @@ static void rows_dynamic(ck_ctx *ctx)
     };
     for (int update = 0; update < 2; update++) {
         ck_row *row = ck_row_add(ctx, update ? "dynamic_update_slice" : "dynamic_slice");
-        for (int d = 0; row && d < TF_DTYPE_COUNT; d++) {
+        for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
             if (!want(ctx, dt))
                 continue;

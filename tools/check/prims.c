@@ -178,6 +178,14 @@ static void *gen_base(const ck_arg *a, const ck_mem *m, uint64_t *s)
         case TF_I32: *(int32_t *)e = (int32_t)gen_int(a, s); break;
         case TF_I64: *(int64_t *)e = gen_int(a, s); break;
         case TF_BOOL: *(uint8_t *)e = ck_rand(s) < 0.5; break;
+        case TF_C64: /* each part drawn as a float of the domain */
+            ((float *)e)[0] = (float)gen_float(a, s);
+            ((float *)e)[1] = (float)gen_float(a, s);
+            break;
+        case TF_C128:
+            ((double *)e)[0] = gen_float(a, s);
+            ((double *)e)[1] = gen_float(a, s);
+            break;
         }
     }
     return p;

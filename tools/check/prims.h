@@ -53,6 +53,13 @@ enum {
     CK_TOL_RELATIVE = 3
 };
 
+/*
+ * The dtypes the kit makes cases of, tf_dtype values 0 .. CK_N_DTYPES - 1 (each
+ * file's k_all lists them in that order): f32, f64, i32, i64, bool. The table
+ * has a column for every tf_dtype; the others stay "-".
+ */
+#define CK_N_DTYPES 5
+
 /* Whether the ABI defines sub-op op of UNARY (BINARY) for dtype d. */
 int ck_unary_defined(uint32_t op, tf_dtype d);
 int ck_binary_defined(uint32_t op, tf_dtype d);

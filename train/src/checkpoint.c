@@ -115,6 +115,11 @@ TF_TRAIN_API tf_status tf_checkpoint_add(tf_checkpoint *ck, const char *name, tf
                        "not \"__metadata__\"");
     if (tf_checkpoint_find(ck, name))
         return tt_fail(TF_ERR_VALIDATION, "name", "checkpoint_add: '%s' is already in it", name);
+    if (strcmp(ck_dtype_name(tf_tensor_dtype(tensor)), "?") == 0)
+        return tt_fail(TF_ERR_UNSUPPORTED, "tensor",
+                       "checkpoint_add: '%s' is %s, which safetensors has no dtype for (store "
+                       "its real and imaginary parts as f64 tensors)",
+                       name, tf_dtype_name(tf_tensor_dtype(tensor)));
     char *copy = ck_strdup(name);
     if (!copy)
         return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "checkpoint_add: out of memory");

@@ -235,7 +235,7 @@ static const struct {
     {"F32", TF_F32}, {"F64", TF_F64}, {"I32", TF_I32}, {"I64", TF_I64}, {"BOOL", TF_BOOL},
     {"F16", -1},     {"BF16", -1},    {"F8_E4M3", -1}, {"F8_E5M2", -1}, {"I8", -1},
     {"U8", -1},      {"I16", -1},     {"U16", -1},     {"U32", -1},     {"U64", -1},
-    {"C64", -1},
+    {"C64", TF_C64}, /* complex64: (re, im) f32 pairs; safetensors has no complex128 */
 };
 
 const char *ck_dtype_name(tf_dtype dtype)

@@ -11,6 +11,11 @@
  *
  * Rank 0 (shape []) has one element. Extents may be 0.
  *
+ * Complex elements (TF_C64, TF_C128) are C99 `float complex` / `double
+ * complex` values: the real part, then the imaginary part. Counts, shapes,
+ * strides and offsets count elements, never parts: a c128 tensor of 3
+ * elements holds 6 doubles, and tf_tensor_from_host takes count 3.
+ *
  * Ownership: a tensor written through an out-parameter is one new
  * reference (release it with tf_tensor_release); tensor arguments are
  * borrowed for the call; a view holds its own reference to the storage, so
@@ -75,8 +80,8 @@ tf_status tf_tensor_from_host(tf_dtype dtype, size_t rank, const int64_t *shape,
  * drops it (release may be NULL). The caller must not change the memory
  * while tensors over it are in use. On failure release is not called and
  * nothing is kept. `data` must be non-NULL (even for 0 elements) and
- * aligned to the element size (4 bytes for f32 and i32, 8 for f64 and i64):
- * engines read the elements in place. A NULL or misaligned buffer is
+ * aligned to the element's alignment, tf_dtype_align (4 bytes for f32, i32
+ * and c64, 8 for f64, i64 and c128): engines read the elements in place. A NULL or misaligned buffer is
  * refused with TF_ERR_VALIDATION naming "data" (tf_tensor_from_host copies
  * from any address). Errors otherwise as tf_tensor_from_host.
  */

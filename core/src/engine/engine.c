@@ -125,12 +125,37 @@ static bool fused_outputs_unknown(const tf_engine *e, tf_prim prim, uint32_t op)
     return prim == TF_PRIM_FUSED && op > 0 && e->desc->abi_minor < 3;
 }
 
+/* The first minor of the engine ABI whose engines may be asked about complex dtypes. */
+#define COMPLEX_ABI_MINOR 4u
+
+/*
+ * ABI 1.4: the complex dtypes are never put to an engine built against an
+ * older minor, whose header did not have them (it might take dtype 5 for a
+ * value it does not know and claim it for a primitive of "all dtypes"): the
+ * answer is no without asking.
+ */
+static bool complex_unknown(const tf_engine *e, const uint32_t *dt, size_t n)
+{
+    if (e->desc->abi_minor >= COMPLEX_ABI_MINOR)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (tf_dtype_is_complex((tf_dtype)dt[i]))
+            return true;
+    return false;
+}
+
+/* A question the engine's minor cannot understand: answered no without asking. */
+static bool question_unknown(const tf_engine *e, tf_prim prim, uint32_t op, const uint32_t *dt,
+                             size_t n)
+{
+    return fused_outputs_unknown(e, prim, op) || complex_unknown(e, dt, n);
+}
+
 TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                               size_t n_dtypes)
 {
     uint32_t d[MAX_OPERANDS];
-    if (!e || n_dtypes > sizeof d / sizeof d[0] || (n_dtypes && !dtypes) ||
-        fused_outputs_unknown(e, prim, op))
+    if (!e || n_dtypes > sizeof d / sizeof d[0] || (n_dtypes && !dtypes))
         return 0;
     /* An engine of a newer minor may rightly claim work this host does not
        know, and never gets it: the answer is what execute would do. (One of
@@ -144,6 +169,8 @@ TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_
             return 0;
         d[i] = (uint32_t)dtypes[i];
     }
+    if (question_unknown(e, prim, op, d, n_dtypes))
+        return 0;
     /* a batch may be running on another thread: the plugin is asked under
        the lock that serialises its calls, as execute does */
     bool taken = tf__engine_lock(e);
@@ -483,7 +510,7 @@ static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op, 
     if (key && seen >> 2 == key)
         return (seen & 1) != 0;
     bool yes = false;
-    if (!fused_outputs_unknown(e, prim, op)) {
+    if (!question_unknown(e, prim, op, dt, n)) {
         bool taken = tf__engine_lock(e); /* a no-op when this thread holds it */
         yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
         tf__engine_unlock(e, taken);
@@ -558,6 +585,9 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                      fused_outputs_unknown(e, prim, op)
                          ? " (it was built against an engine ABI older than 1.3, which has "
                            "one FUSED output)"
+                     : complex_unknown(e, dt, n)
+                         ? " (it was built against an engine ABI older than 1.4, which has no "
+                           "complex dtypes)"
                          : "");
 }
 

@@ -315,7 +315,7 @@ TF_API tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t 
                          "tensor_wrap_host: data is NULL");
     /* Engines load elements in place (and may vectorise on that), so a
        misaligned buffer is refused rather than copied behind the caller's back. */
-    size_t align = tf_dtype_size(dtype);
+    size_t align = tf_dtype_align(dtype);
     if ((uintptr_t)data % align != 0)
         return tf__error(TF_ERR_VALIDATION, "tensor_wrap_host", "data",
                          "tensor_wrap_host: data %p is not aligned to %zu bytes, as %s elements "

@@ -79,10 +79,12 @@ TF_TRAIN_API tf_status tf_checkpoint_create(tf_checkpoint **out);
 TF_TRAIN_API void tf_checkpoint_destroy(tf_checkpoint *ck);
 
 /*
- * Adds `tensor` (retained; any placement and strides; f32, f64, i32, i64 or
- * bool) under `name` (copied: non-empty valid UTF-8, not "__metadata__",
- * not already in the checkpoint). Errors: TF_ERR_VALIDATION (argument
- * "name", "tensor"); nothing is added then.
+ * Adds `tensor` (retained; any placement and strides; f32, f64, i32, i64,
+ * bool or c64, safetensors' C64) under `name` (copied: non-empty valid UTF-8,
+ * not "__metadata__", not already in the checkpoint). Errors:
+ * TF_ERR_VALIDATION (argument "name", "tensor"), TF_ERR_UNSUPPORTED
+ * ("tensor": c128, which safetensors has no dtype for); nothing is added
+ * then.
  */
 TF_TRAIN_API tf_status tf_checkpoint_add(tf_checkpoint *ck, const char *name, tf_tensor *tensor);
 
