@@ -126,6 +126,26 @@ static void test_supports_death_is_a_cell(void **state)
     kit_expect(out, "\"result\": \"fail\"");
 }
 
+/* A death inside a case names the engine's call it happened in. */
+static void test_death_names_the_step(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(kit_run(KIT WRONG " --option fault=crash --dtype f64 --skip grads", &out), 1);
+    kit_expect(out, "binary/add (f64): the engine crashed (SIGSEGV) while: binary/add (f64) [in0 "
+                    "f64[] strides [] offset 0; in1 f64[] strides [] offset 3; out f64[] strides "
+                    "[] offset 0] (execute)\n");
+    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --dtype f64 --case-timeout 1 "
+                                       "--skip grads --skip lifecycle",
+                             &out),
+                     1);
+    kit_expect(out, "fill (f64): the engine gave no answer within 1 s (--case-timeout) while: "
+                    "fill (f64) [out f64[] strides [] offset 3] (execute)\n");
+    int rc = kit_run(KIT WRONG " --no-fork --option fault=crash --dtype f64 --skip grads", &out);
+    assert_int_not_equal(rc, 0);
+    kit_expect(out, "offset 0] (execute)\n");
+}
+
 /* --no-fork asks its own instance: a supports() crash ends the kit there, naming it. */
 static void test_no_fork_supports_crash_named(void **state)
 {
@@ -204,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_create_death_refused_with_step),
         cmocka_unit_test(test_supports_death_is_a_cell),
         cmocka_unit_test(test_no_fork_supports_crash_named),
+        cmocka_unit_test(test_death_names_the_step),
         cmocka_unit_test(test_crash_blamed_on_two_damaging_cases),
         cmocka_unit_test(test_device_overrun_named),
     };

@@ -194,12 +194,17 @@ void ck_logged_add(int n, const char *first);  /* counts n more, logged in a wor
    ones, and freed ones found damaged when freed): how many, the first described in what. */
 int ck_heap_check(char *what, size_t cap);
 
-/* Records what the kit does now (printf-style), named if the engine crashes or hangs. */
+/* Records what the kit does now (printf-style), named if the engine crashes or hangs; the
+   step (ck_step) is cleared. */
 void ck_doing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *ck_doing_now(void); /* the last ck_doing text */
-/* fn gets every ck_doing text (a worker sends it to the parent); NULL: none. */
+/* Records the step of what ck_doing said that runs now ("execute", "download of the
+   outputs"), named after it if the engine dies there. */
+void ck_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* fn gets every ck_doing text, step_fn every ck_step text (a worker sends them to the
+   parent); NULL: none. */
 typedef void (*ck_doing_fn)(const char *text);
-void ck_doing_hook(ck_doing_fn fn);
+void ck_doing_hook(ck_doing_fn fn, ck_doing_fn step_fn);
 /* Names ck_doing on SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGABRT, then dies of it; timeout_s > 0:
    after that many seconds prints it and exits 1. */
 void ck_guard_install(unsigned timeout_s);

@@ -193,19 +193,37 @@ void ck_logged_add(int n, const char *first)
 /* ---- what the kit is doing, for a crash or a hang ---- */
 
 static char g_doing[768] = "starting";
-static ck_doing_fn g_doing_hook;
+static char g_step[96];
+static ck_doing_fn g_doing_hook, g_step_hook;
+
+/* Formats into dst (cap <= sizeof g_doing bytes). The handlers read it asynchronously: it is
+   copied whole, so that it is always terminated. */
+static void vset(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    char buf[sizeof g_doing];
+    vsnprintf(buf, cap, fmt, ap);
+    memcpy(dst, buf, cap);
+}
 
 void ck_doing(const char *fmt, ...)
 {
-    char buf[sizeof g_doing];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    g_step[0] = '\0';
+    vset(g_doing, sizeof g_doing, fmt, ap);
     va_end(ap);
-    /* The handlers read it asynchronously: copy whole so it is always terminated. */
-    memcpy(g_doing, buf, sizeof buf);
     if (g_doing_hook)
         g_doing_hook(g_doing);
+}
+
+void ck_step(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset(g_step, sizeof g_step, fmt, ap);
+    va_end(ap);
+    if (g_step_hook)
+        g_step_hook(g_step);
 }
 
 const char *ck_doing_now(void)
@@ -213,9 +231,10 @@ const char *ck_doing_now(void)
     return g_doing;
 }
 
-void ck_doing_hook(ck_doing_fn fn)
+void ck_doing_hook(ck_doing_fn fn, ck_doing_fn step_fn)
 {
     g_doing_hook = fn;
+    g_step_hook = step_fn;
 }
 
 static void say(const char *s)
@@ -230,14 +249,25 @@ static void say(const char *s)
     }
 }
 
+/* g_doing, then " (<step>)" when there is one, and a new line. */
+static void say_doing(void)
+{
+    say(g_doing);
+    if (g_step[0]) {
+        say(" (");
+        say(g_step);
+        say(")");
+    }
+    say("\n");
+}
+
 static void on_fatal(int sig)
 {
     /* async-signal-safe only: write(2), then die of the same signal */
     say("\ntenferro check-engine: ");
     if (sig == SIGALRM) {
         say("timed out (--timeout) while: ");
-        say(g_doing);
-        say("\n");
+        say_doing();
         _exit(1);
     }
     say(sig == SIGSEGV  ? "the engine crashed (SIGSEGV)"
@@ -246,8 +276,7 @@ static void on_fatal(int sig)
         : sig == SIGILL ? "the engine crashed (SIGILL)"
                         : "the engine aborted (SIGABRT)");
     say(" while: ");
-    say(g_doing);
-    say("\n");
+    say_doing();
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -45,6 +45,7 @@ typedef struct target {
     int section;     /* JOB_CHECK */
     char what[200];  /* JOB_CHECK: the check's name */
     char doing[768]; /* the job's last ck_doing text */
+    char step[CK_STEP_LEN]; /* and the step of it that ran last ("" for none) */
 } target;
 
 typedef struct history_item {
@@ -216,7 +217,8 @@ static void reap(ck_proc *w, int timed_out, ck_fate *f)
     w->pid = 0;
 }
 
-ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *w, const wbuf *req, char *doing, size_t cap)
+ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *w, const wbuf *req, char *doing, size_t cap,
+                       char *step)
 {
     ck_outcome o = {0};
     signal(SIGPIPE, SIG_IGN); /* a dead worker's pipe is an error, not a signal */
@@ -243,9 +245,13 @@ ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *w, const wbuf *req, char *doing, si
             reap(w, got == -2, &o.fate);
             return o;
         }
-        if (hdr[0] == REC_DOING || !sent) {
+        if (hdr[0] == REC_DOING || hdr[0] == REC_STEP || !sent) {
             if (hdr[0] == REC_DOING)
                 snprintf(doing, cap, "%.*s", (int)hdr[1], (const char *)p);
+            if (hdr[0] == REC_DOING && step)
+                step[0] = '\0';
+            if (hdr[0] == REC_STEP && step)
+                snprintf(step, CK_STEP_LEN, "%.*s", (int)hdr[1], (const char *)p);
             free(p);
             continue;
         }
@@ -259,7 +265,7 @@ ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *w, const wbuf *req, char *doing, si
 /* Runs one job on the group's worker; t->doing follows it. */
 static ck_outcome run_on_worker(ck_ctx *ctx, struct ck_iso *iso, const wbuf *req, target *t)
 {
-    return ck_proc_run(ctx, &iso->w, req, t->doing, sizeof t->doing);
+    return ck_proc_run(ctx, &iso->w, req, t->doing, sizeof t->doing, t->step);
 }
 
 const char *ck_signal_name(int sig)
@@ -293,22 +299,24 @@ void ck_fate_text(const ck_ctx *ctx, const ck_fate *f, char *buf, size_t cap)
         snprintf(buf, cap, "ended the process (exit status %d)", f->exit_status);
 }
 
-/* The job of t died that way: its cell (or line) says so. */
+/* The job of t died that way: its cell (or line) says so, with the step it died in. */
 static void record_death(ck_ctx *ctx, const target *t, const ck_fate *f)
 {
-    char fate[128];
+    char fate[128], step[CK_STEP_LEN + 4] = "";
     ck_fate_text(ctx, f, fate, sizeof fate);
+    if (t->step[0])
+        snprintf(step, sizeof step, " (%s)", t->step);
     if (t->kind == JOB_CASE) {
         ck_row *row = &ctx->rows[t->row];
         ck_cell *cell = &row->cell[t->col];
         cell->state = CK_CRASH;
         cell->fate = *f;
         cell->cases++;
-        ck_failure(ctx, "%s (%s): the engine %s while: %s", row->name,
-                   tf_dtype_name((tf_dtype)t->col), fate, t->doing);
+        ck_failure(ctx, "%s (%s): the engine %s while: %s%s", row->name,
+                   tf_dtype_name((tf_dtype)t->col), fate, t->doing, step);
     } else {
-        ck_line_add(ctx, (ck_section)t->section, CK_CRASH, "%s: the engine %s while: %s", t->what,
-                    fate, t->doing);
+        ck_line_add(ctx, (ck_section)t->section, CK_CRASH, "%s: the engine %s while: %s%s",
+                    t->what, fate, t->doing, step);
     }
 }
 

@@ -338,36 +338,17 @@ static void note_past(ck_clobber *clobber, int operand, int64_t past)
  * what was uploaded: inputs are read-only to an engine. With `fused_mag`
  * (the reference) a FUSED call runs as its steps (fused_steps).
  */
-static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, void *const *bytes,
-                          void **out_bytes, int always, ck_clobber *clobber, double *fused_mag)
+/* The inputs' memory read back and compared with what was uploaded: the first changed
+   element, and the first guard element changed, into *clobber. */
+static tf_status check_inputs(tf_engine *e, const ck_case *c, const ck_mem *mem,
+                              void *const *bytes, const ck_side *sd, ck_clobber *clobber)
 {
-    ck_side sd = {0};
-    tf_status st = TF_OK, exec = TF_OK;
-    size_t n = c->n_in, m = n_outs(c);
-    for (size_t i = 0; i < n + m && !st; i++)
-        st = side_operand(e, arg_of(c, i), &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
-    if (!st && fused_mag && c->prim == TF_PRIM_FUSED)
-        st = fused_steps(e, c, sd.view, &sd.view[n], fused_mag);
-    else if (!st)
-        st = tf_engine_execute(e, c->prim, c->params, n, sd.view, m, &sd.view[n]);
-    if (!st)
-        st = tf_engine_synchronize(e);
-    if (st && always && sd.base[n + m - 1]) {
-        exec = st;
-        st = TF_OK;
-    }
-    if (clobber)
-        clobber->input = clobber->past_operand = -1;
-    for (size_t j = 0; j < m && !st; j++) {
-        int64_t past;
-        st = fetch_base(e, sd.base[n + j], c->out.dtype, mem[n + j].n, &out_bytes[j], &past);
-        note_past(clobber, (int)(n + j), past);
-    }
-    for (size_t i = 0; clobber && !st && i < n && clobber->input < 0; i++) {
+    tf_status st = TF_OK;
+    for (size_t i = 0; !st && i < c->n_in && clobber->input < 0; i++) {
         void *now = NULL;
         size_t es = tf_dtype_size(c->in[i].dtype);
         int64_t past;
-        st = fetch_base(e, sd.base[i], c->in[i].dtype, mem[i].n, &now, &past);
+        st = fetch_base(e, sd->base[i], c->in[i].dtype, mem[i].n, &now, &past);
         note_past(clobber, (int)i, past);
         for (int64_t k = 0; !st && k < mem[i].n; k++)
             if (memcmp((char *)now + k * (int64_t)es, (const char *)bytes[i] + k * (int64_t)es,
@@ -378,6 +359,42 @@ static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, voi
             }
         free(now);
     }
+    return st;
+}
+
+static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, void *const *bytes,
+                          void **out_bytes, int always, ck_clobber *clobber, double *fused_mag)
+{
+    ck_side sd = {0};
+    tf_status st = TF_OK, exec = TF_OK;
+    size_t n = c->n_in, m = n_outs(c);
+    const char *who = fused_mag ? "the reference's " : ""; /* the steps named if one dies */
+    ck_step("%sbuffer_alloc and upload of the operands", who);
+    for (size_t i = 0; i < n + m && !st; i++)
+        st = side_operand(e, arg_of(c, i), &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
+    ck_step("%sexecute", who);
+    if (!st && fused_mag && c->prim == TF_PRIM_FUSED)
+        st = fused_steps(e, c, sd.view, &sd.view[n], fused_mag);
+    else if (!st)
+        st = tf_engine_execute(e, c->prim, c->params, n, sd.view, m, &sd.view[n]);
+    ck_step("%ssynchronize", who);
+    if (!st)
+        st = tf_engine_synchronize(e);
+    if (st && always && sd.base[n + m - 1]) {
+        exec = st;
+        st = TF_OK;
+    }
+    if (clobber)
+        clobber->input = clobber->past_operand = -1;
+    ck_step("%sdownload of the operands", who);
+    for (size_t j = 0; j < m && !st; j++) {
+        int64_t past;
+        st = fetch_base(e, sd.base[n + j], c->out.dtype, mem[n + j].n, &out_bytes[j], &past);
+        note_past(clobber, (int)(n + j), past);
+    }
+    if (clobber && !st)
+        st = check_inputs(e, c, mem, bytes, &sd, clobber);
+    ck_step("%sbuffer_free of the operands", who);
     side_free(&sd);
     return exec ? exec : st;
 }

@@ -96,7 +96,7 @@ int ck_probe_open(ck_ctx *ctx)
         return 2;
     }
     char doing[768] = "starting a worker process";
-    ck_outcome o = ck_proc_run(ctx, &pr->w, &req, doing, sizeof doing);
+    ck_outcome o = ck_proc_run(ctx, &pr->w, &req, doing, sizeof doing, NULL);
     free(req.p);
     if (!o.done) {
         char fate[128];
@@ -138,7 +138,7 @@ static void ask(ck_ctx *ctx, struct ck_probe *pr, claim *q, const tf_dtype *dt)
     wbuf req = {0};
     ck_wire_supports(&req, q->prim, q->op, dt, q->n);
     char doing[768] = "starting a worker process";
-    ck_outcome o = req.oom ? (ck_outcome){0} : ck_proc_run(ctx, &pr->w, &req, doing, sizeof doing);
+    ck_outcome o = req.oom ? (ck_outcome){0} : ck_proc_run(ctx, &pr->w, &req, doing, sizeof doing, NULL);
     free(req.p);
     int32_t a[2] = {-1, -1};
     if (o.done && o.n_result == sizeof a)

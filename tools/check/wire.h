@@ -38,7 +38,8 @@ enum {
 /* What a worker writes to the parent: a record of a type, its length, its bytes. */
 enum {
     REC_DOING = 1, /* a ck_doing text */
-    REC_DONE = 2   /* the result of the job */
+    REC_DONE = 2,  /* the result of the job */
+    REC_STEP = 3   /* a ck_step text */
 };
 
 /* A decoded job, with a case's params in storage of its own. */
@@ -110,10 +111,15 @@ typedef struct ck_outcome {
     size_t n_result;
 } ck_outcome;
 
+/* The most bytes of a ck_step text. */
+#define CK_STEP_LEN 96
+
 /* Runs one job on worker p (started first when not running), waiting at most
-   ctx->case_timeout for it; `doing` (cap bytes) follows the worker's ck_doing texts. A
-   worker that died or hung is reaped (p->pid 0 again). */
-ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *p, const wbuf *req, char *doing, size_t cap);
+   ctx->case_timeout for it; `doing` (cap bytes) follows the worker's ck_doing texts and
+   `step` (CK_STEP_LEN bytes, or NULL) its ck_step texts. A worker that died or hung is
+   reaped (p->pid 0 again). */
+ck_outcome ck_proc_run(ck_ctx *ctx, ck_proc *p, const wbuf *req, char *doing, size_t cap,
+                       char *step);
 /* Ends worker p (it holds nothing the parent needs). */
 void ck_proc_stop(ck_proc *p);
 

@@ -166,6 +166,11 @@ static void doing_to_parent(const char *text)
     send_record(REC_DOING, text, strlen(text) + 1);
 }
 
+static void step_to_parent(const char *text)
+{
+    send_record(REC_STEP, text, strlen(text) + 1);
+}
+
 /* What the step that failed was, for jobs that cannot run. */
 static void setup_text(const ck_meta *m, char *why, size_t cap)
 {
@@ -230,7 +235,7 @@ void ck_iso_worker(ck_ctx *ctx, int req_fd, int rep_fd)
     ck_guard_remove(); /* die of the engine's signal: the parent reports it */
     ctx->isolate = 0;
     g_rep_fd = rep_fd;
-    ck_doing_hook(doing_to_parent);
+    ck_doing_hook(doing_to_parent, step_to_parent);
     ck_meta_open_here(ctx, 1);
     char why[1400];
     setup_text(&ctx->meta, why, sizeof why);
