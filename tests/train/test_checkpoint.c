@@ -3,7 +3,8 @@
  * dtype and rank round-trips with its metadata; the file's bytes are the
  * format's (little-endian length, JSON header, row-major data, padding,
  * order by element size); saving replaces files atomically and refuses what
- * it cannot write; an optimizer saved, loaded and continued trains bit for
+ * it cannot write (also when a write fails part-way through, on the I/O
+ * thread); an optimizer saved, loaded and continued trains bit for
  * bit like one that never stopped; and restoring refuses a checkpoint that
  * does not fit, leaving the optimizer unchanged. Malformed files are
  * test_checkpoint_malformed.c's.
@@ -11,9 +12,11 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -204,24 +207,108 @@ static void test_file_bytes_are_safetensors(void **state)
     tf_tensor_release(c);
 }
 
-/* Tensors larger than one chunk of the reordering, rank 2 and 3. */
+/* Whether the file's data section holds t (a pattern() tensor of rank 2) in row-major
+   order at offset `begin`: element (i, j) at begin + (i d1 + j) esize. */
+static void expect_row_major(const unsigned char *file, size_t begin, const tf_tensor *t)
+{
+    const int64_t *d = tf_tensor_shape(t);
+    size_t esize = tf_dtype_size(tf_tensor_dtype(t)), n = tf_tensor_numel(t);
+    unsigned char *cm = malloc(n * esize + 1);
+    TF_ASSERT_OK(tf_tensor_copy_to_host(t, tf_tensor_dtype(t), cm, n));
+    size_t bad = 0;
+    for (int64_t i = 0; i < d[0]; i++)
+        for (int64_t j = 0; j < d[1]; j++)
+            bad += memcmp(file + begin + (size_t)(i * d[1] + j) * esize,
+                          cm + (size_t)(i + j * d[0]) * esize, esize) != 0;
+    assert_int_equal(bad, 0);
+    free(cm);
+}
+
+/*
+ * Tensors larger than one chunk of the reordering, rank 2 and 3, many chunks
+ * of them in all (so the I/O runs on the pipe's thread, checkpoint_pipe.c),
+ * with a vector written straight from memory between them: the file holds
+ * each at its offset in row-major order, and loading gives them back.
+ */
 static void test_large_tensors_round_trip(void **state)
 {
     (void)state;
     tf_tensor *a = pattern(TF_F32, 2, (const int64_t[]){1201, 1003});
     tf_tensor *b = pattern(TF_F64, 3, (const int64_t[]){97, 61, 103});
+    tf_tensor *c = pattern(TF_F64, 1, (const int64_t[]){5000});
+    tf_tensor *d = pattern(TF_BOOL, 2, (const int64_t[]){3001, 701});
     tf_checkpoint *ck = NULL, *back = NULL;
     TF_ASSERT_OK(tf_checkpoint_create(&ck));
     TF_ASSERT_OK(tf_checkpoint_add(ck, "a", a));
     TF_ASSERT_OK(tf_checkpoint_add(ck, "b", b));
+    TF_ASSERT_OK(tf_checkpoint_add(ck, "c", c));
+    TF_ASSERT_OK(tf_checkpoint_add(ck, "d", d));
     TF_ASSERT_OK(tf_checkpoint_save(ck, path_of("large.safetensors")));
+    /* written by element size, largest first, then as added: b, c, a, d */
+    size_t sb = 97 * 61 * 103 * 8, sc = 5000 * 8, sa = 1201 * 1003 * 4, sd = 3001 * 701;
+    size_t cap = 8 + 4096 + sb + sc + sa + sd;
+    unsigned char *file = malloc(cap);
+    size_t got = slurp(path_of("large.safetensors"), file, cap);
+    size_t hl = 0;
+    for (int k = 7; k >= 0; k--)
+        hl = hl << 8 | file[k];
+    assert_int_equal(got, 8 + hl + sb + sc + sa + sd);
+    expect_row_major(file, 8 + hl + sb + sc, a);
+    expect_row_major(file, 8 + hl + sb + sc + sa, d);
+    free(file);
     TF_ASSERT_OK(tf_checkpoint_load(path_of("large.safetensors"), NULL, &back));
     expect_same(tf_checkpoint_find(back, "a"), a);
     expect_same(tf_checkpoint_find(back, "b"), b);
+    expect_same(tf_checkpoint_find(back, "c"), c);
+    expect_same(tf_checkpoint_find(back, "d"), d);
     tf_checkpoint_destroy(ck);
     tf_checkpoint_destroy(back);
     tf_tensor_release(a);
     tf_tensor_release(b);
+    tf_tensor_release(c);
+    tf_tensor_release(d);
+}
+
+/*
+ * A write that fails part-way, on the pipe's thread (the file size limit
+ * reached after a few chunks): the save fails with the reason, the file it
+ * was to replace is untouched, and no temporary is left.
+ */
+static void test_write_failure_midway(void **state)
+{
+    (void)state;
+    tf_tensor *a = pattern(TF_F64, 2, (const int64_t[]){1500, 1000}); /* 12 MB, reordered */
+    tf_checkpoint *ck = NULL, *back = NULL;
+    TF_ASSERT_OK(tf_checkpoint_create(&ck));
+    TF_ASSERT_OK(tf_checkpoint_add(ck, "a", a));
+    FILE *f = fopen(path_of("keep.safetensors"), "wb");
+    fputs("old contents", f);
+    fclose(f);
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 3u << 20;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    tf_status st = tf_checkpoint_save(ck, path_of("keep.safetensors"));
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    trt_expect_fail(st, TF_ERR_RUNTIME_STATE, "path");
+    assert_non_null(strstr(tf_train_error_message(), "cannot write"));
+    unsigned char buf[64];
+    size_t n = slurp(path_of("keep.safetensors"), buf, sizeof buf);
+    assert_int_equal(n, 12);
+    assert_memory_equal(buf, "old contents", 12);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | grep -c tmp) -eq 0", g_dir);
+    assert_int_equal(system(cmd), 0);
+    /* and the same save without the limit works */
+    TF_ASSERT_OK(tf_checkpoint_save(ck, path_of("keep.safetensors")));
+    TF_ASSERT_OK(tf_checkpoint_load(path_of("keep.safetensors"), NULL, &back));
+    expect_same(tf_checkpoint_find(back, "a"), a);
+    tf_checkpoint_destroy(back);
+    tf_checkpoint_destroy(ck);
+    tf_tensor_release(a);
 }
 
 static void test_save_and_add_refusals(void **state)
@@ -468,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_every_dtype_and_rank),
         cmocka_unit_test(test_file_bytes_are_safetensors),
         cmocka_unit_test(test_large_tensors_round_trip),
+        cmocka_unit_test(test_write_failure_midway),
         cmocka_unit_test(test_save_and_add_refusals),
         cmocka_unit_test(test_save_load_continue_is_bit_identical),
         cmocka_unit_test(test_restore_refusals),

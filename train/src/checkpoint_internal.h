@@ -8,6 +8,7 @@
 #ifndef TF_CHECKPOINT_INTERNAL_H
 #define TF_CHECKPOINT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include <tenferro/checkpoint.h>
@@ -95,5 +96,57 @@ int ck_layout_trivial(size_t rank, const int64_t *shape);
  */
 void ck_layout_rows(void *cm, void *rm, size_t rank, const int64_t *shape, size_t esize,
                     int64_t i0, int64_t i1, int to_rm);
+
+/* ---- file I/O on a second thread (checkpoint_pipe.c) ---- */
+
+#define CK_PIPE_SLOTS 3
+#define CK_PIPE_EOF (-1) /* the error of a read that met the end of the file */
+
+typedef struct ck_pipe_job {
+    char *buf;
+    size_t n;
+    uint64_t at;
+    int state;
+} ck_pipe_job;
+
+typedef struct ck_pipe {
+    int fd, writing, threaded, closing;
+    unsigned slots; /* buffers in use: CK_PIPE_SLOTS with a thread, else 1 */
+    int err; /* the first failure: an errno value or CK_PIPE_EOF; 0: none */
+    size_t cap;
+    unsigned head, tail; /* jobs submitted; jobs waited for (loading) */
+    ck_pipe_job job[CK_PIPE_SLOTS];
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} ck_pipe;
+
+/* n bytes at file offset `at`, written or read whole; returns 0 or an errno value
+   (CK_PIPE_EOF: a read met the end of the file). */
+int ck_io_at(int fd, int writing, void *data, size_t n, uint64_t at);
+
+/*
+ * Opens a pipe over fd for writing (writing != 0) or reading, with buffers
+ * of chunk_bytes, on a thread of its own when `threaded` (and one can be
+ * made; else every job runs in the call that submits it). Returns -1 when
+ * out of memory, else 0.
+ */
+int ck_pipe_open(ck_pipe *p, int fd, int writing, size_t chunk_bytes, int threaded);
+/* Saving: the next buffer to fill (once its earlier write is over), then
+   ck_pipe_submit of its first n bytes at file offset `at`. NULL after a failure. */
+void *ck_pipe_buffer(ck_pipe *p);
+void ck_pipe_submit(ck_pipe *p, size_t n, uint64_t at);
+/*
+ * Loading: asks for n bytes at `at` (at most p->slots requests not yet
+ * waited for; -1 beyond, or after a failure); ck_pipe_wait returns the
+ * oldest one's bytes (NULL after a failure, or with nothing requested),
+ * the caller's until its next call of ck_pipe_request or ck_pipe_wait.
+ */
+int ck_pipe_request(ck_pipe *p, size_t n, uint64_t at);
+const void *ck_pipe_wait(ck_pipe *p);
+/* The first failure so far (0: none). */
+int ck_pipe_error(ck_pipe *p);
+/* Waits for every job, ends the thread, frees the buffers; returns the first failure. */
+int ck_pipe_close(ck_pipe *p);
 
 #endif /* TF_CHECKPOINT_INTERNAL_H */

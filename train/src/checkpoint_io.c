@@ -7,12 +7,17 @@
  * buffer when its layout needs it, into a temporary file renamed over the
  * destination at the end. Loading: the whole header is read and checked
  * (checkpoint_json.c) before any tensor is made; each tensor's bytes are
- * read into memory of its own (through a chunk buffer when reordered), and
- * the tensor wraps that memory or is uploaded from it.
+ * read into memory of its own (through chunk buffers when reordered), and
+ * the tensor wraps that memory or is uploaded from it. The chunks of
+ * reordered tensors go through a pipe (checkpoint_pipe.c): from 4 MiB of
+ * them on, a second thread writes chunk k (or reads chunk k + 1, k + 2)
+ * while this one reorders the next, so that the reordering costs little more
+ * than the system calls the bytes need anyway.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,25 +29,8 @@
    cache between the reordering and the system call that copies it. */
 #define CHUNK_BYTES ((size_t)1 << 20)
 
-/* The chunk buffer of one save or load, reused by every tensor (grown when a row is larger). */
-typedef struct chunk {
-    void *p;
-    size_t cap;
-} chunk;
-
-static void *chunk_get(chunk *c, size_t bytes, const char *fn)
-{
-    if (bytes <= c->cap)
-        return c->p;
-    tt_free(c->p);
-    c->cap = 0;
-    if (!(c->p = tt_alloc(bytes))) {
-        tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "%s: out of memory", fn);
-        return NULL;
-    }
-    c->cap = bytes;
-    return c->p;
-}
+/* Reordered bytes from which the I/O goes to a thread of its own (checkpoint_pipe.c). */
+#define PIPE_MIN_BYTES (4 * CHUNK_BYTES)
 
 static tf_status io_error(const char *fn, const char *what, const char *path)
 {
@@ -50,39 +38,17 @@ static tf_status io_error(const char *fn, const char *what, const char *path)
                    strerror(errno));
 }
 
-static int write_all(int fd, const void *data, size_t n)
+/* The failure e of ck_io_at or a pipe: an errno value, or CK_PIPE_EOF while reading
+   tensor `name` (NULL: the header). */
+static tf_status io_failure(int e, int writing, const char *path, const char *name)
 {
-    const char *p = data;
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return 0;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 1;
-}
-
-/* Reads n bytes at offset `at`; returns 0 on error or end of file (errno 0 then). */
-static int read_all(int fd, void *data, size_t n, uint64_t at)
-{
-    char *p = data;
-    while (n) {
-        ssize_t k = pread(fd, p, n, (off_t)at);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            if (k == 0)
-                errno = 0;
-            return 0;
-        }
-        p += k;
-        n -= (size_t)k;
-        at += (uint64_t)k;
-    }
-    return 1;
+    if (e == CK_PIPE_EOF)
+        return tt_fail(TF_ERR_VALIDATION, "path",
+                       "checkpoint_load: '%s': the file ended while reading %s%.200s%s", path,
+                       name ? "tensor '" : "", name ? name : "the header", name ? "'" : "");
+    errno = e;
+    return writing ? io_error("checkpoint_save", "cannot write", path)
+                   : io_error("checkpoint_load", "cannot read", path);
 }
 
 /* Rows of axis 0 per chunk, and the chunk's size in bytes. */
@@ -124,34 +90,65 @@ static tf_status host_bytes(tf_tensor *t, const void **bytes, tf_tensor **hold, 
     return TF_OK;
 }
 
-/* Writes one tensor's bytes in row-major order. */
-static tf_status write_tensor(int fd, tf_tensor *t, const char *path, chunk *ch)
+/* Writes one tensor's bytes in row-major order at file offset `at`. */
+static tf_status write_tensor(ck_pipe *pp, tf_tensor *t, const char *path, uint64_t at)
 {
     const void *bytes = NULL;
     tf_tensor *hold = NULL;
-    void *tmp = NULL, *buf = NULL;
+    void *tmp = NULL;
     tf_status st = host_bytes(t, &bytes, &hold, &tmp);
     size_t rank = tf_tensor_rank(t), esize = tf_dtype_size(tf_tensor_dtype(t));
     const int64_t *shape = tf_tensor_shape(t);
     size_t nbytes = tf_tensor_numel(t) * esize;
+    int e = 0;
     if (!st && nbytes && ck_layout_trivial(rank, shape)) {
-        if (!write_all(fd, bytes, nbytes))
-            st = io_error("checkpoint_save", "cannot write", path);
+        e = ck_io_at(pp->fd, 1, (void *)bytes, nbytes, at);
     } else if (!st && nbytes) {
         size_t cb;
         int64_t rows = chunk_rows(rank, shape, esize, &cb);
-        if (!(buf = chunk_get(ch, cb, "checkpoint_save")))
-            st = TF_ERR_OUT_OF_MEMORY;
-        for (int64_t i0 = 0; !st && i0 < shape[0]; i0 += rows) {
+        for (int64_t i0 = 0; i0 < shape[0]; i0 += rows) {
             int64_t i1 = i0 + rows < shape[0] ? i0 + rows : shape[0];
+            size_t n = cb / (size_t)rows * (size_t)(i1 - i0);
+            void *buf = ck_pipe_buffer(pp);
+            if (!buf)
+                break; /* a write failed: ck_pipe_close says which */
             ck_layout_rows((void *)bytes, buf, rank, shape, esize, i0, i1, 1);
-            if (!write_all(fd, buf, cb / (size_t)rows * (size_t)(i1 - i0)))
-                st = io_error("checkpoint_save", "cannot write", path);
+            ck_pipe_submit(pp, n, at);
+            at += n;
         }
     }
+    if (!st && (e || (e = ck_pipe_error(pp))))
+        st = io_failure(e, 1, path, NULL);
     tt_free(tmp);
     tf_tensor_release(hold);
     return st;
+}
+
+/* The largest chunk any reordered tensor of the n entries moves, and their bytes in all. */
+static size_t chunk_need(const ck_entry *e, size_t n, uint64_t *reordered)
+{
+    size_t most = 0;
+    *reordered = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (e[k].end == e[k].begin || ck_layout_trivial(e[k].rank, e[k].shape))
+            continue;
+        size_t cb;
+        chunk_rows(e[k].rank, e[k].shape, tf_dtype_size(e[k].dtype), &cb);
+        most = cb > most ? cb : most;
+        *reordered += e[k].end - e[k].begin;
+    }
+    return most;
+}
+
+/* A pipe for the entries' reordered chunks (threaded when they are many). */
+static tf_status open_pipe(ck_pipe *pp, int fd, int writing, const ck_entry *e, size_t n)
+{
+    uint64_t reordered;
+    size_t cb = chunk_need(e, n, &reordered);
+    if (ck_pipe_open(pp, fd, writing, cb ? cb : 1, reordered >= PIPE_MIN_BYTES) != 0)
+        return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "%s: out of memory",
+                       writing ? "checkpoint_save" : "checkpoint_load");
+    return TF_OK;
 }
 
 /* The header of ck: entries in the order they are written (by element size, largest
@@ -216,12 +213,15 @@ static tf_status write_file(const tf_checkpoint *ck, int fd, const char *path)
     unsigned char head[8];
     for (int b = 0; b < 8; b++)
         head[b] = (unsigned char)((uint64_t)len >> (8 * b));
-    if (!st && (!write_all(fd, head, 8) || !write_all(fd, json, len)))
-        st = io_error("checkpoint_save", "cannot write", path);
-    chunk ch = {NULL, 0};
+    int e = 0;
+    if (!st && ((e = ck_io_at(fd, 1, head, 8, 0)) || (e = ck_io_at(fd, 1, json, len, 8))))
+        st = io_failure(e, 1, path, NULL);
+    ck_pipe pp;
+    bool piped = !st && !(st = open_pipe(&pp, fd, 1, h.e, h.n));
     for (size_t k = 0; !st && k < h.n; k++)
-        st = write_tensor(fd, ck->items[order[k]].tensor, path, &ch);
-    tt_free(ch.p);
+        st = write_tensor(&pp, ck->items[order[k]].tensor, path, 8 + len + h.e[k].begin);
+    if (piped && (e = ck_pipe_close(&pp)) && !st)
+        st = io_failure(e, 1, path, NULL);
     if (order)
         tt_free(h.e);
     tt_free(order);
@@ -260,43 +260,39 @@ static void release_buffer(void *user, void *data)
     tt_free(data);
 }
 
-static tf_status read_error(const char *path, const char *name)
-{
-    if (errno == 0)
-        return tt_fail(TF_ERR_VALIDATION, "path",
-                       "checkpoint_load: '%s': the file ended while reading tensor '%.200s'",
-                       path, name);
-    return io_error("checkpoint_load", "cannot read", path);
-}
-
 /* Reads one entry's bytes (at data + e->begin) into column-major memory of its own. */
-static tf_status read_entry(int fd, uint64_t data, const ck_entry *e, const char *path,
-                            chunk *ch, void **out)
+static tf_status read_entry(ck_pipe *pp, uint64_t data, const ck_entry *e, const char *path,
+                            void **out)
 {
     size_t esize = tf_dtype_size(e->dtype), nbytes = (size_t)(e->end - e->begin);
-    char *mem = tt_alloc(nbytes), *buf = NULL;
+    char *mem = tt_alloc(nbytes);
     if (!mem)
         return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "checkpoint_load: out of memory");
-    tf_status st = TF_OK;
+    int err = 0;
     if (ck_layout_trivial(e->rank, e->shape)) {
-        if (!read_all(fd, mem, nbytes, data + e->begin))
-            st = read_error(path, e->name);
+        err = ck_io_at(pp->fd, 0, mem, nbytes, data + e->begin);
     } else {
         size_t cb;
-        int64_t rows = chunk_rows(e->rank, e->shape, esize, &cb);
-        if (!(buf = chunk_get(ch, cb, "checkpoint_load")))
-            st = TF_ERR_OUT_OF_MEMORY;
-        uint64_t at = data + e->begin;
-        for (int64_t i0 = 0; !st && i0 < e->shape[0]; i0 += rows) {
+        int64_t rows = chunk_rows(e->rank, e->shape, esize, &cb), asked = 0;
+        for (int64_t i0 = 0; i0 < e->shape[0]; i0 += rows) {
+            /* keep every buffer of the pipe asked for, ahead of the chunk reordered */
+            for (; asked < e->shape[0] && asked < i0 + rows * (int64_t)pp->slots; asked += rows) {
+                int64_t a1 = asked + rows < e->shape[0] ? asked + rows : e->shape[0];
+                uint64_t at = data + e->begin + (uint64_t)(cb / (size_t)rows) * (uint64_t)asked;
+                if (ck_pipe_request(pp, cb / (size_t)rows * (size_t)(a1 - asked), at) != 0)
+                    break;
+            }
+            const void *buf = ck_pipe_wait(pp);
+            if (!buf)
+                break;
             int64_t i1 = i0 + rows < e->shape[0] ? i0 + rows : e->shape[0];
-            size_t n = cb / (size_t)rows * (size_t)(i1 - i0);
-            if (!read_all(fd, buf, n, at))
-                st = read_error(path, e->name);
-            else
-                ck_layout_rows(mem, buf, e->rank, e->shape, esize, i0, i1, 0);
-            at += n;
+            ck_layout_rows(mem, (void *)buf, e->rank, e->shape, esize, i0, i1, 0);
         }
+        err = ck_pipe_error(pp);
+        while (err && ck_pipe_wait(pp)) /* a failure: the chunks still asked for are dropped */
+            ;
     }
+    tf_status st = err ? io_failure(err, 0, path, e->name) : TF_OK;
     for (size_t i = 0; !st && e->dtype == TF_BOOL && i < nbytes; i++)
         if ((unsigned char)mem[i] > 1)
             st = tt_fail(TF_ERR_VALIDATION, "path",
@@ -311,8 +307,8 @@ static tf_status read_entry(int fd, uint64_t data, const ck_entry *e, const char
 }
 
 /* The tensor of one entry: host memory wrapped, or uploaded to engine. */
-static tf_status load_entry(int fd, uint64_t data, const ck_entry *e, const char *path,
-                            tf_engine *engine, chunk *ch, tf_tensor **out)
+static tf_status load_entry(ck_pipe *pp, uint64_t data, const ck_entry *e, const char *path,
+                            tf_engine *engine, tf_tensor **out)
 {
     size_t numel = (size_t)(e->end - e->begin) / tf_dtype_size(e->dtype);
     tf_tensor *t = NULL;
@@ -321,7 +317,7 @@ static tf_status load_entry(int fd, uint64_t data, const ck_entry *e, const char
         st = tf_tensor_from_host(e->dtype, e->rank, e->shape, NULL, 0, &t);
     } else {
         void *mem = NULL;
-        if ((st = read_entry(fd, data, e, path, ch, &mem)))
+        if ((st = read_entry(pp, data, e, path, &mem)))
             return st;
         st = tf_tensor_wrap_host(e->dtype, e->rank, e->shape, mem, numel, release_buffer, NULL,
                                  &t);
@@ -354,12 +350,14 @@ static tf_status read_header(int fd, const char *path, char **json, uint64_t *le
                        path);
     uint64_t size = (uint64_t)sb.st_size;
     unsigned char head[8];
-    if (size < 8 || !read_all(fd, head, 8, 0))
-        return size < 8 ? tt_fail(TF_ERR_VALIDATION, "path",
-                                  "checkpoint_load: '%s' has %llu bytes, fewer than the 8 of the "
-                                  "header length",
-                                  path, (unsigned long long)size)
-                        : io_error("checkpoint_load", "cannot read", path);
+    int e = size < 8 ? 0 : ck_io_at(fd, 0, head, 8, 0);
+    if (size < 8)
+        return tt_fail(TF_ERR_VALIDATION, "path",
+                       "checkpoint_load: '%s' has %llu bytes, fewer than the 8 of the header "
+                       "length",
+                       path, (unsigned long long)size);
+    if (e)
+        return io_failure(e, 0, path, NULL);
     uint64_t n = 0;
     for (int b = 7; b >= 0; b--)
         n = (n << 8) | head[b];
@@ -373,11 +371,11 @@ static tf_status read_header(int fd, const char *path, char **json, uint64_t *le
     char *h = tt_alloc((size_t)n + 1);
     if (!h)
         return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "checkpoint_load: out of memory");
-    if (!read_all(fd, h, (size_t)n, 8)) {
+    if ((e = ck_io_at(fd, 0, h, (size_t)n, 8))) {
         tt_free(h);
-        return errno ? io_error("checkpoint_load", "cannot read", path)
-                     : tt_fail(TF_ERR_VALIDATION, "path", "checkpoint_load: '%s' is truncated",
-                               path);
+        return e == CK_PIPE_EOF
+                   ? tt_fail(TF_ERR_VALIDATION, "path", "checkpoint_load: '%s' is truncated", path)
+                   : io_failure(e, 0, path, NULL);
     }
     h[n] = '\0';
     *json = h;
@@ -391,19 +389,21 @@ static tf_status read_header(int fd, const char *path, char **json, uint64_t *le
 static tf_status fill(tf_checkpoint *ck, ck_header *h, int fd, uint64_t data, const char *path,
                       tf_engine *engine)
 {
-    chunk ch = {NULL, 0};
-    for (size_t i = 0; i < h->n; i++) {
+    ck_pipe pp;
+    tf_status st = open_pipe(&pp, fd, 0, h->e, h->n);
+    bool piped = !st;
+    for (size_t i = 0; !st && i < h->n; i++) {
         tf_tensor *t = NULL;
-        tf_status st = load_entry(fd, data, &h->e[i], path, engine, &ch, &t);
+        st = load_entry(&pp, data, &h->e[i], path, engine, &t);
         if (!st && (st = ck_push(ck, h->e[i].name, t)))
             tf_tensor_release(t);
-        if (st) {
-            tt_free(ch.p);
-            return st;
-        }
-        h->e[i].name = NULL;
+        if (!st)
+            h->e[i].name = NULL;
     }
-    tt_free(ch.p);
+    if (piped)
+        ck_pipe_close(&pp); /* every failure is known already */
+    if (st)
+        return st;
     ck->meta = h->meta;
     ck->n_meta = ck->cap_meta = h->n_meta;
     h->meta = NULL;
