@@ -17,7 +17,12 @@
  *                     stage between them (bias + tanh; bias, residual, loss
  *                     and its cotangent with b2's gradient; tanh's derivative
  *                     with b1's gradient) and one for the SGD update, 50
- *                     steps timed together (step).
+ *                     steps timed together (step);
+ *   limit:svd_grad    the svd_grad workload by hand: one LAPACK dgesdd (thin,
+ *                     jobz 'S') of the f64 [256, 256] A, loss = sum(s w), and
+ *                     its gradient U diag(w) V^T as one dgemm on U with its
+ *                     columns scaled (fwd_bwd). A gradient needs U and V, so
+ *                     one gesdd is the least any implementation on LAPACK does.
  *
  * Every figure is at the thread count asked for: OpenBLAS's threads for the
  * products (openblas_set_num_threads) and OpenMP's for the passes. It links
@@ -38,6 +43,7 @@
 #include <time.h>
 
 #include <cblas.h>
+#include <lapacke.h>
 #include <omp.h>
 
 #define REPS 5
@@ -385,6 +391,53 @@ static void limit_mlp(const mlp_sizes *z)
         free(all[i]);
 }
 
+/* ---- svd_grad: one gesdd and one product ------------------------------------------- */
+
+/* One step on preallocated buffers; returns the loss. */
+static double svd_step(int n, const double *a, const double *w, double *work, double *s,
+                       double *u, double *vt, double *grad)
+{
+    memcpy(work, a, (size_t)n * (size_t)n * sizeof *work); /* gesdd destroys its input */
+    if (LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', n, n, work, n, s, u, n, vt, n) != 0) {
+        fprintf(stderr, "limits: dgesdd failed\n");
+        exit(1);
+    }
+    double loss = 0;
+    for (int j = 0; j < n; j++) {
+        loss += s[j] * w[j];
+        for (int i = 0; i < n; i++)
+            u[i + (size_t)j * n] *= w[j]; /* U diag(w) */
+    }
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, u, n, vt, n, 0.0, grad,
+                n);
+    return loss;
+}
+
+static void limit_svd_grad(int n)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    double *a = checked_malloc(nn * sizeof *a), *w = checked_malloc((size_t)n * sizeof *w);
+    double *work = checked_malloc(nn * sizeof *work), *s = checked_malloc((size_t)n * sizeof *s);
+    double *u = checked_malloc(nn * sizeof *u), *vt = checked_malloc(nn * sizeof *vt);
+    double *grad = checked_malloc(nn * sizeof *grad);
+    uint64_t rng = 51;
+    for (size_t i = 0; i < nn; i++)
+        a[i] = uniform(&rng);
+    for (int i = 0; i < n; i++)
+        w[i] = uniform(&rng);
+    double t[REPS + 1], loss = 0;
+    for (int r = 0; r <= REPS; r++) {
+        double t0 = now();
+        loss = svd_step(n, a, w, work, s, u, vt, grad);
+        t[r] = now() - t0;
+    }
+    fprintf(stderr, "limits: svd_grad loss %.17g\n", loss);
+    print_figure("svd_grad", "fwd_bwd", 1e3 * median(t + 1, REPS), "ms");
+    double *all[] = {a, w, work, s, u, vt, grad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
 int main(int argc, char **argv)
 {
     int threads = 1, quick = 0;
@@ -414,5 +467,6 @@ int main(int argc, char **argv)
     openblas_set_num_threads(threads);
     limit_matmul(quick ? 16 : 512, 1);
     limit_matmul(quick ? 16 : 1024, 0);
+    limit_svd_grad(quick ? 8 : 256);
     return 0;
 }
