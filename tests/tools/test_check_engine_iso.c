@@ -146,6 +146,24 @@ static void test_death_names_the_step(void **state)
     kit_expect(out, "offset 0] (execute)\n");
 }
 
+/* A supports() that hangs whatever it is asked stops the run after three questions, each
+   a TIMEOUT cell, instead of costing --case-timeout per question. */
+static void test_supports_hanging_always_stops_the_run(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(kit_run(KIT WRONG " --option fault=supports_hang_all --case-timeout 1", &out),
+                     1);
+    const char *r = kit_row(out, "fill");
+    assert_non_null(strstr(r, "TIMEOUT         TIMEOUT         TIMEOUT"));
+    kit_expect_failure(out, "fill (f32): the engine gave no answer within 1 s (--case-timeout) "
+                            "while: asking supports() of engine 'wrong' about fill (f32)");
+    kit_expect_failure(out, "supports() gave no answer within 1 s (--case-timeout) 3 times: the "
+                            "run stops, the checks from fill (i64) on did not run");
+    kit_expect(out, "FAIL: engine 'wrong': ");
+    assert_null(strstr(out, "lifecycle: ")); /* not run */
+}
+
 /* --no-fork asks its own instance: a supports() crash ends the kit there, naming it. */
 static void test_no_fork_supports_crash_named(void **state)
 {
@@ -225,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_supports_death_is_a_cell),
         cmocka_unit_test(test_no_fork_supports_crash_named),
         cmocka_unit_test(test_death_names_the_step),
+        cmocka_unit_test(test_supports_hanging_always_stops_the_run),
         cmocka_unit_test(test_crash_blamed_on_two_damaging_cases),
         cmocka_unit_test(test_device_overrun_named),
     };

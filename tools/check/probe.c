@@ -12,7 +12,9 @@
  * answers are remembered, so each is asked once; a supports() that crashes,
  * aborts or hangs costs the probe process and makes the cell that asked
  * CRASH or TIMEOUT, naming the question; the next question starts a fresh
- * probe, and the run goes on.
+ * probe, and the run goes on, unless supports() hung CK_PROBE_MAX_HUNG
+ * times: then every question would cost --case-timeout, and the run stops
+ * there as at --timeout.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -31,10 +33,14 @@ typedef struct claim {
     char *doing; /* -1 otherwise: what the probe was doing when it died (malloc'd) */
 } claim;
 
+/* supports() questions that may go unanswered (hang) before the run stops. */
+#define CK_PROBE_MAX_HUNG 3
+
 struct ck_probe {
     ck_proc w;
     claim *claims;
     int n, cap;
+    int hung; /* questions that timed out */
 };
 
 static struct ck_probe *probe_of(ck_ctx *ctx)
@@ -145,6 +151,7 @@ static void ask(ck_ctx *ctx, struct ck_probe *pr, claim *q, const tf_dtype *dt)
         memcpy(a, o.result, sizeof a);
     free(o.result);
     if (!o.done && !req.oom) { /* it died: the next question starts a fresh probe */
+        pr->hung += o.fate.timed_out;
         q->answer = -1;
         q->fate = o.fate;
         q->doing = malloc(strlen(doing) + 1);
@@ -218,9 +225,17 @@ int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op,
     if (!ctx->isolate)
         return claims_here(ctx, row, col, &q, dt);
     struct ck_probe *pr = probe_of(ctx);
-    if (!pr)
-        return 0;
+    if (!pr || ctx->stopped)
+        return ctx->stopped ? -1 : 0; /* stopped: said once, when it stopped */
     claim *c = find(pr, &q);
+    if (!c && pr->hung >= CK_PROBE_MAX_HUNG) {
+        ctx->stopped = 1;
+        ck_failure(ctx,
+                   "supports() gave no answer within %u s (--case-timeout) %d times: the run "
+                   "stops, the checks from %s (%s) on did not run",
+                   ctx->case_timeout, pr->hung, row ? row->name : "here", tf_dtype_name(col));
+        return -1;
+    }
     if (!c) {
         if (!ck_grow(ctx, &pr->claims, &pr->cap, pr->n, sizeof(claim)))
             return 0;
