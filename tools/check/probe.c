@@ -29,6 +29,7 @@ typedef struct claim {
     uint32_t dt[CK_MAX_OPERANDS];
     int answer;  /* 1, 0, or -1: no answer */
     int differs; /* -1 because it answered twice differently */
+    int reported; /* its failure was recorded (a question asked again without a cell is not) */
     ck_fate fate;
     char *doing; /* -1 otherwise: what the probe was doing when it died (malloc'd) */
 } claim;
@@ -243,7 +244,8 @@ int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op,
         c = &pr->claims[pr->n++];
         *c = q;
     }
-    if (c->answer < 0)
+    if (c->answer < 0 && (row || !c->reported))
         no_answer(ctx, row, col, c);
+    c->reported |= c->answer < 0;
     return c->answer;
 }
