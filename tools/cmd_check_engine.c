@@ -362,7 +362,7 @@ typedef struct ck_args {
     int device, threads, timeout, case_timeout;
     int no_fork;
     int worker_req, worker_rep; /* --worker R,W (isolate.c starts workers so); -1: not one */
-    unsigned skip; /* bit per part: 1 prims, 2 grads, 4 lifecycle, 8 abi */
+    unsigned skip;              /* bit per part: 1 prims, 2 grads, 4 lifecycle, 8 abi */
 } ck_args;
 
 static int parse_dtypes(const char *list, unsigned *mask)
@@ -497,8 +497,8 @@ static int parse_args(int argc, char **argv, ck_ctx *ctx, ck_args *a)
 static void print_header(const ck_ctx *ctx)
 {
     const ck_meta *m = &ctx->meta;
-    printf("engine '%s' %s, ABI %u.%u, from %s\n", m->name, m->version, m->abi_major,
-           m->abi_minor, m->file);
+    printf("engine '%s' %s, ABI %u.%u, from %s\n", m->name, m->version, m->abi_major, m->abi_minor,
+           m->file);
     printf("%s\n", m->device);
     printf("reference: '%s' from %s\n", m->ref_name, m->ref_file);
     fflush(stdout);
@@ -520,8 +520,8 @@ static void ctx_free(ck_ctx *ctx)
 static void print_summary(const ck_ctx *ctx, const int *table, const int *all, int bad)
 {
     int failed = all[CK_FAIL] + all[CK_ERROR] + all[CK_CRASH];
-    printf("\n%s: engine '%s': %d passed, %d failed", bad ? "FAIL" : "PASS",
-           ctx->meta.name, all[CK_PASS], failed);
+    printf("\n%s: engine '%s': %d passed, %d failed", bad ? "FAIL" : "PASS", ctx->meta.name,
+           all[CK_PASS], failed);
     if (all[CK_CRASH])
         printf(" (%d of them crashed or hung)", all[CK_CRASH]);
     printf(", %d unsupported", all[CK_UNSUP]);
@@ -574,7 +574,6 @@ static int run_checks(ck_ctx *ctx, const ck_args *a)
     report(ctx, a, bad, table, all);
     return bad ? 1 : 0;
 }
-
 
 static double monotonic_now(void)
 {

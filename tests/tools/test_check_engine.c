@@ -102,8 +102,9 @@ static void test_fused_one_output_engine_passes(void **state)
     assert_null(strstr(r, "pass"));
     assert_null(strstr(r, "FAIL"));
     kit_expect(out, "PASS: engine 'cpu'");
-    kit_expect(out, "unsupported (2 table cells it does not claim, each executed once and refused as "
-                "it must be: 2; 0 other checks not run");
+    kit_expect(out,
+               "unsupported (2 table cells it does not claim, each executed once and refused as "
+               "it must be: 2; 0 other checks not run");
 }
 
 static void test_subset_engine_passes(void **state)
@@ -127,9 +128,10 @@ static void test_subset_engine_passes(void **state)
     const char *sum = strstr(out, "PASS: engine 'wrong': ");
     assert_non_null(sum);
     assert_non_null(strstr(sum, " unsupported ("));
-    assert_int_equal(sscanf(strstr(sum, ", ") + 2, "%*d failed, %d unsupported (%d table cells it "
-                                                   "does not claim, each executed once and refused "
-                                                   "as it must be: %d; %d other checks",
+    assert_int_equal(sscanf(strstr(sum, ", ") + 2,
+                            "%*d failed, %d unsupported (%d table cells it "
+                            "does not claim, each executed once and refused "
+                            "as it must be: %d; %d other checks",
                             &unsup, &cells, &refused, &lines),
                      4);
     assert_true(cells > 0);
@@ -186,7 +188,8 @@ static void test_input_write_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(kit_run(KIT WRONG " --option fault=clobber --dtype f64 --skip grads", &out), 1);
+    assert_int_equal(kit_run(KIT WRONG " --option fault=clobber --dtype f64 --skip grads", &out),
+                     1);
     assert_non_null(strstr(kit_row(out, "copy"), "FAIL"));
     kit_expect(out, "copy (f64): the engine wrote into input 0 (read-only) at element [");
 }
@@ -195,7 +198,8 @@ static void test_greedy_supports_named(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(kit_run(KIT WRONG " --option fault=greedy --skip prims --skip grads", &out), 1);
+    assert_int_equal(kit_run(KIT WRONG " --option fault=greedy --skip prims --skip grads", &out),
+                     1);
     kit_expect(out, "supports() claims an unknown primitive (17); it must answer 0");
 }
 
@@ -204,16 +208,17 @@ static void test_json_form(void **state)
     (void)state;
     char *out;
     /* stdout only: the JSON object must be all of it */
-    assert_int_equal(kit_run(KIT WRONG " --option fault=mul_f32 --quick --json 2>/dev/null", &out), 1);
+    assert_int_equal(kit_run(KIT WRONG " --option fault=mul_f32 --quick --json 2>/dev/null", &out),
+                     1);
     if (!json_check(out))
         fail_msg("not one JSON value:\n%s", out);
     kit_expect(out, "\"engine\": {\"name\": \"wrong\", \"version\": \"0.1.0\", \"file\": \"");
     kit_expect(out, "{\"op\": \"binary/mul\", \"cells\": {\"f32\": {\"state\": \"fail\", "
-                "\"cases\": ");
+                    "\"cases\": ");
     kit_expect(out, "\"max_abs_error\": ");
     kit_expect(out, "\"i64\": {\"state\": \"unsup\", \"cases\": 0}, \"bool\": {\"state\": "
-                "\"n/a\", \"cases\": 0}, \"c64\": {\"state\": \"n/a\", \"cases\": 0}, "
-                "\"c128\": {\"state\": \"n/a\", \"cases\": 0}}}");
+                    "\"n/a\", \"cases\": 0}, \"c64\": {\"state\": \"n/a\", \"cases\": 0}, "
+                    "\"c128\": {\"state\": \"n/a\", \"cases\": 0}}}");
     kit_expect(out, "\"failures\": [\n    \"binary/mul (f32): wrong result at element [");
     kit_expect(out, "\"failed\": 1,");
     kit_expect(out, "\"result\": \"fail\"");
@@ -239,21 +244,25 @@ static void test_crash_abort_hang_are_cells(void **state)
     assert_non_null(strstr(kit_row(out, "binary/add"), "CRASH SIGSEGV"));
     assert_non_null(strstr(kit_row(out, "binary/mul"), "pass")); /* the next row ran */
     assert_non_null(strstr(kit_row(out, "copy"), "pass"));
-    kit_expect_failure(out, "binary/add (f64): the engine crashed (SIGSEGV) while: binary/add (f64) "
-                        "[in0 f64");
+    kit_expect_failure(out,
+                       "binary/add (f64): the engine crashed (SIGSEGV) while: binary/add (f64) "
+                       "[in0 f64");
     kit_expect(out, "lifecycle: ");
     kit_expect(out, "FAIL: engine 'wrong': ");
     kit_expect(out, "(2 of them crashed or hung)"); /* the cell and the gradient check of add */
     assert_int_equal(kit_run(KIT WRONG " --option fault=abort --skip grads", &out), 1);
     assert_non_null(strstr(kit_row(out, "binary/mul"), "CRASH SIGABRT"));
-    kit_expect_failure(out, "binary/mul (f64): the engine aborted (SIGABRT) while: binary/mul (f64)");
+    kit_expect_failure(out,
+                       "binary/mul (f64): the engine aborted (SIGABRT) while: binary/mul (f64)");
     assert_null(strstr(kit_row(out, "binary/mul"), "FAIL"));
     /* a hang: killed after --case-timeout, one TIMEOUT per cell it hangs in */
-    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --dtype f64 --case-timeout 1 --skip grads", &out), 1);
+    assert_int_equal(
+        kit_run(KIT WRONG " --option fault=hang --dtype f64 --case-timeout 1 --skip grads", &out),
+        1);
     assert_non_null(strstr(kit_row(out, "fill"), "TIMEOUT"));
     assert_non_null(strstr(kit_row(out, "copy"), "pass"));
     kit_expect_failure(out, "fill (f64): the engine gave no answer within 1 s (--case-timeout) "
-                        "while: fill (f64) [out f64");
+                            "while: fill (f64) [out f64");
     kit_expect(out, "FAIL: engine 'wrong': ");
 }
 
@@ -269,7 +278,7 @@ static void test_crash_blamed_on_the_damaging_case(void **state)
     assert_non_null(strstr(r, "pass")); /* f64: it passes on its own */
     assert_null(strstr(r, "CRASH"));
     kit_expect_failure(out, "binary/mul (f32): after this case the engine crashed (SIGSEGV) in a "
-                        "later one that passes on its own (binary/mul (f64)");
+                            "later one that passes on its own (binary/mul (f64)");
     kit_expect(out, "this case damaged the process [binary/mul (f32)");
 }
 
@@ -304,16 +313,17 @@ static void test_json_with_crashes(void **state)
     if (!json_check(out))
         fail_msg("not one JSON value:\n%s", out);
     kit_expect(out, "{\"op\": \"binary/add\", \"cells\": {\"f64\": {\"state\": \"crash\", "
-                "\"cases\": 1, \"signal\": \"SIGSEGV\"}}}");
+                    "\"cases\": 1, \"signal\": \"SIGSEGV\"}}}");
     kit_expect(out, "\"crashed\": ");
     assert_null(strstr(out, "\"crashed\": 0,"));
-    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --dtype f32 --case-timeout 1 --skip grads "
-                               "--json 2>/dev/null",
-                         &out),
+    assert_int_equal(kit_run(KIT WRONG
+                             " --option fault=hang --dtype f32 --case-timeout 1 --skip grads "
+                             "--json 2>/dev/null",
+                             &out),
                      1);
     assert_true(json_check(out));
     kit_expect(out, "{\"op\": \"fill\", \"cells\": {\"f32\": {\"state\": \"crash\", "
-                "\"cases\": 1, \"timeout\": true}}}");
+                    "\"cases\": 1, \"timeout\": true}}}");
 }
 
 /* --no-fork runs in the kit's own process: a crash ends it there, naming the case; the
@@ -326,8 +336,8 @@ static void test_no_fork(void **state)
     if (rc != 128 + SIGSEGV && rc != -1)
         fail_msg("exit %d, expected death by SIGSEGV:\n%s", rc, out);
     kit_expect(out, "the engine crashed (SIGSEGV) while: binary/add (f64) [in0 f64");
-    assert_int_equal(kit_run(KIT WRONG " --no-fork --option fault=hang --dtype f64 --timeout 10", &out),
-                     1);
+    assert_int_equal(
+        kit_run(KIT WRONG " --no-fork --option fault=hang --dtype f64 --timeout 10", &out), 1);
     kit_expect(out, "timed out (--timeout) while: fill (f64) [out f64");
     assert_int_equal(kit_run(KIT "cpu --no-fork --quick --skip grads", &out), 0);
     kit_expect(out, "PASS: engine 'cpu'");
@@ -338,7 +348,8 @@ static void test_whole_run_timeout(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --case-timeout 1 --timeout 2", &out), 1);
+    assert_int_equal(kit_run(KIT WRONG " --option fault=hang --case-timeout 1 --timeout 2", &out),
+                     1);
     kit_expect_failure(out, "--timeout: the time for the whole run is up; the checks from ");
     kit_expect(out, "FAIL: engine 'wrong'");
 }
@@ -353,14 +364,14 @@ static void test_name_differs_from_file(void **state)
     (void)state;
     char dir[] = "/tmp/tf-kit-name-XXXXXX", cmd[900];
     assert_non_null(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd, "cp %s %s/tenferro-engine-right.so && chmod 644 %s/*.so", WRONG,
-             dir, dir);
+    snprintf(cmd, sizeof cmd, "cp %s %s/tenferro-engine-right.so && chmod 644 %s/*.so", WRONG, dir,
+             dir);
     assert_int_equal(system(cmd), 0);
     char *out;
     snprintf(cmd, sizeof cmd, KIT "%s/tenferro-engine-right.so --skip prims --skip grads", dir);
     assert_int_equal(kit_run(cmd, &out), 1);
     kit_expect(out, "FAIL  the descriptor's name 'wrong' differs from the file's, 'right' "
-                "(tenferro-engine-right.so)");
+                    "(tenferro-engine-right.so)");
     snprintf(cmd, sizeof cmd, "env TENFERRO_PLUGIN_PATH=%s " TF_CLI_PATH " info", dir);
     assert_int_equal(kit_run(cmd, &out), 0);
     kit_expect(out, "tenferro-engine-right.so: engine 'wrong' 0.1.0");

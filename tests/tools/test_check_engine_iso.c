@@ -67,8 +67,8 @@ static void test_init_death_refused_with_step(void **state)
     assert_int_equal(kit_run("env TF_WRONG_INIT_FAULT=abort " KIT WRONG " --json", &out), 2);
     kit_expect(out, "the plugin aborted (SIGABRT) while: loading engine plugin");
     assert_null(strstr(out, "{")); /* no half JSON document */
-    assert_int_equal(
-        kit_run("env TF_WRONG_INIT_FAULT=hang " KIT WRONG " --case-timeout 1", &out), 2);
+    assert_int_equal(kit_run("env TF_WRONG_INIT_FAULT=hang " KIT WRONG " --case-timeout 1", &out),
+                     2);
     kit_expect(out, "the plugin gave no answer within 1 s (--case-timeout) while: loading "
                     "engine plugin");
 }
@@ -86,8 +86,7 @@ static void test_create_death_refused_with_step(void **state)
         snprintf(cmd, sizeof cmd, KIT WRONG " --option fault=%s --case-timeout 1", faults[i]);
         assert_int_equal(kit_run(cmd, &out), 2);
         snprintf(want, sizeof want,
-                 "the plugin %s while: creating an instance of engine 'wrong' (create)",
-                 fates[i]);
+                 "the plugin %s while: creating an instance of engine 'wrong' (create)", fates[i]);
         kit_expect(out, want);
     }
 }
@@ -181,9 +180,8 @@ static void test_crash_blamed_on_two_damaging_cases(void **state)
 {
     (void)state;
     char *out;
-    assert_int_equal(kit_run(KIT WRONG " --option fault=poison2 --skip grads --skip lifecycle",
-                             &out),
-                     1);
+    assert_int_equal(
+        kit_run(KIT WRONG " --option fault=poison2 --skip grads --skip lifecycle", &out), 1);
     const char *r = kit_row(out, "binary/mul");
     assert_non_null(strstr(r, "FAIL damage"));
     assert_non_null(strstr(r, "pass")); /* f64 passes on its own */

@@ -119,13 +119,13 @@ typedef struct ck_ctx {
     int quick;
     int verbose;
     int json;
-    int isolate;           /* run checks in worker processes (isolate.c); 0: --no-fork */
-    unsigned case_timeout; /* seconds a worker may take for one case or check */
-    double deadline;       /* CLOCK_MONOTONIC seconds of --timeout, 0 for none */
-    int stopped;           /* --timeout passed: no further checks run */
-    struct ck_iso *iso;    /* the worker processes (isolate.c) */
+    int isolate;            /* run checks in worker processes (isolate.c); 0: --no-fork */
+    unsigned case_timeout;  /* seconds a worker may take for one case or check */
+    double deadline;        /* CLOCK_MONOTONIC seconds of --timeout, 0 for none */
+    int stopped;            /* --timeout passed: no further checks run */
+    struct ck_iso *iso;     /* the worker processes (isolate.c) */
     struct ck_probe *probe; /* the probe worker and its answers (probe.c) */
-    int argc;              /* the command line after "tenferro", for the workers */
+    int argc;               /* the command line after "tenferro", for the workers */
     char **argv;
 
     /* results */
@@ -175,8 +175,8 @@ tf_status ck_eut_create(ck_ctx *ctx, tf_engine **out);
  * there is no answer: supports() crashed, aborted or hung, or answered twice differently;
  * that is recorded as the failure of cell (row, col), or of the run when row is NULL.
  */
-int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op,
-              const tf_dtype *dt, size_t n);
+int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op, const tf_dtype *dt,
+              size_t n);
 /* The kit's own process: loads the plugins in the probe worker and fills ctx->meta.
    0, or 2 after printing why not on stderr (the loader's refusal, or a crash, abort or
    hang of the plugin while loading, initialising or instantiating it, named). */

@@ -41,10 +41,10 @@
 /* Where a job's outcome goes, and what it was doing when it last said. */
 typedef struct target {
     int kind;
-    int row, col;    /* JOB_CASE */
-    int section;     /* JOB_CHECK */
-    char what[200];  /* JOB_CHECK: the check's name */
-    char doing[768]; /* the job's last ck_doing text */
+    int row, col;           /* JOB_CASE */
+    int section;            /* JOB_CHECK */
+    char what[200];         /* JOB_CHECK: the check's name */
+    char doing[768];        /* the job's last ck_doing text */
     char step[CK_STEP_LEN]; /* and the step of it that ran last ("" for none) */
 } target;
 
@@ -315,8 +315,8 @@ static void record_death(ck_ctx *ctx, const target *t, const ck_fate *f)
         ck_failure(ctx, "%s (%s): the engine %s while: %s%s", row->name,
                    tf_dtype_name((tf_dtype)t->col), fate, t->doing, step);
     } else {
-        ck_line_add(ctx, (ck_section)t->section, CK_CRASH, "%s: the engine %s while: %s%s",
-                    t->what, fate, t->doing, step);
+        ck_line_add(ctx, (ck_section)t->section, CK_CRASH, "%s: the engine %s while: %s%s", t->what,
+                    fate, t->doing, step);
     }
 }
 
@@ -457,8 +457,8 @@ static void record_culprits(ck_ctx *ctx, const int *set, int n, const target *la
     char fate[128];
     ck_fate_text(ctx, &s->fate, fate, sizeof fate);
     const char *cut = s->cut ? " (the search stopped early, its trials or --timeout "
-                                       "run out: perhaps not all of them are needed)"
-                                     : "; none of them can be left out";
+                               "run out: perhaps not all of them are needed)"
+                             : "; none of them can be left out";
     for (int i = 0; i < n; i++) {
         const target *c = &ctx->iso->history[set[i]].t;
         char others[2048] = "";

@@ -227,7 +227,7 @@ static tf_status side_operand(tf_engine *e, const ck_arg *a, const ck_mem *m, co
 }
 
 /* The whole base memory of an operand (n elements), downloaded into *out (malloc'd);
-   *past gets the first of its guard elements that changed, -1 if none. */
+ *past gets the first of its guard elements that changed, -1 if none. */
 static tf_status fetch_base(tf_engine *e, const tf_tensor *base, tf_dtype dt, int64_t n, void **out,
                             int64_t *past)
 {
@@ -340,8 +340,8 @@ static void note_past(ck_clobber *clobber, int operand, int64_t past)
  */
 /* The inputs' memory read back and compared with what was uploaded: the first changed
    element, and the first guard element changed, into *clobber. */
-static tf_status check_inputs(tf_engine *e, const ck_case *c, const ck_mem *mem,
-                              void *const *bytes, const ck_side *sd, ck_clobber *clobber)
+static tf_status check_inputs(tf_engine *e, const ck_case *c, const ck_mem *mem, void *const *bytes,
+                              const ck_side *sd, ck_clobber *clobber)
 {
     tf_status st = TF_OK;
     for (size_t i = 0; !st && i < c->n_in && clobber->input < 0; i++) {

@@ -27,8 +27,8 @@
 typedef struct claim {
     uint32_t prim, op, n;
     uint32_t dt[CK_MAX_OPERANDS];
-    int answer;  /* 1, 0, or -1: no answer */
-    int differs; /* -1 because it answered twice differently */
+    int answer;   /* 1, 0, or -1: no answer */
+    int differs;  /* -1 because it answered twice differently */
     int reported; /* its failure was recorded (a question asked again without a cell is not) */
     ck_fate fate;
     char *doing; /* -1 otherwise: what the probe was doing when it died (malloc'd) */
@@ -109,7 +109,8 @@ int ck_probe_open(ck_ctx *ctx)
         char fate[128];
         ck_fate_text(ctx, &o.fate, fate, sizeof fate);
         fprintf(stderr,
-                "tenferro check-engine: cannot load or instantiate engine plugin '%s': the plugin %s while: %s "
+                "tenferro check-engine: cannot load or instantiate engine plugin '%s': the plugin "
+                "%s while: %s "
                 "(in a worker process; the kit itself never loads it)\n",
                 ctx->plugin_arg, fate, doing);
         return 2;
@@ -145,7 +146,8 @@ static void ask(ck_ctx *ctx, struct ck_probe *pr, claim *q, const tf_dtype *dt)
     wbuf req = {0};
     ck_wire_supports(&req, q->prim, q->op, dt, q->n);
     char doing[768] = "starting a worker process";
-    ck_outcome o = req.oom ? (ck_outcome){0} : ck_proc_run(ctx, &pr->w, &req, doing, sizeof doing, NULL);
+    ck_outcome o =
+        req.oom ? (ck_outcome){0} : ck_proc_run(ctx, &pr->w, &req, doing, sizeof doing, NULL);
     free(req.p);
     int32_t a[2] = {-1, -1};
     if (o.done && o.n_result == sizeof a)
@@ -190,14 +192,12 @@ static void no_answer(ck_ctx *ctx, ck_row *row, tf_dtype col, const claim *c)
     }
 }
 
-void ck_doing_supports(const ck_ctx *ctx, uint32_t prim, uint32_t op, const tf_dtype *dt,
-                       size_t n)
+void ck_doing_supports(const ck_ctx *ctx, uint32_t prim, uint32_t op, const tf_dtype *dt, size_t n)
 {
     const char *name = tf_prim_op_name((tf_prim)prim, op);
     char sig[128] = "";
     for (size_t i = 0, u = 0; i < n && u < sizeof sig; i++)
-        u += (size_t)snprintf(sig + u, sizeof sig - u, "%s%s", i ? ", " : "",
-                              tf_dtype_name(dt[i]));
+        u += (size_t)snprintf(sig + u, sizeof sig - u, "%s%s", i ? ", " : "", tf_dtype_name(dt[i]));
     ck_doing("asking supports() of engine '%s' about %s%s%s (%s)", ctx->meta.name,
              tf_prim_name((tf_prim)prim), name[0] ? "/" : "", name, sig);
 }
@@ -215,8 +215,8 @@ static int claims_here(ck_ctx *ctx, ck_row *row, tf_dtype col, const claim *q, c
     return -1;
 }
 
-int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op,
-              const tf_dtype *dt, size_t n)
+int ck_claims(ck_ctx *ctx, ck_row *row, tf_dtype col, tf_prim prim, uint32_t op, const tf_dtype *dt,
+              size_t n)
 {
     claim q = {.prim = (uint32_t)prim, .op = op, .n = (uint32_t)n};
     if (n > CK_MAX_OPERANDS)

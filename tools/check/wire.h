@@ -57,7 +57,7 @@ typedef struct job {
     uint32_t outputs[CK_MAX_OUT];
     int section, index;
     ck_check_fn fn;
-    char what[200]; /* JOB_CHECK: its name */
+    char what[200];          /* JOB_CHECK: its name */
     uint32_t prim, op, n_dt; /* JOB_SUPPORTS: the question */
     uint32_t dt[CK_MAX_OPERANDS];
 } job;
@@ -128,7 +128,6 @@ void ck_proc_stop(ck_proc *p);
 /* Ends the probe worker and frees what probe.c holds. */
 void ck_probe_close(ck_ctx *ctx);
 /* ck_doing("asking supports() of engine '<name>' about <prim>/<op> (<dtypes>)"). */
-void ck_doing_supports(const ck_ctx *ctx, uint32_t prim, uint32_t op, const tf_dtype *dt,
-                       size_t n);
+void ck_doing_supports(const ck_ctx *ctx, uint32_t prim, uint32_t op, const tf_dtype *dt, size_t n);
 
 #endif /* TF_CHECK_WIRE_H */

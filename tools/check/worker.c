@@ -174,10 +174,9 @@ static void step_to_parent(const char *text)
 /* What the step that failed was, for jobs that cannot run. */
 static void setup_text(const ck_meta *m, char *why, size_t cap)
 {
-    static const char *const steps[] = {"", "loading the engine plugin",
-                                        "loading the reference engine",
-                                        "creating an instance of the engine",
-                                        "creating the reference"};
+    static const char *const steps[] = {
+        "", "loading the engine plugin", "loading the reference engine",
+        "creating an instance of the engine", "creating the reference"};
     snprintf(why, cap, "%s in a worker process failed: %s: %s", steps[m->setup],
              tf_status_name(m->status), m->why);
 }
