@@ -109,7 +109,7 @@ install(FILES ${CMAKE_BINARY_DIR}/tenferro.pc ${CMAKE_BINARY_DIR}/tenferro-plugi
 # into the build tree by TenferroInstallDocs.cmake at build time, installed as they are.
 set(tf_doc_out ${CMAKE_BINARY_DIR}/doc-install)
 file(GLOB_RECURSE tf_doc_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/README.md
-     ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/sdk/*)
+     ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/*.png ${PROJECT_SOURCE_DIR}/sdk/*)
 file(RELATIVE_PATH tf_doc_to_prefix /x/${CMAKE_INSTALL_DATAROOTDIR}/doc/tenferro /x)
 string(REGEX REPLACE "/$" "" tf_doc_to_prefix "${tf_doc_to_prefix}")
 add_custom_command(OUTPUT ${tf_doc_out}/README.md

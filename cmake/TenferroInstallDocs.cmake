@@ -4,8 +4,9 @@
 #         -DTF_INCLUDEDIR=<include dir> -P TenferroInstallDocs.cmake
 #
 # Writes into TF_OUT (emptied first) the tree installed as
-# <prefix>/share/doc/tenferro: README.md, docs/*.md, sdk/README.md and the
-# SDK's templates (sdk/templates/**), laid out as in the source tree so that
+# <prefix>/share/doc/tenferro: README.md, docs/*.md, the figures docs/*.png,
+# sdk/README.md and the SDK's templates (sdk/templates/**), laid out as in the
+# source tree so that
 # links between them stay as they are. Links of the Markdown files that lead
 # elsewhere are rewritten for the installed tree:
 #   - to a public header (core/include/tenferro/..., train/include/tenferro/...,
@@ -27,7 +28,7 @@ endforeach()
 
 # The installed documents, relative to TF_SRC (and to TF_OUT).
 file(GLOB tf_doc_files RELATIVE ${TF_SRC} ${TF_SRC}/README.md ${TF_SRC}/docs/*.md
-     ${TF_SRC}/sdk/README.md)
+     ${TF_SRC}/docs/*.png ${TF_SRC}/sdk/README.md)
 file(GLOB_RECURSE tf_template_files RELATIVE ${TF_SRC} ${TF_SRC}/sdk/templates/*)
 list(APPEND tf_doc_files ${tf_template_files})
 list(SORT tf_doc_files)
