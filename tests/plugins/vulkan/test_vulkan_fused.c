@@ -168,8 +168,8 @@ static void check_inputs(const program *p, tf_dtype dt, size_t rank, const int64
         double atol = (dt == TF_F32 ? 1e-6 : 1e-15) * p->n_steps;
         for (uint32_t o = 0; o < m; o++) {
             char what[600];
-            describe(p, what, sizeof what - 16);
-            snprintf(what + strlen(what), 16, ", output %u", o);
+            describe(p, what, sizeof what - 24);
+            snprintf(what + strlen(what), 24, ", output %u", o);
             vk_compare(what, ref[o], fused[o], rtol, atol);
             tf_tensor_release(ref[o]);
         }
