@@ -288,9 +288,7 @@ static tf_status read_entry(ck_pipe *pp, uint64_t data, const ck_entry *e, const
             int64_t i1 = i0 + rows < e->shape[0] ? i0 + rows : e->shape[0];
             ck_layout_rows(mem, (void *)buf, e->rank, e->shape, esize, i0, i1, 0);
         }
-        err = ck_pipe_error(pp);
-        while (err && ck_pipe_wait(pp)) /* a failure: the chunks still asked for are dropped */
-            ;
+        err = ck_pipe_error(pp); /* after a failure, ck_pipe_close drops what is still asked */
     }
     tf_status st = err ? io_failure(err, 0, path, e->name) : TF_OK;
     for (size_t i = 0; !st && e->dtype == TF_BOOL && i < nbytes; i++)
