@@ -15,9 +15,10 @@
  * extent. Otherwise the operand is copied into a dense [rows, cols, batch]
  * scratch first. Batch axes never need to merge: each batch is its own call.
  *
- * f32/f64 go through OpenBLAS sgemm/dgemm; integers (wrapping) and float
- * products too large for BLAS's int dimensions use a plain column-by-column
- * loop.
+ * f32/f64 go through OpenBLAS sgemm/dgemm, c64/c128 through cgemm/zgemm, a
+ * conjugated operand (TF_DOT_CONJ_*) as CblasConjNoTrans or CblasConjTrans
+ * (OpenBLAS has both); integers (wrapping) and float products too large for
+ * BLAS's int dimensions use a plain column-by-column loop.
  *
  * Threads. A threaded engine runs gemm in one of two ways.
  *  - One large product (at least CPU_BLAS_HANDOFF_FLOPS multiply-adds, fewer
@@ -51,6 +52,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <cblas.h>
+#include <complex.h>
 #include <limits.h>
 #include <pthread.h>
 #include <string.h>
@@ -114,6 +116,7 @@ typedef struct dot_plan {
     int nb;
     int64_t bshape[TF_MAX_RANK];
     dot_side a, b;
+    int conj_a, conj_b; /* complex only: the operand enters conjugated */
     char *out;
 } dot_plan;
 
@@ -324,6 +327,12 @@ typedef struct gemm_job {
     int64_t em, en;       /* tile edges (the last tile may be shorter) */
 } gemm_job;
 
+/* The BLAS operation of an operand in the (maybe transposed) layout, maybe conjugated. */
+static enum CBLAS_TRANSPOSE blas_trans(int trans, int conj)
+{
+    return trans ? (conj ? CblasConjTrans : CblasTrans) : (conj ? CblasConjNoTrans : CblasNoTrans);
+}
+
 /* One single-threaded gemm: rows [m0, m0 + m) and columns [n0, n0 + n) of batch b. */
 static void gemm_tile(const dot_plan *pl, int64_t b, int64_t m0, int64_t m, int64_t n0,
                       int64_t n)
@@ -332,11 +341,23 @@ static void gemm_tile(const dot_plan *pl, int64_t b, int64_t m0, int64_t m, int6
     batch_offsets(pl, b, &aoff, &boff);
     aoff += m0 * pl->a.rs; /* m0 > 0 only when M > 1, where rs is the real row stride */
     boff += n0 * pl->b.cs;
-    const enum CBLAS_TRANSPOSE ta = pl->a.blas_trans ? CblasTrans : CblasNoTrans;
-    const enum CBLAS_TRANSPOSE tb = pl->b.blas_trans ? CblasTrans : CblasNoTrans;
+    const enum CBLAS_TRANSPOSE ta = blas_trans(pl->a.blas_trans, pl->conj_a);
+    const enum CBLAS_TRANSPOSE tb = blas_trans(pl->b.blas_trans, pl->conj_b);
     const int lda = (int)pl->a.ld, ldb = (int)pl->b.ld, ldc = pl->m > 1 ? (int)pl->m : 1;
     const int64_t coff = b * pl->m * pl->n + n0 * pl->m + m0;
-    if (pl->dtype == TF_F32) {
+    if (pl->dtype == TF_C64) {
+        const float _Complex one = 1.0f, zero = 0.0f;
+        cblas_cgemm(CblasColMajor, ta, tb, (int)m, (int)n, (int)pl->k, &one,
+                    (const float _Complex *)(const void *)pl->a.base + aoff, lda,
+                    (const float _Complex *)(const void *)pl->b.base + boff, ldb, &zero,
+                    (float _Complex *)(void *)pl->out + coff, ldc);
+    } else if (pl->dtype == TF_C128) {
+        const double _Complex one = 1.0, zero = 0.0;
+        cblas_zgemm(CblasColMajor, ta, tb, (int)m, (int)n, (int)pl->k, &one,
+                    (const double _Complex *)(const void *)pl->a.base + aoff, lda,
+                    (const double _Complex *)(const void *)pl->b.base + boff, ldb, &zero,
+                    (double _Complex *)(void *)pl->out + coff, ldc);
+    } else if (pl->dtype == TF_F32) {
         const float *a = (const float *)(const void *)pl->a.base + aoff;
         const float *bb = (const float *)(const void *)pl->b.base + boff;
         float *c = (float *)(void *)pl->out + coff;
@@ -470,6 +491,30 @@ DOT_LOOP(loop_f64, double, MULADD_F)
 DOT_LOOP(loop_i32, int32_t, MULADD_I32)
 DOT_LOOP(loop_i64, int64_t, MULADD_I64)
 
+/* Complex: y and each lhs element conjugated when the plan says so (sums in the dtype). */
+#define MULADD_Z(c, x, y) ((c) + (pl->conj_a ? conj(x) : (x)) * (y))
+#define DOT_LOOP_Z(NAME, T)                                                                       \
+    static void NAME(const dot_plan *pl, int64_t b, int64_t n, int64_t m0, int64_t m1)           \
+    {                                                                                             \
+        int64_t aoff, boff;                                                                       \
+        batch_offsets(pl, b, &aoff, &boff);                                                       \
+        const T *a = (const T *)(const void *)pl->a.base + aoff;                                  \
+        const T *bb = (const T *)(const void *)pl->b.base + boff + n * pl->b.cs;                  \
+        T *c = (T *)(void *)pl->out + (b * pl->n + n) * pl->m;                                    \
+        for (int64_t i = m0; i < m1; i++) {                                                       \
+            c[i] = 0;                                                                             \
+        }                                                                                         \
+        for (int64_t kk = 0; kk < pl->k; kk++) {                                                  \
+            const T y = pl->conj_b ? conj(bb[kk * pl->b.rs]) : bb[kk * pl->b.rs];                 \
+            for (int64_t i = m0; i < m1; i++) {                                                   \
+                c[i] = MULADD_Z(c[i], a[kk * pl->a.cs + i * pl->a.rs], y);                        \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+DOT_LOOP_Z(loop_c64, float _Complex)
+DOT_LOOP_Z(loop_c128, double _Complex)
+
 typedef void (*dot_loop_fn)(const dot_plan *pl, int64_t b, int64_t n, int64_t m0, int64_t m1);
 
 typedef struct loop_job {
@@ -495,7 +540,8 @@ static int loop_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
 static int run_loops(const cpu_engine *e, const dot_plan *pl, cpu_err *err)
 {
     static const dot_loop_fn fns[TF_DTYPE_COUNT] = {
-        [TF_F32] = loop_f32, [TF_F64] = loop_f64, [TF_I32] = loop_i32, [TF_I64] = loop_i64};
+        [TF_F32] = loop_f32, [TF_F64] = loop_f64, [TF_I32] = loop_i32, [TF_I64] = loop_i64,
+        [TF_C64] = loop_c64, [TF_C128] = loop_c128};
     loop_job job = {pl, fns[pl->dtype], pl->m, 1};
     int64_t columns = pl->nbatch * pl->n;
     /* Few columns: cut them into row blocks too, so that every thread has work. */
@@ -540,6 +586,12 @@ static void dot_plan_init(dot_plan *pl, dot_groups *g, const cpu_view *a, const 
     memcpy(pl->bshape, g->ab.ext, sizeof pl->bshape);
     pl->out = o->base;
     pl->a.pack = pl->b.pack = NULL;
+    uint32_t cj = TF_ABI_HAS_FIELD(p, tf_dot_general_params, conjugate) &&
+                          tf_dtype_is_complex((tf_dtype)o->dtype)
+                      ? p->conjugate
+                      : 0;
+    pl->conj_a = (cj & TF_DOT_CONJ_LHS) != 0;
+    pl->conj_b = (cj & TF_DOT_CONJ_RHS) != 0;
 }
 
 int tf__cpu_exec_dot_general(const cpu_engine *e, const tf_exec *x, cpu_err *err)
@@ -559,10 +611,10 @@ int tf__cpu_exec_dot_general(const cpu_engine *e, const tf_exec *x, cpu_err *err
         return 0;
     }
     if (pl.k == 0) {
-        unsigned char zero[8] = {0}; /* all-zero bytes are 0 in every dtype */
+        unsigned char zero[16] = {0}; /* all-zero bytes are 0 in every dtype */
         return tf__cpu_fill_view(e, &o, zero, err);
     }
-    int blas = tf_dtype_is_float((tf_dtype)pl.dtype) && pl.m <= CPU_BLAS_DIM_MAX &&
+    int blas = tf_dtype_is_inexact((tf_dtype)pl.dtype) && pl.m <= CPU_BLAS_DIM_MAX &&
                pl.n <= CPU_BLAS_DIM_MAX && pl.k <= CPU_BLAS_DIM_MAX;
     int failed = side_prepare(e, &pl.a, &a, &g.afree, &g.ac, &g.ab, blas, err) ||
                  side_prepare(e, &pl.b, &b, &g.bc, &g.bfree, &g.bb, blas, err);

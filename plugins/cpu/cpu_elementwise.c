@@ -501,33 +501,68 @@ SELECT_ROW(select_f64, double)
 SELECT_ROW(select_i32, int32_t)
 SELECT_ROW(select_i64, int64_t)
 SELECT_ROW(select_bool, uint8_t)
+SELECT_ROW(select_c64, float _Complex)
+SELECT_ROW(select_c128, double _Complex)
 
 static const cpu_row_fn select_table[TF_DTYPE_COUNT] = {
-    [TF_F32] = select_f32, [TF_F64] = select_f64,   [TF_I32] = select_i32,
-    [TF_I64] = select_i64, [TF_BOOL] = select_bool,
+    [TF_F32] = select_f32,   [TF_F64] = select_f64,  [TF_I32] = select_i32,   [TF_I64] = select_i64,
+    [TF_BOOL] = select_bool, [TF_C64] = select_c64, [TF_C128] = select_c128,
 };
 
 /* ---- lookups (also the answer of supports) ------------------------------- */
 
+/* The rows of each dtype: the tables above, the complex ones from cpu_complex.c. */
+static cpu_row_fn unary_fn(uint32_t dtype, uint32_t op)
+{
+    if (tf_dtype_is_complex((tf_dtype)dtype)) {
+        return tf__cpu_complex_unary_row(dtype, op);
+    }
+    return dtype < TF_DTYPE_COUNT && op < TF_UNARY_COUNT_ ? unary_table[dtype][op] : NULL;
+}
+
+static cpu_row_fn binary_fn(uint32_t dtype, uint32_t op)
+{
+    if (tf_dtype_is_complex((tf_dtype)dtype)) {
+        return tf__cpu_complex_binary_row(dtype, op);
+    }
+    return dtype < TF_DTYPE_COUNT && op < TF_BINARY_COUNT_ ? binary_table[dtype][op] : NULL;
+}
+
+static cpu_row_fn compare_fn(uint32_t dtype, uint32_t op)
+{
+    if (tf_dtype_is_complex((tf_dtype)dtype)) {
+        return tf__cpu_complex_compare_row(dtype, op);
+    }
+    return dtype < TF_DTYPE_COUNT && op < TF_COMPARE_COUNT_ ? compare_table[dtype][op] : NULL;
+}
+
+static cpu_row_fn select_fn(uint32_t dtype)
+{
+    return dtype < TF_DTYPE_COUNT ? select_table[dtype] : NULL;
+}
+
 int tf__cpu_unary_supported(uint32_t dtype, uint32_t op)
 {
-    return dtype < TF_DTYPE_COUNT && op < TF_UNARY_COUNT_ && unary_table[dtype][op] != NULL;
+    return unary_fn(dtype, op) != NULL;
 }
 
 int tf__cpu_binary_supported(uint32_t dtype, uint32_t op)
 {
-    return dtype < TF_DTYPE_COUNT && op < TF_BINARY_COUNT_ && binary_table[dtype][op] != NULL;
+    return binary_fn(dtype, op) != NULL;
 }
 
 int tf__cpu_compare_supported(uint32_t dtype, uint32_t op)
 {
-    return dtype < TF_DTYPE_COUNT && op < TF_COMPARE_COUNT_;
+    return compare_fn(dtype, op) != NULL;
 }
 
 /* ---- execution ----------------------------------------------------------- */
 
 static int unary_is_cheap(uint32_t dtype, uint32_t op)
 {
+    if (tf_dtype_is_complex((tf_dtype)dtype)) {
+        return tf__cpu_complex_unary_is_cheap(op);
+    }
     if (!tf_dtype_is_float((tf_dtype)dtype)) {
         return 1;
     }
@@ -553,29 +588,30 @@ static int binary_is_cheap(uint32_t op)
 int tf__cpu_exec_unary(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     const tf_unary_params *up = x->params;
-    uint32_t dtype = x->outputs[0]->dtype;
+    uint32_t dtype = x->inputs[0]->dtype; /* out[0] is real for abs, real, ... of complex */
     int64_t grain = unary_is_cheap(dtype, up->op) ? CPU_GRAIN_CHEAP : CPU_GRAIN_COSTLY;
-    return tf__cpu_run_elementwise(e, x, unary_table[dtype][up->op], NULL, grain, err);
+    return tf__cpu_run_elementwise(e, x, unary_fn(dtype, up->op), NULL, grain, err);
 }
 
 int tf__cpu_exec_binary(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     const tf_binary_params *bp = x->params;
-    uint32_t dtype = x->outputs[0]->dtype;
+    uint32_t dtype = x->outputs[0]->dtype; /* COMPLEX: the complex dtype of its two parts */
     int64_t grain = binary_is_cheap(bp->op) ? CPU_GRAIN_CHEAP : CPU_GRAIN_COSTLY;
-    return tf__cpu_run_elementwise(e, x, binary_table[dtype][bp->op], NULL, grain, err);
+    return tf__cpu_run_elementwise(e, x, binary_fn(dtype, bp->op), NULL, grain, err);
 }
 
 int tf__cpu_exec_compare(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     const tf_compare_params *cp = x->params;
-    return tf__cpu_run_elementwise(e, x, compare_table[x->inputs[0]->dtype][cp->op], NULL, CPU_GRAIN_CHEAP,
-                           err);
+    return tf__cpu_run_elementwise(e, x, compare_fn(x->inputs[0]->dtype, cp->op), NULL,
+                                   CPU_GRAIN_CHEAP, err);
 }
 
 int tf__cpu_exec_select(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
-    return tf__cpu_run_elementwise(e, x, select_table[x->outputs[0]->dtype], NULL, CPU_GRAIN_CHEAP, err);
+    return tf__cpu_run_elementwise(e, x, select_fn(x->outputs[0]->dtype), NULL, CPU_GRAIN_CHEAP,
+                                   err);
 }
 
 
@@ -583,12 +619,12 @@ int tf__cpu_exec_select(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 
 cpu_row_fn tf__cpu_unary_row(uint32_t dtype, uint32_t op)
 {
-    return tf__cpu_unary_supported(dtype, op) ? unary_table[dtype][op] : NULL;
+    return unary_fn(dtype, op);
 }
 
 cpu_row_fn tf__cpu_binary_row(uint32_t dtype, uint32_t op)
 {
-    return tf__cpu_binary_supported(dtype, op) ? binary_table[dtype][op] : NULL;
+    return binary_fn(dtype, op);
 }
 
 int64_t tf__cpu_unary_grain(uint32_t dtype, uint32_t op)
@@ -606,10 +642,11 @@ int64_t tf__cpu_binary_grain(uint32_t op)
 int tf__cpu_exec_fill(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     const tf_fill_params *fp = x->params;
-    unsigned char value[8];
+    unsigned char value[16];
     cpu_view out;
     tf__cpu_view_from_operand(&out, x->outputs[0]);
-    tf__cpu_scalar_bytes(out.dtype, fp->value, value);
+    double imag = TF_ABI_HAS_FIELD(fp, tf_fill_params, imag) ? fp->imag : 0.0;
+    tf__cpu_scalar_bytes(out.dtype, fp->value, imag, value);
     return tf__cpu_fill_view(e, &out, value, err);
 }
 

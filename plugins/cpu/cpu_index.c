@@ -9,7 +9,7 @@
  * walk over the updates, writing into the output (a copy of base). Its walk
  * is serial and in column-major order of the updates, which is what makes
  * REPLACE keep the last duplicate and ADD sum duplicates in a fixed order.
- * Scatter ADD on bool is a logical or.
+ * Scatter ADD on bool is a logical or; on complex values it adds both parts.
  *
  * INDEX_SELECT indices are checked up front (so a bad index fails even when
  * the other extents make the output empty); ALONG_AXIS indices are checked as
@@ -74,9 +74,11 @@ static int64_t index_load(const char *p, uint32_t dtype, int64_t i)
 GATHER_ROW(gather1_i32, 1, int32_t)
 GATHER_ROW(gather4_i32, 4, int32_t)
 GATHER_ROW(gather8_i32, 8, int32_t)
+GATHER_ROW(gather16_i32, 16, int32_t)
 GATHER_ROW(gather1_i64, 1, int64_t)
 GATHER_ROW(gather4_i64, 4, int64_t)
 GATHER_ROW(gather8_i64, 8, int64_t)
+GATHER_ROW(gather16_i64, 16, int64_t)
 
 /* out[i + index[i] * stride] = upd[i]; p = {out, index, updates}. */
 #define SCATTER_SET_ROW(NAME, SIZE, IT)                                                           \
@@ -98,9 +100,11 @@ GATHER_ROW(gather8_i64, 8, int64_t)
 SCATTER_SET_ROW(set1_i32, 1, int32_t)
 SCATTER_SET_ROW(set4_i32, 4, int32_t)
 SCATTER_SET_ROW(set8_i32, 8, int32_t)
+SCATTER_SET_ROW(set16_i32, 16, int32_t)
 SCATTER_SET_ROW(set1_i64, 1, int64_t)
 SCATTER_SET_ROW(set4_i64, 4, int64_t)
 SCATTER_SET_ROW(set8_i64, 8, int64_t)
+SCATTER_SET_ROW(set16_i64, 16, int64_t)
 
 /* out[i + index[i] * stride] += upd[i]. */
 #define SCATTER_ADD_ROW(NAME, T, IT, ADD)                                                         \
@@ -136,20 +140,26 @@ SCATTER_ADD_ROW(add_f64_i64, double, int64_t, ADD_F)
 SCATTER_ADD_ROW(add_i32_i64, int32_t, int64_t, ADD_I32)
 SCATTER_ADD_ROW(add_i64_i64, int64_t, int64_t, ADD_I64)
 SCATTER_ADD_ROW(add_bool_i64, uint8_t, int64_t, ADD_BOOL)
+SCATTER_ADD_ROW(add_c64_i32, float _Complex, int32_t, ADD_F)
+SCATTER_ADD_ROW(add_c128_i32, double _Complex, int32_t, ADD_F)
+SCATTER_ADD_ROW(add_c64_i64, float _Complex, int64_t, ADD_F)
+SCATTER_ADD_ROW(add_c128_i64, double _Complex, int64_t, ADD_F)
 
-/* [index is i64][element size 1, 4, 8] */
-static const cpu_row_fn gather_rows[2][3] = {{gather1_i32, gather4_i32, gather8_i32},
-                                             {gather1_i64, gather4_i64, gather8_i64}};
-static const cpu_row_fn set_rows[2][3] = {{set1_i32, set4_i32, set8_i32},
-                                          {set1_i64, set4_i64, set8_i64}};
+/* [index is i64][element size 1, 4, 8, 16] */
+static const cpu_row_fn gather_rows[2][4] = {
+    {gather1_i32, gather4_i32, gather8_i32, gather16_i32},
+    {gather1_i64, gather4_i64, gather8_i64, gather16_i64}};
+static const cpu_row_fn set_rows[2][4] = {{set1_i32, set4_i32, set8_i32, set16_i32},
+                                          {set1_i64, set4_i64, set8_i64, set16_i64}};
 /* [index is i64][dtype] */
 static const cpu_row_fn add_rows[2][TF_DTYPE_COUNT] = {
-    {add_f32_i32, add_f64_i32, add_i32_i32, add_i64_i32, add_bool_i32},
-    {add_f32_i64, add_f64_i64, add_i32_i64, add_i64_i64, add_bool_i64}};
+    {add_f32_i32, add_f64_i32, add_i32_i32, add_i64_i32, add_bool_i32, add_c64_i32, add_c128_i32},
+    {add_f32_i64, add_f64_i64, add_i32_i64, add_i64_i64, add_bool_i64, add_c64_i64,
+     add_c128_i64}};
 
 static int size_slot(size_t esize)
 {
-    return esize == 1 ? 0 : esize == 4 ? 1 : 2;
+    return esize == 1 ? 0 : esize == 4 ? 1 : esize == 8 ? 2 : 3;
 }
 
 /* ---- checks and views --------------------------------------------------------- */

@@ -5,7 +5,8 @@
  * device, buffers, execute dispatch), cpu_validate.c (supports and the
  * structural checks of execute), cpu_pool.c (worker threads), cpu_iter.c
  * (strided n-d iteration), cpu_layout.c (fill, copy, pad, concatenate),
- * cpu_elementwise.c (fill, iota, unary, binary, compare, select),
+ * cpu_elementwise.c (fill, iota, unary, binary, compare, select; cpu_complex.c
+ * has the complex rows),
  * cpu_elementwise_run.c (the elementwise driver: flat rows, streaming stores,
  * strided walks), cpu_fused.c (the FUSED interpreter), cpu_convert.c,
  * cpu_reduce.c, cpu_dot.c and cpu_index.c (gather, scatter, dynamic slices). Everything here has hidden visibility: the plugin exports
@@ -229,6 +230,14 @@ cpu_row_fn tf__cpu_binary_row(uint32_t dtype, uint32_t op);
 int64_t tf__cpu_unary_grain(uint32_t dtype, uint32_t op);
 int64_t tf__cpu_binary_grain(uint32_t op);
 
+/* The complex rows (cpu_complex.c): NULL for what the ABI does not define, or for a
+   dtype that is not complex. UNARY's and COMPARE's dtype is the input's. */
+cpu_row_fn tf__cpu_complex_unary_row(uint32_t dtype, uint32_t op);
+cpu_row_fn tf__cpu_complex_binary_row(uint32_t dtype, uint32_t op);
+cpu_row_fn tf__cpu_complex_compare_row(uint32_t dtype, uint32_t op);
+/* Whether a complex UNARY op is cheap (moves memory rather than calling libm). */
+int tf__cpu_complex_unary_is_cheap(uint32_t op);
+
 /* The vectorised transcendental UNARY rows (cpu_vmath.c). */
 #define CPU_VMATH_ROWS(X) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(erf)
 #define CPU_VMATH_DECLARE(f)                                                                       \
@@ -244,8 +253,9 @@ void tf__cpu_unravel(int64_t linear, int rank, const int64_t *shape, int64_t *id
 /* Shared kernels                                                         */
 /* ===================================================================== */
 
-/* Writes the tf_scalar as one element of `dtype` into out (8 bytes of room). */
-void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out);
+/* Writes the tf_scalar as one element of `dtype` into out (16 bytes of room); a complex
+   dtype takes value.f as its real part and imag as its imaginary part. */
+void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, double imag, void *out);
 /* dst = src element by element (same shape and element size; dst injective). */
 int tf__cpu_copy_view(const cpu_engine *e, const cpu_view *dst, const cpu_view *src,
                       cpu_err *err);

@@ -2,7 +2,7 @@
  * cpu_layout.c - data movement: fill and copy of strided views, and the
  * COPY, PAD and CONCATENATE primitives built on them.
  *
- * Movement is dtype-blind: elements are 1, 4 or 8 bytes and are moved with
+ * Movement is dtype-blind: elements are 1, 4, 8 or 16 bytes (c128) and are moved with
  * fixed-size memcpy (a single load/store, free of aliasing questions). A copy
  * walks its axes in the order of the destination's strides, so that writes
  * stream; dense-to-dense rows become one memcpy, and transposing copies go
@@ -16,7 +16,7 @@
 #define CPU_COPY_GRAIN (64 * 1024)
 #define CPU_COPY_TILE 32
 
-void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out)
+void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, double imag, void *out)
 {
     switch ((tf_dtype)dtype) {
     case TF_F32: {
@@ -37,8 +37,16 @@ void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out)
         memcpy(out, &b, sizeof b);
         break;
     }
-    case TF_C64:
-    case TF_C128: break; /* not claimed: the engine's supports() refuses complex */
+    case TF_C64: {
+        float z[2] = {(float)value.f, (float)imag};
+        memcpy(out, z, sizeof z);
+        break;
+    }
+    case TF_C128: {
+        double z[2] = {value.f, imag};
+        memcpy(out, z, sizeof z);
+        break;
+    }
     }
 }
 
@@ -66,6 +74,7 @@ void tf__cpu_scalar_bytes(uint32_t dtype, tf_scalar value, void *out)
 FILL_ROW(fill_row1, 1)
 FILL_ROW(fill_row4, 4)
 FILL_ROW(fill_row8, 8)
+FILL_ROW(fill_row16, 16)
 
 /* ---- copy ---------------------------------------------------------------- */
 
@@ -92,10 +101,11 @@ FILL_ROW(fill_row8, 8)
 COPY_ROW(copy_row1, fill_row1, 1)
 COPY_ROW(copy_row4, fill_row4, 4)
 COPY_ROW(copy_row8, fill_row8, 8)
+COPY_ROW(copy_row16, fill_row16, 16)
 
 static cpu_row_fn copy_row_for(size_t esize)
 {
-    return esize == 1 ? copy_row1 : esize == 4 ? copy_row4 : copy_row8;
+    return esize == 1 ? copy_row1 : esize == 4 ? copy_row4 : esize == 8 ? copy_row8 : copy_row16;
 }
 
 /*
@@ -127,6 +137,7 @@ typedef struct tile_job {
 TILE_COPY(tile_copy1, 1)
 TILE_COPY(tile_copy4, 4)
 TILE_COPY(tile_copy8, 8)
+TILE_COPY(tile_copy16, 16)
 
 /* Work item: one tile of one position of the axes other than 0 and j. */
 static int tile_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
@@ -158,8 +169,10 @@ static int tile_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
             tile_copy1(o, x, n0, nj, d, s);
         } else if (job->esize == 4) {
             tile_copy4(o, x, n0, nj, d, s);
-        } else {
+        } else if (job->esize == 8) {
             tile_copy8(o, x, n0, nj, d, s);
+        } else {
+            tile_copy16(o, x, n0, nj, d, s);
         }
     }
     return 0;
@@ -217,7 +230,10 @@ int tf__cpu_fill_view(const cpu_engine *e, const cpu_view *dst, const void *valu
     tf__cpu_iter_init(&it, 1, views, CPU_ITER_SORT);
     /* Threads only where no two of them can write the same address. */
     int64_t grain = tf__cpu_view_is_injective(&v) ? CPU_COPY_GRAIN : INT64_MAX;
-    cpu_row_fn fn = v.esize == 1 ? fill_row1 : v.esize == 4 ? fill_row4 : fill_row8;
+    cpu_row_fn fn = v.esize == 1   ? fill_row1
+                    : v.esize == 4 ? fill_row4
+                    : v.esize == 8 ? fill_row8
+                                   : fill_row16;
     return tf__cpu_iter_run(e, &it, grain, fn, value, err);
 }
 
@@ -277,7 +293,7 @@ int tf__cpu_exec_pad(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     const tf_pad_params *pp = x->params;
     cpu_view in, out, src, dst;
-    unsigned char value[8];
+    unsigned char value[16];
     int covered = 1;
 
     tf__cpu_view_from_operand(&in, x->inputs[0]);
@@ -302,7 +318,8 @@ int tf__cpu_exec_pad(const cpu_engine *e, const tf_exec *x, cpu_err *err)
         dst.strides[k] = out.strides[k] * a.step;
     }
     if (!covered) {
-        tf__cpu_scalar_bytes(out.dtype, pp->value, value);
+        double imag = TF_ABI_HAS_FIELD(pp, tf_pad_params, imag) ? pp->imag : 0.0;
+        tf__cpu_scalar_bytes(out.dtype, pp->value, imag, value);
         if (tf__cpu_fill_view(e, &out, value, err) != 0) {
             return 1;
         }

@@ -20,10 +20,11 @@
  * Accumulators: double for f32 and f64 (f32 sums and products are computed
  * in double and rounded once), 64-bit unsigned for integer SUM/PROD (the low
  * bits wrap exactly like the dtype), 64-bit signed for integer MAX/MIN, 0/1
- * for bool. Float MAX/MIN propagate NaN. Float SUM folds from -0.0, the exact
+ * for bool, double complex for c64 and c128 SUM/PROD. Float MAX/MIN propagate NaN. Float SUM folds from -0.0, the exact
  * neutral element, so sums of negative zeros stay -0.0; an empty group gives
  * +0.0.
  */
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ typedef union red_acc {
     double f;
     uint64_t u;
     int64_t i;
+    double _Complex z;
 } red_acc;
 
 typedef struct red_kernel {
@@ -129,6 +131,7 @@ typedef struct red_kernel {
 #define LOAD_U(v) ((uint64_t)(int64_t)(v))
 #define LOAD_I(v) ((int64_t)(v))
 #define LOAD_B(v) ((uint64_t)((v) != 0))
+#define LOAD_Z(v) ((double _Complex)(v))
 
 RED_KERNEL(sum_f32, float, f, double, LOAD_F, OP_ADD, -0.0, 0.0)
 RED_KERNEL(prod_f32, float, f, double, LOAD_F, OP_MUL, 1.0, 1.0)
@@ -149,6 +152,15 @@ RED_KERNEL(max_i64, int64_t, i, int64_t, LOAD_I, OP_MAX, INT64_MIN, INT64_MIN)
 RED_KERNEL(min_i64, int64_t, i, int64_t, LOAD_I, OP_MIN, INT64_MAX, INT64_MAX)
 RED_KERNEL(any_bool, uint8_t, u, uint64_t, LOAD_B, OP_OR, 0u, 0u)
 RED_KERNEL(all_bool, uint8_t, u, uint64_t, LOAD_B, OP_AND, 1u, 1u)
+/* Complex SUM folds from -0 - 0i, the exact neutral element, as the float sums do. */
+RED_KERNEL(sum_c64, float _Complex, z, double _Complex, LOAD_Z, OP_ADD, CMPLX(-0.0, -0.0),
+           CMPLX(0.0, 0.0))
+RED_KERNEL(prod_c64, float _Complex, z, double _Complex, LOAD_Z, OP_MUL, CMPLX(1.0, 0.0),
+           CMPLX(1.0, 0.0))
+RED_KERNEL(sum_c128, double _Complex, z, double _Complex, LOAD_Z, OP_ADD, CMPLX(-0.0, -0.0),
+           CMPLX(0.0, 0.0))
+RED_KERNEL(prod_c128, double _Complex, z, double _Complex, LOAD_Z, OP_MUL, CMPLX(1.0, 0.0),
+           CMPLX(1.0, 0.0))
 
 static const red_kernel *const red_table[TF_DTYPE_COUNT][TF_REDUCE_COUNT_] = {
     [TF_F32] = {&sum_f32, &prod_f32, &max_f32, &min_f32},
@@ -156,6 +168,8 @@ static const red_kernel *const red_table[TF_DTYPE_COUNT][TF_REDUCE_COUNT_] = {
     [TF_I32] = {&sum_i32, &prod_i32, &max_i32, &min_i32},
     [TF_I64] = {&sum_i64, &prod_i64, &max_i64, &min_i64},
     [TF_BOOL] = {[TF_REDUCE_MAX] = &any_bool, [TF_REDUCE_MIN] = &all_bool},
+    [TF_C64] = {[TF_REDUCE_SUM] = &sum_c64, [TF_REDUCE_PROD] = &prod_c64},
+    [TF_C128] = {[TF_REDUCE_SUM] = &sum_c128, [TF_REDUCE_PROD] = &prod_c128},
 };
 
 int tf__cpu_reduce_supported(uint32_t dtype, uint32_t op)
@@ -478,7 +492,7 @@ int tf__cpu_exec_reduce(const cpu_engine *e, const tf_exec *x, cpu_err *err)
         return 0;
     }
     if (tf__cpu_view_numel(&in) == 0) {
-        unsigned char value[8];
+        unsigned char value[16];
         pl.k->store((char *)value, pl.k->empty);
         return tf__cpu_fill_view(e, &out, value, err);
     }

@@ -22,7 +22,8 @@ typedef struct prim_info {
 
 /* Each primitive's row, INFO_<name> for every entry of TF_PRIM_LIST (a primitive
    without one does not build). */
-#define INFO_fill {0, 0, 0, sizeof(tf_fill_params)}
+/* FILL, DOT_GENERAL and PAD: the structs of ABI 1.0 end before the fields of 1.4 */
+#define INFO_fill {0, 0, 0, offsetof(tf_fill_params, imag)}
 #define INFO_iota {0, 0, 0, sizeof(tf_iota_params)}
 #define INFO_unary {1, 1, 1, sizeof(tf_unary_params)}
 #define INFO_binary {2, 2, 1, sizeof(tf_binary_params)}
@@ -30,9 +31,9 @@ typedef struct prim_info {
 #define INFO_select {3, 3, 0, 0}
 #define INFO_convert {1, 1, 0, sizeof(tf_convert_params)}
 #define INFO_reduce {1, 1, 1, sizeof(tf_reduce_params)}
-#define INFO_dot_general {2, 2, 0, sizeof(tf_dot_general_params)}
+#define INFO_dot_general {2, 2, 0, offsetof(tf_dot_general_params, conjugate)}
 #define INFO_copy {1, 1, 0, 0}
-#define INFO_pad {1, 1, 0, sizeof(tf_pad_params)}
+#define INFO_pad {1, 1, 0, offsetof(tf_pad_params, imag)}
 #define INFO_concatenate {1, UINT32_MAX - 1, 0, sizeof(tf_concatenate_params)}
 #define INFO_gather {2, 2, 0, sizeof(tf_gather_params)}
 #define INFO_scatter {3, 3, 0, sizeof(tf_gather_params)}
@@ -59,14 +60,34 @@ static int all_equal(const uint32_t *d, uint32_t n)
     return 1;
 }
 
+/* UNARY: complex ABS, REAL, IMAG and ANGLE give the part dtype, the rest in[0]'s. */
+static int unary_dtypes_ok(uint32_t op, const uint32_t *d)
+{
+    int to_part = tf_dtype_is_complex((tf_dtype)d[0]) &&
+                  (op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
+                   op == TF_UNARY_ANGLE);
+    uint32_t want = to_part ? (uint32_t)tf_dtype_real_of((tf_dtype)d[0]) : d[0];
+    return d[1] == want && tf__cpu_unary_supported(d[0], op);
+}
+
+/* BINARY: COMPLEX takes two real parts to their complex dtype, the rest one dtype. */
+static int binary_dtypes_ok(uint32_t op, const uint32_t *d)
+{
+    if (op == TF_BINARY_COMPLEX) {
+        return d[0] == d[1] && tf_dtype_is_float((tf_dtype)d[0]) &&
+               d[2] == (uint32_t)tf_dtype_complex_of((tf_dtype)d[0]);
+    }
+    return all_equal(d, 3) && tf__cpu_binary_supported(d[0], op);
+}
+
 /* The dtype rules of each primitive; arity and dtype validity already checked. */
 static int dtypes_ok(uint32_t prim, uint32_t op, const uint32_t *d, uint32_t n)
 {
     switch ((tf_prim)prim) {
     case TF_PRIM_FILL: return 1;
-    case TF_PRIM_IOTA: return d[0] != TF_BOOL;
-    case TF_PRIM_UNARY: return all_equal(d, 2) && tf__cpu_unary_supported(d[0], op);
-    case TF_PRIM_BINARY: return all_equal(d, 3) && tf__cpu_binary_supported(d[0], op);
+    case TF_PRIM_IOTA: return d[0] != TF_BOOL && !tf_dtype_is_complex((tf_dtype)d[0]);
+    case TF_PRIM_UNARY: return unary_dtypes_ok(op, d);
+    case TF_PRIM_BINARY: return binary_dtypes_ok(op, d);
     case TF_PRIM_COMPARE:
         return d[0] == d[1] && d[2] == TF_BOOL && tf__cpu_compare_supported(d[0], op);
     case TF_PRIM_SELECT: return d[0] == TF_BOOL && all_equal(d + 1, 3);

@@ -44,7 +44,7 @@ static int unary_ok(uint32_t d, uint32_t op)
 {
     switch (d) {
     case TF_F32:
-    case TF_F64: return op < TF_UNARY_COUNT_ && op != TF_UNARY_LOGICAL_NOT;
+    case TF_F64: return op <= TF_UNARY_CEIL && op != TF_UNARY_LOGICAL_NOT; /* not the complex ops */
     case TF_I32:
     case TF_I64:
         return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
@@ -60,7 +60,7 @@ static int binary_ok(uint32_t d, uint32_t op)
     case TF_F32:
     case TF_F64: return op <= TF_BINARY_REM;
     case TF_I32:
-    case TF_I64: return op < TF_BINARY_COUNT_;
+    case TF_I64: return op <= TF_BINARY_XOR; /* not COMPLEX */
     case TF_BOOL:
         return op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR ||
                op == TF_BINARY_MAX || op == TF_BINARY_MIN;
@@ -125,8 +125,9 @@ int tf__vk_supports(const vk_engine *e, uint32_t prim, uint32_t op, const uint32
 {
     if (prim >= TF_PRIM_COUNT_ || n_dtypes == 0 || dtypes == NULL)
         return 0;
+    /* the complex dtypes (ABI 1.4) have no shaders here: never claimed */
     for (uint32_t i = 0; i < n_dtypes; i++) {
-        if (dtypes[i] >= TF_DTYPE_COUNT)
+        if (dtypes[i] >= TF_DTYPE_COUNT || tf_dtype_is_complex((tf_dtype)dtypes[i]))
             return 0;
     }
     return dtypes_ok(e, prim, op, dtypes, n_dtypes);

@@ -580,7 +580,7 @@ static void test_faulty_engine_error_reaches_caller(void **state)
     /* Without the option it never fails. */
     TF_ASSERT_OK(create_faulty(NULL, NULL, &e));
     TF_ASSERT_OK(tf_tensor_empty(e, TF_F64, 1, shape, &out));
-    tf_fill_params fill = {sizeof fill, 0, {1.0, 0}};
+    tf_fill_params fill = {sizeof fill, 0, {1.0, 0}, 0};
     for (int i = 0; i < 20; i++)
         TF_ASSERT_OK(tf_engine_execute(e, TF_PRIM_FILL, &fill, 0, NULL, 1, &out));
     tf_tensor_release(out);
@@ -627,7 +627,7 @@ static void test_devmem_execute_and_placement(void **state)
     TF_ASSERT_OK(tf_tensor_empty(dev, TF_I64, 2, shape, &m));
 
     /* FILL everything with 0, then the diagonal (a strided output) with 1. */
-    tf_fill_params fill = {sizeof fill, 0, {0.0, 0}};
+    tf_fill_params fill = {sizeof fill, 0, {0.0, 0}, 0};
     TF_ASSERT_OK(tf_engine_execute(dev, TF_PRIM_FILL, &fill, 0, NULL, 1, &m));
     TF_ASSERT_OK(tf_tensor_diagonal(m, 0, 1, &diag));
     fill.value.i = 1;
@@ -786,7 +786,7 @@ static void test_engine_outlives_destroy_while_tensors_live(void **state)
     tf_tensor *t = NULL;
     TF_ASSERT_OK(tf_engine_open("cpu", 1, &cpu));
     TF_ASSERT_OK(tf_tensor_empty(cpu, TF_F64, 1, (int64_t[]){4}, &t));
-    tf_fill_params fill = {sizeof fill, 0, {2.5, 0}};
+    tf_fill_params fill = {sizeof fill, 0, {2.5, 0}, 0};
     TF_ASSERT_OK(tf_engine_execute(cpu, TF_PRIM_FILL, &fill, 0, NULL, 1, &t));
     tf_engine_destroy(cpu);
     const void *data;

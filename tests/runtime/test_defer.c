@@ -629,7 +629,7 @@ static void test_write_after_deferred_read(void **state)
     int64_t shape[1] = {N};
     tf_tensor *t = NULL;
     TF_ASSERT_OK(tf_tensor_empty(g_fused, TF_F64, 1, shape, &t));
-    tf_fill_params fill = {sizeof fill, 0, {.f = 3.0}};
+    tf_fill_params fill = {sizeof fill, 0, {.f = 3.0}, 0};
     TF_ASSERT_OK(tf_engine_execute(g_fused, TF_PRIM_FILL, &fill, 0, NULL, 1, &t));
     tf_eager *c = NULL, *r = NULL;
     TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &c));
@@ -661,7 +661,7 @@ static void test_refused_read_runs_nothing(void **state)
     tf_eager *c = NULL, *r = NULL;
     tf_tensor *t = NULL;
     TF_ASSERT_OK(tf_tensor_empty(g_fused, TF_F64, 1, shape, &t));
-    tf_fill_params fill = {sizeof fill, 0, {.f = 1.0}};
+    tf_fill_params fill = {sizeof fill, 0, {.f = 1.0}, 0};
     TF_ASSERT_OK(tf_engine_execute(g_fused, TF_PRIM_FILL, &fill, 0, NULL, 1, &t));
     TF_ASSERT_OK(tf_runtime_constant_from(p.rt, t, &c));
     TF_ASSERT_OK(tf_session_add(p.on, c, c, &r)); /* deferred */

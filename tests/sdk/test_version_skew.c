@@ -6,7 +6,8 @@
  * 1.0 and 1.2 (tests/sdk/abi_1_0, abi_1_2) loads, states its minor, and the
  * conformance kit passes it: the host reads only the fields those minors
  * had, sends only the work they defined (no FUSED of several outputs, no
- * deferred chains), and the kit asks nothing of them they could not know.
+ * deferred chains, no complex dtypes), and the kit asks nothing of them they
+ * could not know.
  *
  * Newer: an engine stating minor TF_ENGINE_ABI_MINOR + 6, with a larger
  * descriptor, a capability bit and a primitive and an op this host does
@@ -31,6 +32,18 @@ static void older_minor_passes(const char *minor, uint32_t want_minor)
     tf_dtype d[3] = {TF_F64, TF_F64, TF_F64};
     assert_false(tf_engine_supports(e, TF_PRIM_FUSED, 1, d, 3));
     assert_true(tf_engine_supports(e, TF_PRIM_DOT_GENERAL, 0, d, 3));
+    /* ABI 1.4's complex dtypes neither: a call with them is refused, naming the minor */
+    int64_t two = 2;
+    double zv[4] = {1, 2, 3, 4};
+    tf_tensor *z = NULL, *zo = NULL;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_C128, 1, &two, zv, 2, &z));
+    TF_ASSERT_OK(tf_tensor_empty(e, TF_C128, 1, &two, &zo));
+    tf_dtype zz[2] = {TF_C128, TF_C128};
+    assert_false(tf_engine_supports(e, TF_PRIM_COPY, 0, zz, 2));
+    TF_ASSERT_STATUS(tf_engine_execute(e, TF_PRIM_COPY, NULL, 1, &z, 1, &zo), TF_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tf_error_message(), "older than 1.4, which has no complex dtypes"));
+    tf_tensor_release(z);
+    tf_tensor_release(zo);
     tf_engine_destroy(e);
 
     char *out;

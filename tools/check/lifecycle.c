@@ -136,7 +136,7 @@ static int probe_run(tf_engine *e, probe p, unsigned seed, tf_tensor **keep, cha
     if (!st && p.kind != PROBE_NONE)
         st = tf_tensor_empty(e, p.dtype, 1, &n, &y);
     if (!st && p.kind == PROBE_FILL) {
-        tf_fill_params fp = {sizeof fp, 0, {(double)(seed % 1000), (int64_t)(seed % 1000)}};
+        tf_fill_params fp = {sizeof fp, 0, {(double)(seed % 1000), (int64_t)(seed % 1000)}, 0};
         st = tf_engine_execute(e, TF_PRIM_FILL, &fp, 0, NULL, 1, &y);
     } else if (!st && p.kind == PROBE_COPY) {
         st = tf_engine_execute(e, TF_PRIM_COPY, NULL, 1, &x, 1, &y);

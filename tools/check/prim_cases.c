@@ -97,7 +97,7 @@ static void rows_fill_iota(ck_ctx *ctx)
     for (int d = 0; row && d < CK_N_DTYPES; d++) {
         if (!want(ctx, k_all[d]))
             continue;
-        tf_fill_params p = {sizeof p, 0, {-3.1, -7}}; /* not an f32: f64 must keep every bit */
+        tf_fill_params p = {sizeof p, 0, {-3.1, -7}, 0}; /* not an f32: f64 must keep every bit */
         if (k_all[d] == TF_BOOL)
             p.value.i = 1;
         ew e = {TF_PRIM_FILL, 0, &p, 0, {0}, {0}, k_all[d], CK_TOL_EXACT, 0, 1, 1};
@@ -124,8 +124,13 @@ static void rows_fill_iota(ck_ctx *ctx)
 
 int ck_unary_defined(uint32_t op, tf_dtype d)
 {
+    if (tf_dtype_is_complex(d)) /* out[0] of d too; abs, real, imag, angle give the part */
+        return op == TF_UNARY_NEG || op == TF_UNARY_CONJ || op == TF_UNARY_SIGN ||
+               (op >= TF_UNARY_EXP && op <= TF_UNARY_RSQRT && op != TF_UNARY_EXPM1 &&
+                op != TF_UNARY_LOG1P) ||
+               op == TF_UNARY_RECIPROCAL || op == TF_UNARY_SQUARE;
     if (tf_dtype_is_float(d))
-        return op != TF_UNARY_LOGICAL_NOT;
+        return op != TF_UNARY_LOGICAL_NOT && op <= TF_UNARY_CEIL;
     if (tf_dtype_is_int(d))
         return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
                op == TF_UNARY_SQUARE;
@@ -195,10 +200,12 @@ static void rows_unary(ck_ctx *ctx)
 
 int ck_binary_defined(uint32_t op, tf_dtype d)
 {
+    if (tf_dtype_is_complex(d))
+        return op <= TF_BINARY_POW;
     if (tf_dtype_is_float(d))
         return op <= TF_BINARY_REM;
     if (tf_dtype_is_int(d))
-        return 1;
+        return op <= TF_BINARY_XOR; /* COMPLEX takes real parts */
     return op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR ||
            op == TF_BINARY_MAX || op == TF_BINARY_MIN;
 }

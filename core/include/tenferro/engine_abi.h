@@ -97,6 +97,46 @@
  * check-engine` checks the sign of zeros in exactly the cases above, with +0
  * and -0 among their inputs.
  *
+ * ------------------------------------------------------------------------
+ * Complex dtypes (ABI 1.4)
+ * ------------------------------------------------------------------------
+ * TF_C64 and TF_C128 elements are C99 float complex / double complex (real
+ * part, then imaginary part). The host never asks an engine built against
+ * an older minor about them. For an engine of 1.4 or later they are:
+ *   - every structural primitive (FILL, COPY, PAD, CONCATENATE, GATHER,
+ *     SCATTER, DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE) and SELECT, as for any
+ *     dtype; FILL and PAD take the imaginary part from the `imag` field of
+ *     their params; SCATTER ADD adds complex values;
+ *   - UNARY NEG, CONJ, SIGN (z / |z|, 0 for 0), EXP, LOG, SIN, COS, TANH,
+ *     SQRT, RSQRT (1 / sqrt z), RECIPROCAL, SQUARE (complex result), and ABS,
+ *     REAL, IMAG, ANGLE, whose out[0] is the part dtype (f32 for c64, f64
+ *     for c128);
+ *   - BINARY ADD, SUB, MUL, DIV, POW; and BINARY COMPLEX, whose inputs are
+ *     the two parts (f32 or f64) and whose out[0] is the complex dtype;
+ *   - COMPARE EQ and NE only (both parts equal; NaN in a part is unequal);
+ *   - REDUCE SUM and PROD only (max and min have no order to follow);
+ *   - CONVERT to and from every dtype: real and integer values become
+ *     x + 0i (checked: as to the part dtype); complex to complex converts
+ *     each part (checked: as f64 to f32); complex to a real or integer dtype
+ *     is only the unchecked cast, which takes the real part (and converts it
+ *     as a float), and complex to bool gives z != 0 (either part non-zero);
+ *   - DOT_GENERAL, with the conjugation flags of tf_dot_general_params;
+ *   - not IOTA, not FUSED.
+ * Branch cuts and special values are those of C11 Annex G (cexp, clog,
+ * csqrt, csin, ccos, ctanh, carg): LOG and SQRT are cut along the negative
+ * real axis, continuous from above (log(-1 + 0i) = i pi, log(-1 - 0i) =
+ * -i pi, sqrt(-1 +- 0i) = +-i), SQRT's result has a non-negative real part,
+ * log(0) = -inf + 0i, sqrt(0) = 0, exp(+-inf...) as Annex G; ANGLE is
+ * atan2(im, re) in [-pi, pi] (angle(-1 + 0i) = pi, angle(-1 - 0i) = -pi,
+ * angle(0) = 0); ABS is hypot(re, im) (inf when a part is infinite, even if
+ * the other is NaN). POW is exp(y log x) on that branch, with x^0 = 1 for
+ * every x and 0^y = 0 when Re(y) > 0 (other powers of 0 are NaN). SIGN of
+ * a value with an infinite part takes the infinite parts as +-1 and the
+ * finite ones as 0 before dividing (sign(inf + 2i) = 1); NaN gives NaN.
+ * RSQRT and RECIPROCAL of 0 give an infinite or NaN value as C's division
+ * by zero does. MUL and DIV are C's complex operators (an infinite operand
+ * gives an infinite result, not NaN + NaN i).
+ *
  * Engines whose descriptor has TF_ENGINE_CAP_HOST_MEMORY compute on host
  * memory: every operand arrives with `data` pointing at element 0 of its
  * memory (offset not yet applied), whether the memory came from this engine's
@@ -118,7 +158,8 @@ extern "C" {
 #endif
 
 #define TF_ENGINE_ABI_MAJOR 1
-#define TF_ENGINE_ABI_MINOR 3 /* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED; 1.3: FUSED outputs */
+/* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED; 1.3: FUSED outputs; 1.4: complex dtypes */
+#define TF_ENGINE_ABI_MINOR 4
 
 #define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
 
@@ -233,14 +274,15 @@ typedef struct tf_device_info {
     X(FILL, fill, 0)                                                          \
     /*                                                                        \
      * IOTA: no inputs; out[0][i] = i[axis] converted to out[0]'s dtype.      \
-     * Params: tf_iota_params. Dtypes f32, f64, i32, i64.                     \
+     * Params: tf_iota_params. Dtypes f32, f64, i32, i64 (not complex).       \
      */                                                                       \
     X(IOTA, iota, 1)                                                          \
     /*                                                                        \
      * UNARY: out[0] = f(in[0]), elementwise, same shape and dtype. Params:   \
      * tf_unary_params. Float dtypes: every tf_unary_op except LOGICAL_NOT.   \
      * Integer dtypes: NEG, ABS, SIGN, SQUARE (wrapping on overflow).         \
-     * Bool: LOGICAL_NOT.                                                     \
+     * Bool: LOGICAL_NOT. Complex (1.4): see "Complex dtypes" above; ABS,     \
+     * REAL, IMAG and ANGLE of a complex input have a real out[0].            \
      */                                                                       \
     X(UNARY, unary, 2)                                                        \
     /*                                                                        \
@@ -253,13 +295,16 @@ typedef struct tf_device_info {
      * gives 0; POW with a negative exponent gives 1/x^-y truncated toward    \
      * zero (1 or -1 when |x| = 1, 0 when |x| > 1, and the division-by-zero   \
      * error when x = 0); MAX, MIN; AND, OR, XOR bitwise. Bool: AND, OR,      \
-     * XOR, MAX (= or), MIN (= and).                                          \
+     * XOR, MAX (= or), MIN (= and). Complex (1.4): ADD, SUB, MUL, DIV, POW;  \
+     * COMPLEX makes c64 (c128) out[0] from two f32 (f64) inputs, the real    \
+     * and the imaginary parts.                                               \
      */                                                                       \
     X(BINARY, binary, 3)                                                      \
     /*                                                                        \
      * COMPARE: out[0] (bool) = in[0] op in[1], elementwise; in[0], in[1]     \
      * have the same dtype and all three the same shape. Params:              \
-     * tf_compare_params. All dtypes. NaN compares unequal to everything.     \
+     * tf_compare_params. All dtypes (complex: EQ and NE only). NaN compares  \
+     * unequal to everything.                                                 \
      */                                                                       \
     X(COMPARE, compare, 4)                                                    \
     /*                                                                        \
@@ -292,7 +337,7 @@ typedef struct tf_device_info {
      * integer maximum). Float MAX/MIN fold as BINARY MAX/MIN do: NaN         \
      * propagates and -0 < +0 (IEEE 754-2019). Float SUM accumulates in the   \
      * dtype itself or wider, at the engine's choice. Integer SUM/PROD wrap.  \
-     * Bool: MAX (any), MIN (all).                                            \
+     * Bool: MAX (any), MIN (all). Complex (1.4): SUM, PROD.                  \
      */                                                                       \
     X(REDUCE, reduce, 7)                                                      \
     /*                                                                        \
@@ -304,8 +349,10 @@ typedef struct tf_device_info {
      * axes in ascending order, then the rhs free axes in ascending order,    \
      * then the batch axes in the order of lhs_batch. Every element is the    \
      * sum over all contracting indices of lhs * rhs (0 when a contracting    \
-     * extent is 0). Dtypes: in[0], in[1], out[0] share a float or integer    \
-     * dtype (integer arithmetic wraps).                                      \
+     * extent is 0). Dtypes: in[0], in[1], out[0] share a float, integer or   \
+     * complex dtype (integer arithmetic wraps). Complex (1.4): with          \
+     * TF_DOT_CONJ_LHS (TF_DOT_CONJ_RHS) in params.conjugate, lhs (rhs)       \
+     * elements enter the products conjugated.                                \
      */                                                                       \
     X(DOT_GENERAL, dot_general, 8)                                            \
     /*                                                                        \
@@ -373,7 +420,7 @@ typedef struct tf_device_info {
      * FUSED (ABI 1.2): out[0] = a straight-line elementwise program over     \
      * in[0 .. n-1] (1 <= n <= TF_FUSED_MAX_INPUTS), evaluated element by     \
      * element without arrays for its intermediate values. Params:            \
-     * tf_fused_params. All operands share one float dtype (f32 or f64) and   \
+     * tf_fused_params. All operands share one real float dtype (f32, f64) and\
      * have out[0]'s shape (a broadcast input has stride 0, as everywhere).   \
      * Registers 0 .. n-1 hold the inputs' elements; step k sets register     \
      * n + k to UNARY op(r[a]) or BINARY op(r[a], r[b]), a and b < n + k;     \
@@ -427,13 +474,17 @@ typedef enum tf_prim {
     X(SQUARE, square, 15)                                                   \
     X(LOGICAL_NOT, logical_not, 16) /* bool only */                         \
     X(FLOOR, floor, 17)                                                     \
-    X(CEIL, ceil, 18)
+    X(CEIL, ceil, 18)                                                       \
+    X(CONJ, conj, 19)   /* 1.4, complex only */                             \
+    X(REAL, real, 20)   /* 1.4, complex only; out[0] is the part dtype */   \
+    X(IMAG, imag, 21)   /* 1.4, complex only; out[0] is the part dtype */   \
+    X(ANGLE, angle, 22) /* 1.4, complex only; atan2(im, re), part dtype */
 
 typedef enum tf_unary_op {
 #define TF_UNARY_ENUM_(NAME, name, value) TF_UNARY_##NAME = value,
     TF_UNARY_OP_LIST(TF_UNARY_ENUM_)
 #undef TF_UNARY_ENUM_
-    TF_UNARY_COUNT_ = 19
+    TF_UNARY_COUNT_ = 23
 } tf_unary_op;
 
 /*
@@ -452,13 +503,14 @@ typedef enum tf_unary_op {
     X(REM, rem, 7)                                                         \
     X(AND, and, 8)  /* integers and bool only */                           \
     X(OR, or, 9)    /* integers and bool only */                           \
-    X(XOR, xor, 10) /* integers and bool only */
+    X(XOR, xor, 10) /* integers and bool only */                          \
+    X(COMPLEX, complex, 11) /* 1.4: re (f32/f64), im -> c64/c128 */
 
 typedef enum tf_binary_op {
 #define TF_BINARY_ENUM_(NAME, name, value) TF_BINARY_##NAME = value,
     TF_BINARY_OP_LIST(TF_BINARY_ENUM_)
 #undef TF_BINARY_ENUM_
-    TF_BINARY_COUNT_ = 11
+    TF_BINARY_COUNT_ = 12
 } tf_binary_op;
 
 /* The comparisons of TF_PRIM_COMPARE, X(NAME, name, value): TF_COMPARE_<NAME>. */
@@ -515,7 +567,8 @@ typedef enum tf_scatter_combine {
 
 /*
  * A value of any dtype: floats read `f`, integers and bool read `i`
- * (bool: i != 0).
+ * (bool: i != 0), a complex value's real part reads `f` (its imaginary part
+ * travels in the params that hold the scalar, `imag`).
  */
 typedef struct tf_scalar {
     double f;
@@ -526,6 +579,9 @@ typedef struct tf_fill_params {
     uint32_t struct_size;
     uint32_t reserved0;
     tf_scalar value;
+    /* ABI 1.4: the imaginary part of a complex value (read when
+       TF_ABI_HAS_FIELD(p, tf_fill_params, imag); 0 otherwise) */
+    double imag;
 } tf_fill_params;
 
 typedef struct tf_iota_params {
@@ -568,7 +624,15 @@ typedef struct tf_dot_general_params {
     uint32_t rhs_contracting[TF_MAX_RANK];
     uint32_t lhs_batch[TF_MAX_RANK];
     uint32_t rhs_batch[TF_MAX_RANK];
+    /* ABI 1.4: TF_DOT_CONJ_* bits, set only for complex dtypes (read when
+       TF_ABI_HAS_FIELD(p, tf_dot_general_params, conjugate); 0 otherwise) */
+    uint32_t conjugate;
+    uint32_t reserved1; /* 0 */
 } tf_dot_general_params;
+
+/* tf_dot_general_params.conjugate (ABI 1.4): the operand enters conjugated. */
+#define TF_DOT_CONJ_LHS (1u << 0)
+#define TF_DOT_CONJ_RHS (1u << 1)
 
 typedef struct tf_pad_params {
     uint32_t struct_size;
@@ -576,6 +640,8 @@ typedef struct tf_pad_params {
     tf_scalar value;
     int64_t low[TF_MAX_RANK];      /* may be negative */
     int64_t interior[TF_MAX_RANK]; /* >= 0 */
+    /* ABI 1.4: the imaginary part of a complex value, as tf_fill_params.imag */
+    double imag;
 } tf_pad_params;
 
 typedef struct tf_concatenate_params {

@@ -124,7 +124,8 @@ static tf_status elementwise_like(const call *c, size_t first, bool same_dtype)
 static tf_status check_fill(const call *c)
 {
     tf_status st = check_counts(c, 0, 1);
-    return st ? st : check_params(c, sizeof(tf_fill_params));
+    /* the struct of ABI 1.0 ends before imag (1.4), which is 0 when absent */
+    return st ? st : check_params(c, offsetof(tf_fill_params, imag));
 }
 
 static tf_status check_iota(const call *c)
@@ -134,26 +135,62 @@ static tf_status check_iota(const call *c)
         st = check_params(c, sizeof(tf_iota_params));
     if (st)
         return st;
-    if (c->out[0]->dtype == TF_BOOL)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "iota does not produce bool");
+    if (c->out[0]->dtype == TF_BOOL || tf_dtype_is_complex(c->out[0]->dtype))
+        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "iota does not produce %s",
+                    tf_dtype_name(c->out[0]->dtype));
     return need_axis(c, "axis", ((const tf_iota_params *)c->params)->axis, c->out[0]->rank);
 }
 
-/* Whether UNARY `op` (known) is defined for dtype dt. */
+/* The UNARY ops of a complex input whose output is the part dtype (ABI 1.4). */
+static bool unary_to_part(uint32_t op)
+{
+    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
+           op == TF_UNARY_ANGLE;
+}
+
+/* The UNARY ops of a complex input whose output is complex too (ABI 1.4). */
+static bool unary_complex_defined(uint32_t op)
+{
+    switch (op) {
+    case TF_UNARY_NEG:
+    case TF_UNARY_CONJ:
+    case TF_UNARY_SIGN:
+    case TF_UNARY_EXP:
+    case TF_UNARY_LOG:
+    case TF_UNARY_SIN:
+    case TF_UNARY_COS:
+    case TF_UNARY_TANH:
+    case TF_UNARY_SQRT:
+    case TF_UNARY_RSQRT:
+    case TF_UNARY_RECIPROCAL:
+    case TF_UNARY_SQUARE: return true;
+    default: return false;
+    }
+}
+
+/* Whether UNARY `op` (known) is defined with out[0] of dtype dt, in[0] the same. */
 static bool unary_defined(uint32_t op, tf_dtype dt)
 {
+    if (tf_dtype_is_complex(dt))
+        return unary_complex_defined(op);
     if (tf_dtype_is_float(dt))
-        return op != TF_UNARY_LOGICAL_NOT;
+        return op != TF_UNARY_LOGICAL_NOT && op <= TF_UNARY_CEIL;
     if (dt == TF_BOOL)
         return op == TF_UNARY_LOGICAL_NOT;
     return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
            op == TF_UNARY_SQUARE;
 }
 
-/* Whether BINARY `op` (known) is defined for dtype dt. */
+/* Whether BINARY `op` (known) is defined with all three operands of dtype dt (COMPLEX,
+   whose inputs are real, never is). */
 static bool binary_defined(uint32_t op, tf_dtype dt)
 {
     bool bitwise = op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR;
+    if (op == TF_BINARY_COMPLEX)
+        return false;
+    if (tf_dtype_is_complex(dt))
+        return op == TF_BINARY_ADD || op == TF_BINARY_SUB || op == TF_BINARY_MUL ||
+               op == TF_BINARY_DIV || op == TF_BINARY_POW;
     return tf_dtype_is_float(dt)  ? !bitwise
            : dt == TF_BOOL        ? bitwise || op == TF_BINARY_MAX || op == TF_BINARY_MIN
                                   : true;
@@ -178,9 +215,28 @@ static tf_status check_unary(const call *c)
     uint32_t op = ((const tf_unary_params *)c->params)->op;
     if (op >= TF_UNARY_COUNT_)
         return fail(c, TF_ERR_VALIDATION, "op", "unknown unary op %u", op);
+    tf_dtype in = c->in[0]->dtype;
+    if (tf_dtype_is_complex(in) && unary_to_part(op)) { /* complex in, its part out */
+        if ((st = need_dtype(c, "outputs[0]", c->out[0], tf_dtype_real_of(in))))
+            return st;
+        return elementwise_like(c, 0, false);
+    }
     if ((st = elementwise_like(c, 0, true)))
         return st;
     return unary_dtype_ok(c, op, c->out[0]->dtype);
+}
+
+/* BINARY COMPLEX (ABI 1.4): two real parts of one dtype in, the complex dtype out. */
+static tf_status check_binary_complex(const call *c)
+{
+    tf_dtype part = c->in[0]->dtype;
+    if (!tf_dtype_is_float(part))
+        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "complex is not defined for %s",
+                    tf_dtype_name(part));
+    tf_status st = need_dtype(c, "inputs[1]", c->in[1], part);
+    if (!st)
+        st = need_dtype(c, "outputs[0]", c->out[0], tf_dtype_complex_of(part));
+    return st ? st : elementwise_like(c, 0, false);
 }
 
 static tf_status check_binary(const call *c)
@@ -193,6 +249,8 @@ static tf_status check_binary(const call *c)
     uint32_t op = ((const tf_binary_params *)c->params)->op;
     if (op >= TF_BINARY_COUNT_)
         return fail(c, TF_ERR_VALIDATION, "op", "unknown binary op %u", op);
+    if (op == TF_BINARY_COMPLEX)
+        return check_binary_complex(c);
     if ((st = elementwise_like(c, 0, true)))
         return st;
     tf_dtype dt = c->out[0]->dtype;
@@ -215,6 +273,10 @@ static tf_status check_compare(const call *c)
     if ((st = need_dtype(c, "outputs[0]", c->out[0], TF_BOOL)) ||
         (st = need_dtype(c, "inputs[1]", c->in[1], c->in[0]->dtype)))
         return st;
+    if (tf_dtype_is_complex(c->in[0]->dtype) && op != TF_COMPARE_EQ && op != TF_COMPARE_NE)
+        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]",
+                    "%s is not defined for %s (complex values have no order)",
+                    tf_prim_op_name(TF_PRIM_COMPARE, op), tf_dtype_name(c->in[0]->dtype));
     return elementwise_like(c, 0, false);
 }
 
@@ -233,7 +295,16 @@ static tf_status check_convert(const call *c)
     tf_status st = check_counts(c, 1, 1);
     if (!st)
         st = check_params(c, sizeof(tf_convert_params));
-    return st ? st : elementwise_like(c, 0, false);
+    if (st)
+        return st;
+    tf_dtype from = c->in[0]->dtype, to = c->out[0]->dtype;
+    if (((const tf_convert_params *)c->params)->checked && tf_dtype_is_complex(from) &&
+        !tf_dtype_is_complex(to))
+        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]",
+                    "a checked conversion from %s to %s is not defined (the unchecked cast "
+                    "takes the real part)",
+                    tf_dtype_name(from), tf_dtype_name(to));
+    return elementwise_like(c, 0, false);
 }
 
 static tf_status check_reduce(const call *c)
@@ -253,9 +324,10 @@ static tf_status check_reduce(const call *c)
                     (unsigned long long)p->axes_mask, x->rank);
     if ((st = need_dtype(c, "outputs[0]", o, x->dtype)))
         return st;
-    if (x->dtype == TF_BOOL && (p->op == TF_REDUCE_SUM || p->op == TF_REDUCE_PROD))
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for bool",
-                    tf_prim_op_name(TF_PRIM_REDUCE, p->op));
+    bool summing = p->op == TF_REDUCE_SUM || p->op == TF_REDUCE_PROD;
+    if (x->dtype == TF_BOOL ? summing : (tf_dtype_is_complex(x->dtype) && !summing))
+        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
+                    tf_prim_op_name(TF_PRIM_REDUCE, p->op), tf_dtype_name(x->dtype));
     bool ok = o->rank == x->rank;
     for (uint32_t i = 0; ok && i < x->rank; i++)
         ok = o->shape[i] == ((p->axes_mask >> i & 1) ? 1 : x->shape[i]);
@@ -283,14 +355,21 @@ static tf_status mark_axes(const call *c, const char *arg, const uint32_t *axes,
 static tf_status check_dot_general(const call *c)
 {
     tf_status st = check_counts(c, 2, 1);
+    /* the struct of ABI 1.0 ends before conjugate (1.4), which is 0 when absent */
     if (!st)
-        st = check_params(c, sizeof(tf_dot_general_params));
+        st = check_params(c, offsetof(tf_dot_general_params, conjugate));
     if (st)
         return st;
     const tf_dot_general_params *p = c->params;
     const tf_tensor *l = c->in[0], *r = c->in[1], *o = c->out[0];
     if (l->dtype == TF_BOOL)
         return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "dot_general is not defined for bool");
+    if (TF_ABI_HAS_FIELD(p, tf_dot_general_params, conjugate) && p->conjugate != 0 &&
+        ((p->conjugate & ~(TF_DOT_CONJ_LHS | TF_DOT_CONJ_RHS)) || !tf_dtype_is_complex(l->dtype)))
+        return fail(c, TF_ERR_VALIDATION, "conjugate",
+                    "conjugate 0x%x: only TF_DOT_CONJ_LHS and TF_DOT_CONJ_RHS, and only for "
+                    "complex operands (these are %s)",
+                    p->conjugate, tf_dtype_name(l->dtype));
     if ((st = need_dtype(c, "inputs[1]", r, l->dtype)) ||
         (st = need_dtype(c, "outputs[0]", o, l->dtype)))
         return st;
@@ -349,7 +428,7 @@ static tf_status check_pad(const call *c)
 {
     tf_status st = check_counts(c, 1, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_pad_params));
+        st = check_params(c, offsetof(tf_pad_params, imag)); /* imag: ABI 1.4 */
     if (!st)
         st = need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
     if (st)

@@ -256,7 +256,8 @@ static int ex_supports(tf_engine_state *e, uint32_t prim, uint32_t op, const uin
     case TF_PRIM_FILL:
     case TF_PRIM_IOTA: return n == 1 && is_float(dt[0]);
     case TF_PRIM_UNARY:
-        return n == 2 && is_float(dt[0]) && dt[1] == dt[0] && op < TF_UNARY_COUNT_ &&
+        /* the ops after CEIL are for complex dtypes (ABI 1.4), which this engine leaves */
+        return n == 2 && is_float(dt[0]) && dt[1] == dt[0] && op <= TF_UNARY_CEIL &&
                op != TF_UNARY_LOGICAL_NOT;
     case TF_PRIM_BINARY:
         /* AND, OR and XOR are for integers and bool only. */

@@ -82,7 +82,7 @@ static void product_free(product *p)
     free(p->extra);
 }
 
-static const tf_dot_general_params k_batched = {sizeof k_batched, 1, 1, 0, {1}, {0}, {2}, {2}};
+static const tf_dot_general_params k_batched = {sizeof k_batched, 1, 1, 0, {1}, {0}, {2}, {2}, 0, 0};
 
 /* Runs the product on `engine`; returns TF_OK and *got (the output's values) or the status. */
 static tf_status product_run(const product *p, tf_engine *engine, tf_scalar **got)

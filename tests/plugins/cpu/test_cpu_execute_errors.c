@@ -71,7 +71,7 @@ static void test_wrong_counts(void **state)
     tf_tensor *ab[2] = {a, b}, *outs[2] = {out, out2};
     tf_binary_params bp = {sizeof bp, TF_BINARY_ADD};
     tf_unary_params up = {sizeof up, TF_UNARY_NEG};
-    tf_fill_params fp = {sizeof fp, 0, {1.0, 1}};
+    tf_fill_params fp = {sizeof fp, 0, {1.0, 1}, 0};
     expect_reject("binary with one input", TF_PRIM_BINARY, &bp, 1, ab, 1, &out, TF_ERR_VALIDATION);
     expect_reject("unary with two inputs", TF_PRIM_UNARY, &up, 2, ab, 1, &out, TF_ERR_VALIDATION);
     expect_reject("fill with an input", TF_PRIM_FILL, &fp, 1, ab, 1, &out, TF_ERR_VALIDATION);
@@ -131,7 +131,7 @@ static void test_shape_mismatch(void **state)
     tf_binary_params bp = {sizeof bp, TF_BINARY_MUL};
     tf_unary_params up = {sizeof up, TF_UNARY_EXP};
     tf_reduce_params rp = {sizeof rp, TF_REDUCE_SUM, 1};
-    tf_dot_general_params dp = {sizeof dp, 1, 0, 0, {1}, {1}, {0}, {0}}; /* 3 vs 2 */
+    tf_dot_general_params dp = {sizeof dp, 1, 0, 0, {1}, {1}, {0}, {0}, 0, 0}; /* 3 vs 2 */
     tf_concatenate_params cp = {sizeof cp, 0};
     expect_reject("binary [2,3] * [3,2]", TF_PRIM_BINARY, &bp, 2, (tf_tensor *[]){a, b}, 1, &out,
                   TF_ERR_SHAPE_MISMATCH);
@@ -161,7 +161,7 @@ static void test_axis_out_of_bounds(void **state)
     tf_iota_params ip = {sizeof ip, 2};
     tf_concatenate_params cp = {sizeof cp, 2};
     tf_gather_params gp = {sizeof gp, 2, TF_GATHER_INDEX_SELECT, 0};
-    tf_dot_general_params dp = {sizeof dp, 1, 0, 0, {2}, {0}, {0}, {0}};
+    tf_dot_general_params dp = {sizeof dp, 1, 0, 0, {2}, {0}, {0}, {0}, 0, 0};
     expect_reject("reduce axis 2 of rank 2", TF_PRIM_REDUCE, &rp, 1, &a, 1, &out,
                   TF_ERR_AXIS_OUT_OF_BOUNDS);
     rp.axes_mask = (uint64_t)1 << 63;
@@ -256,14 +256,14 @@ static void test_bad_params(void **state)
                   TF_ERR_VALIDATION);
     expect_reject("binary with NULL params", TF_PRIM_BINARY, NULL, 2, aa, 1, &out,
                   TF_ERR_VALIDATION);
-    tf_fill_params fp = {8, 0, {1.0, 1}}; /* value not covered */
+    tf_fill_params fp = {8, 0, {1.0, 1}, 0}; /* value not covered */
     expect_reject("fill with a truncated params", TF_PRIM_FILL, &fp, 0, NULL, 1, &out,
                   TF_ERR_VALIDATION);
     expect_reject("reduce with NULL params", TF_PRIM_REDUCE, NULL, 1, &a, 1, &out,
                   TF_ERR_VALIDATION);
-    tf_pad_params pp = {sizeof pp, 0, {0.0, 0}, {0, 0}, {-1, 0}};
+    tf_pad_params pp = {sizeof pp, 0, {0.0, 0}, {0, 0}, {-1, 0}, 0};
     expect_reject("pad with interior -1", TF_PRIM_PAD, &pp, 1, &a, 1, &out, TF_ERR_VALIDATION);
-    tf_dot_general_params dp = {sizeof dp, 2, 0, 0, {0, 0}, {0, 1}, {0}, {0}};
+    tf_dot_general_params dp = {sizeof dp, 2, 0, 0, {0, 0}, {0, 1}, {0}, {0}, 0, 0};
     tf_tensor *sq = ramp(TF_F32, 2, (int64_t[]){2, 2});
     tf_tensor *o3 = tfr_output(cpu_engine, TF_F32, 1, (int64_t[]){3});
     expect_reject("dot_general listing lhs axis 0 twice", TF_PRIM_DOT_GENERAL, &dp, 2,
@@ -624,7 +624,7 @@ static int unary_defined(tf_dtype t, uint32_t op)
     if (t == TF_BOOL)
         return op == TF_UNARY_LOGICAL_NOT;
     if (tf_dtype_is_float(t))
-        return op != TF_UNARY_LOGICAL_NOT;
+        return op != TF_UNARY_LOGICAL_NOT && op <= TF_UNARY_CEIL;
     return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN || op == TF_UNARY_SQUARE;
 }
 
@@ -635,7 +635,7 @@ static int binary_defined(tf_dtype t, uint32_t op)
                op == TF_BINARY_MAX || op == TF_BINARY_MIN;
     if (tf_dtype_is_float(t))
         return op <= TF_BINARY_REM;
-    return 1;
+    return op != TF_BINARY_COMPLEX;
 }
 
 static void test_supports_elementwise(void **state)

@@ -147,7 +147,7 @@ static void test_pad_random(void **state)
             int64_t shape[TF_MAX_RANK], oshape[TF_MAX_RANK];
             size_t rank = tfr_random_rank(&rng, 4);
             tfr_random_shape(&rng, rank, 5, 10, shape);
-            tf_pad_params p = {sizeof p, 0, pad_value(&rng, all_dtypes[d]), {0}, {0}};
+            tf_pad_params p = {sizeof p, 0, pad_value(&rng, all_dtypes[d]), {0}, {0}, 0};
             for (size_t k = 0; k < rank; k++) {
                 p.low[k] = tfr_rng_int(&rng, -3, 3);
                 p.interior[k] = tfr_rng_int(&rng, 0, 2);
@@ -168,18 +168,18 @@ static void test_pad_edges(void **state)
     tfr_rng_seed(&rng, 404);
     for (size_t d = 0; d < 5; d++) {
         int64_t shape[2] = {6, 4}, oshape[2] = {7, 3};
-        tf_pad_params p = {sizeof p, 0, pad_value(&rng, all_dtypes[d]), {-4, 2}, {1, 0}};
+        tf_pad_params p = {sizeof p, 0, pad_value(&rng, all_dtypes[d]), {-4, 2}, {1, 0}, 0};
         pad_once(&rng, all_dtypes[d], 2, shape, &p, oshape); /* crop 4 in front, 2 behind */
-        tf_pad_params q = {sizeof q, 0, pad_value(&rng, all_dtypes[d]), {0}, {0}};
+        tf_pad_params q = {sizeof q, 0, pad_value(&rng, all_dtypes[d]), {0}, {0}, 0};
         int64_t scalar[1] = {0}; /* rank 0: a copy */
         pad_once(&rng, all_dtypes[d], 0, scalar, &q, scalar);
         int64_t one[1] = {0}, big[1] = {5}; /* an empty input becomes all padding */
         pad_once(&rng, all_dtypes[d], 1, one, &q, big);
         int64_t vec[1] = {3}, none[1] = {0}; /* everything cropped away */
-        tf_pad_params r = {sizeof r, 0, pad_value(&rng, all_dtypes[d]), {-9}, {2}};
+        tf_pad_params r = {sizeof r, 0, pad_value(&rng, all_dtypes[d]), {-9}, {2}, 0};
         pad_once(&rng, all_dtypes[d], 1, vec, &r, none);
         int64_t sparse[1] = {11}; /* interior padding only: out = x0 v v x1 v v x2 ... */
-        tf_pad_params s = {sizeof s, 0, pad_value(&rng, all_dtypes[d]), {0}, {2}};
+        tf_pad_params s = {sizeof s, 0, pad_value(&rng, all_dtypes[d]), {0}, {2}, 0};
         int64_t four[1] = {4};
         pad_once(&rng, all_dtypes[d], 1, four, &s, sparse);
     }

@@ -250,7 +250,7 @@ static void test_threads_copy(void **state)
     tf_tensor_release(root);
     /* fill of a stepped view: every other element of a larger tensor */
     tfr_strided_output(&rng, threaded, TF_F64, 2, shape, TFR_OUT_STEPPED, &root, &view);
-    tf_fill_params fp = {sizeof fp, 0, {2.5, 0}};
+    tf_fill_params fp = {sizeof fp, 0, {2.5, 0}, 0};
     tfr_exec_ok("fill a stepped view", threaded, TF_PRIM_FILL, &fp, 0, NULL, 1, &view);
     tf_scalar *vals = tfr_vals_alloc(n);
     for (size_t i = 0; i < n; i++)
@@ -272,7 +272,7 @@ static void test_threads_dot(void **state)
     tfr_input a, b;
     tfr_input_make(&a, &rng, serial, TF_F64, 2, ls, TFR_DENSE, &g);
     tfr_input_make(&b, &rng, serial, TF_F64, 2, rs, TFR_TRANSPOSED, &g);
-    tf_dot_general_params p = {sizeof p, 1, 0, 0, {1}, {0}, {0}, {0}};
+    tf_dot_general_params p = {sizeof p, 1, 0, 0, {1}, {0}, {0}, {0}, 0, 0};
     tf_tensor *ab[2] = {a.t, b.t};
     tf_scalar *s, *t, *want = tfr_vals_alloc(200 * 170);
     double *extra = calloc(200 * 170, sizeof *extra);

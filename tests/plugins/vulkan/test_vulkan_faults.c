@@ -104,7 +104,7 @@ static void assert_same_values(tf_engine *e, const tf_tensor *t, const tf_tensor
 
 static void fill(tf_engine *e, tf_tensor *t, double value)
 {
-    tf_fill_params fp = {sizeof fp, 0, {value, 0}};
+    tf_fill_params fp = {sizeof fp, 0, {value, 0}, 0};
     TF_ASSERT_OK(tf_engine_execute(e, TF_PRIM_FILL, &fp, 0, NULL, 1, &t));
 }
 

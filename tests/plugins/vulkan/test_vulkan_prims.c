@@ -56,7 +56,7 @@ static void test_fill_iota(void **state)
         for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
             int64_t shape[TF_MAX_RANK];
             size_t rank = random_shape(&rng, shape, 6);
-            tf_fill_params fp = {sizeof fp, 0, {-2.5, -7}};
+            tf_fill_params fp = {sizeof fp, 0, {-2.5, -7}, 0};
             if (dts[t] == TF_BOOL)
                 fp.value.i = 1;
             vk_pair out;
@@ -93,7 +93,7 @@ static void test_strided_outputs(void **state)
         }
         vk_pair root, view;
         vk_pair_output(&root, TF_F32, rank, root_shape);
-        tf_fill_params zero = {sizeof zero, 0, {0.0, 0}};
+        tf_fill_params zero = {sizeof zero, 0, {0.0, 0}, 0};
         vk_run_compare("FILL root", TF_PRIM_FILL, &zero, 0, NULL, &root, 0, 0);
         tf_tensor *sliced[2], *views[2] = {NULL, NULL};
         tf_tensor *roots[2] = {root.cpu, root.vk};
@@ -905,11 +905,11 @@ static void test_vec4_elementwise(void **state)
                 int64_t root_n = n + 5, start = off, limit = off + n, step = 1;
                 vk_pair root, view;
                 vk_pair_output(&root, dt, 1, &root_n);
-                tf_fill_params zero = {sizeof zero, 0, {0.0, 0}};
+                tf_fill_params zero = {sizeof zero, 0, {0.0, 0}, 0};
                 vk_run_compare("FILL root", TF_PRIM_FILL, &zero, 0, NULL, &root, 0, 0);
                 TF_ASSERT_OK(tf_tensor_slice(root.cpu, &start, &limit, &step, &view.cpu));
                 TF_ASSERT_OK(tf_tensor_slice(root.vk, &start, &limit, &step, &view.vk));
-                tf_fill_params fp = {sizeof fp, 0, {-1.5, -7}};
+                tf_fill_params fp = {sizeof fp, 0, {-1.5, -7}, 0};
                 TF_ASSERT_OK(tf_engine_execute(vk_cpu, TF_PRIM_FILL, &fp, 0, NULL, 1, &view.cpu));
                 TF_ASSERT_OK(tf_engine_execute(vk_engine, TF_PRIM_FILL, &fp, 0, NULL, 1, &view.vk));
                 vk_compare("FILL into an offset view", root.cpu, root.vk, 0, 0);
@@ -954,7 +954,7 @@ static void test_dependent_chain(void **state)
     vk_pair x, acc;
     vk_pair_make(&x, &rng, TF_F32, 1, shape, VK_DENSE, sym);
     vk_pair_output(&acc, TF_F32, 1, shape);
-    tf_fill_params zero = {sizeof zero, 0, {0.0, 0}};
+    tf_fill_params zero = {sizeof zero, 0, {0.0, 0}, 0};
     tf_tensor *none[1] = {NULL};
     (void)none;
     TF_ASSERT_OK(tf_engine_execute(vk_cpu, TF_PRIM_FILL, &zero, 0, NULL, 1, &acc.cpu));
