@@ -115,7 +115,7 @@
  *        tangent of output `out_index`.
  * The call record gives the op's tensor arguments and scalars, and its
  * output `out_index`; rules needing other outputs recompute them through
- * ops->call. An op without a vjp (jvp) rule can be called but not
+ * ops->call, or (ABI 1.3, see there) read them from the call. An op without a vjp (jvp) rule can be called but not
  * differentiated in reverse (forward) mode: TF_ERR_UNSUPPORTED_AD_RULE.
  * The host checks every result a rule returns: a cotangent must have its
  * input's dtype and shape, a tangent its output's, both of the session's
@@ -206,6 +206,32 @@
  * computes goes through ops, so that it is recorded.
  *
  * ------------------------------------------------------------------------
+ * ABI 1.3: the forward's other outputs for first-order rules
+ * ------------------------------------------------------------------------
+ * A multi-output op whose rules need its other outputs (svd's U, S and V,
+ * eigh's w and V) would otherwise run its forward kernel again inside every
+ * rule. An op that sets TF_EXT_OP_RULES_READ_OUTPUTS in tf_ext_op.flags
+ * (from a module stating minor >= 3) has the values of all its outputs
+ * kept with its recorded call, and its vjp/jvp get them in
+ * tf_ext_call.outputs[0 .. n_outputs-1], in output order: constants of the
+ * rule's session (not recorded, borrowed for the rule), the values the
+ * forward kernel wrote. They are given only when all of these hold:
+ *   - the op has more than one output (otherwise `output` is all there is);
+ *   - the derivative being computed is not itself recorded (backward, or
+ *     a grad/vjp/jvp issued while recording is off): where it is recorded
+ *     (grad of grad, a trace capture), the rule must recompute the outputs
+ *     through ops->call so that they stay differentiable functions of the
+ *     inputs, and the host passes NULL.
+ * Otherwise `outputs` is NULL and n_outputs 0, and the rule recomputes as
+ * before. A rule must therefore always keep its recomputing path. The
+ * values live as long as any of the call's output tensors' tape nodes (the
+ * application may release its outputs before backward); ops without the
+ * flag keep nothing extra. Check TF_ABI_HAS_FIELD(call, tf_ext_call,
+ * outputs) before reading the fields: a 1.2 host's call record ends at
+ * `strings`. A 1.2 module's ops are unaffected: the host reads flags only
+ * from a module stating minor >= 3.
+ *
+ * ------------------------------------------------------------------------
  * Memory and threads
  * ------------------------------------------------------------------------
  * Memory is freed on the side that allocated it: the module uses host->alloc
@@ -228,8 +254,9 @@ extern "C" {
 
 #define TF_EXTENSION_ABI_MAJOR 1
 /* 1.1: typed errors, infer() naming the argument; 1.2: every built-in op in the ops table,
-   composite ops with string and tensor-list arguments, module caches, interfaces */
-#define TF_EXTENSION_ABI_MINOR 2
+   composite ops with string and tensor-list arguments, module caches, interfaces;
+   1.3: the forward's other outputs for first-order rules (TF_EXT_OP_RULES_READ_OUTPUTS) */
+#define TF_EXTENSION_ABI_MINOR 3
 
 #define TF_EXTENSION_ENTRY_SYMBOL "tf_extension_module_v1"
 
@@ -502,6 +529,17 @@ typedef struct tf_ext_call {
     uint32_t n_strings; /* TF_EXT_ARG_STRING arguments, in signature order */
     uint32_t reserved0;
     const char *const *strings;
+
+    /* ---- ABI 1.3 (rules only; TF_ABI_HAS_FIELD(call, tf_ext_call, outputs)) ---- */
+    /*
+     * Every output of the forward call, as constants of the rule's session
+     * (see "ABI 1.3"), or NULL (n_outputs 0): the op did not set
+     * TF_EXT_OP_RULES_READ_OUTPUTS, has one output, or the derivative is
+     * itself recorded, where the rule must recompute them.
+     */
+    uint32_t n_outputs;
+    uint32_t reserved1;
+    tf_ext_tensor *const *outputs;
 } tf_ext_call;
 
 /* What a rule or infer() gets: the tables and the session to issue ops in. */
@@ -582,7 +620,14 @@ typedef struct tf_ext_op {
      * signature may hold TF_EXT_ARG_STRING and (last) TF_EXT_ARG_TENSORS.
      */
     tf_ext_compose_fn compose;
+
+    /* ---- ABI 1.3 (read only from a module stating minor >= 3) ---- */
+    uint32_t flags; /* TF_EXT_OP_* bits; 0 for none */
+    uint32_t reserved1;
 } tf_ext_op;
+
+/* tf_ext_op.flags (ABI 1.3): the op's rules read its other outputs (tf_ext_call.outputs). */
+#define TF_EXT_OP_RULES_READ_OUTPUTS (1u << 0)
 
 /* ===================================================================== */
 /* Installing                                                             */

@@ -7,7 +7,10 @@
  *
  * A recorded extension op is one node per output with op TF_OP_extension;
  * attrs.i[0] holds its (immortal) op record, attrs.i[1] the output index,
- * attrs.v[0] the scalar arguments (f64 values stored by their bits).
+ * attrs.v[0] the scalar arguments (f64 values stored by their bits), and,
+ * for ops that ask for it (ABI 1.3, TF_EXT_OP_RULES_READ_OUTPUTS),
+ * attrs.aux one reference to the call's output values, shared by the nodes
+ * of all its outputs (extension_outputs.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -377,6 +380,7 @@ static tf_status execute(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, 
     if (!st && !cpu_fn)
         st = run_kernel(s, r, ca, fn, ins, vals, false);
     tf_eager *res[TF_EXT_MAX_OUTPUTS] = {NULL};
+    tf_ext_kept *kept = st ? NULL : tf__ext_kept_new(s, r, ca->tensors, vals);
     for (uint32_t j = 0; j < n_out; j++) {
         if (st) {
             tf_tensor_release(vals[j]);
@@ -384,8 +388,15 @@ static tf_status execute(tf_session *s, const tf_ext_oprec *r, tf_cache *cache, 
         }
         tf_attrs a;
         set_attrs(r, ca, j, &a);
+        if (kept) {
+            a.aux = kept;
+            a.aux_release = tf__ext_kept_release;
+        }
         st = tf__record(s, TF_OP_extension, &a, ca->tensors, r->n_tensors, vals[j], &res[j]);
     }
+    for (uint32_t j = 0; kept && j < n_out; j++)
+        if (!res[j] || !res[j]->node)
+            tf__ext_kept_release(kept); /* the reference no node took */
     for (uint32_t j = 0; j < n_out; j++) {
         if (st)
             tf_eager_release(res[j]);
@@ -541,11 +552,15 @@ static tf_status ext_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     int needs[TF_EXT_MAX_ARGS];
     for (uint32_t i = 0; i < nd->n_inputs; i++)
         needs[i] = need[i];
+    tf_eager *outs[TF_EXT_MAX_OUTPUTS];
+    tf_status st = tf__ext_rule_outputs_begin(s, nd, &call, outs);
+    if (st)
+        return tf__error(st, r->name, NULL, "%s: out of memory for the reverse rule", r->name);
     rule_ctx ctx;
     tf__ext_rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
-    tf_status st =
-        r->desc->vjp(&ctx.pub, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
+    st = r->desc->vjp(&ctx.pub, &call, (tf_ext_tensor *)cot, needs, (tf_ext_tensor **)cot_in);
+    tf__ext_rule_outputs_end(&call);
     if (st)
         return rule_failed(st, r, "reverse");
     return check_cotangents(s, r, nd, need, cot_in); /* on failure the caller releases them */
@@ -560,11 +575,15 @@ static tf_status ext_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
     if (!r->desc->jvp)
         return tf__error(TF_ERR_UNSUPPORTED_AD_RULE, r->name, NULL,
                          "jvp: the extension op '%s' has no forward rule", r->name);
+    tf_eager *outs[TF_EXT_MAX_OUTPUTS];
+    tf_status st = tf__ext_rule_outputs_begin(s, nd, &call, outs);
+    if (st)
+        return tf__error(st, r->name, NULL, "%s: out of memory for the forward rule", r->name);
     rule_ctx ctx;
     tf__ext_rule_ctx_init(&ctx, s, r);
     tf__plugin_report_clear();
-    tf_status st =
-        r->desc->jvp(&ctx.pub, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
+    st = r->desc->jvp(&ctx.pub, &call, (tf_ext_tensor *const *)tan_in, (tf_ext_tensor **)tan_out);
+    tf__ext_rule_outputs_end(&call);
     if (st)
         return rule_failed(st, r, "forward");
     char of[32];

@@ -390,6 +390,10 @@ static tf_status rec_init(tf_ext_oprec *r, tf_extension_module *m, const tf_ext_
                          "module '%s': the full name of op '%s' exceeds %d bytes", m->desc->id,
                          op->name, TF_EXT_MAX_NAME);
     r->composite = tf__extension_op_composite(m, op);
+    /* flags only from a module stating 1.3: an older one's struct ends before them */
+    r->keeps_outputs = !r->composite && op->n_outputs > 1 && tf_extension_abi_minor(m) >= 3 &&
+                       TF_ABI_HAS_FIELD(op, tf_ext_op, flags) &&
+                       (op->flags & TF_EXT_OP_RULES_READ_OUTPUTS);
     uint32_t n = 0;
     r->types[n++] = &ffi_type_pointer; /* the kernel context */
     for (uint32_t i = 0; i < op->n_args; i++) {

@@ -33,6 +33,9 @@ typedef struct tf_ext_oprec {
     uint8_t string_arg[TF_EXT_MAX_ARGS];
     bool composite; /* compose() set (extension_compose.c); no libffi signature */
     bool has_list;  /* the last argument is a TF_EXT_ARG_TENSORS list */
+    /* ABI 1.3: TF_EXT_OP_RULES_READ_OUTPUTS from a 1.3 module, and more than
+       one output: the call's output values are kept for its rules */
+    bool keeps_outputs;
     ffi_cif cif;                         /* the typed kernel signature */
     ffi_type *types[1 + TF_EXT_MAX_ARGS + TF_EXT_MAX_OUTPUTS];
 } tf_ext_oprec;
@@ -177,6 +180,27 @@ tf_status tf__xo_constant_from_host(tf_ext_session *s, uint32_t dtype, uint32_t 
                                     tf_ext_tensor **out);
 tf_status tf__xo_call_args(tf_ext_session *s, const char *name, const tf_ext_arg *args,
                            uint32_t n_args, tf_ext_tensor **outputs, uint32_t n_outputs);
+
+/* extension_outputs.c: ABI 1.3, the output values of a call kept for its rules. */
+typedef struct tf_ext_kept tf_ext_kept;
+/*
+ * A record of the n outputs' values vals[] (retained) of a call of r with
+ * tensor arguments tensors[], holding one reference per output, or NULL
+ * when r keeps none, nothing would be recorded, or memory is short (the
+ * rules then recompute: no error). Each reference goes to one recorded
+ * node (tf_attrs.aux) or back through tf__ext_kept_release.
+ */
+tf_ext_kept *tf__ext_kept_new(tf_session *s, const tf_ext_oprec *r, tf_eager *const *tensors,
+                              tf_tensor *const *vals);
+/* Gives back one reference (tf_attrs.aux_release); the last frees it. Any thread. */
+void tf__ext_kept_release(void *kept);
+/* Sets call->outputs to the kept values as constants e[] of s, when node nd
+   kept them and the derivative is not recorded; TF_ERR_OUT_OF_MEMORY (not
+   recorded) when they cannot be made. */
+tf_status tf__ext_rule_outputs_begin(tf_session *s, const tf_node *nd, tf_ext_call *call,
+                                     tf_eager **e);
+/* Releases what tf__ext_rule_outputs_begin made. */
+void tf__ext_rule_outputs_end(const tf_ext_call *call);
 
 /* extension_compose.c: composite ops (ABI 1.2) and the modules' own cache entries. */
 /* A by-name call of composite op r (its signature checked here). */

@@ -139,8 +139,12 @@ TF_API void tf_eager_release(tf_eager *x)
             }
             if (e->node->inputs != e->node->inline_inputs)
                 tf__free(e->node->inputs);
-            if (e->node->has_attrs)
-                tf__pool_free((tf_attrs *)e->node->attrs, sizeof(tf_attrs));
+            if (e->node->has_attrs) {
+                tf_attrs *a = (tf_attrs *)e->node->attrs;
+                if (a->aux)
+                    a->aux_release(a->aux); /* a higher layer's reference (tf_attrs) */
+                tf__pool_free(a, sizeof(tf_attrs));
+            }
         }
         if (e->slot)
             free_slot(e->rt, e->slot);

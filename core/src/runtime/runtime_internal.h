@@ -107,7 +107,15 @@ void tf__suspend_end(tf_runtime *rt, uint32_t token);
 
 /* ---- tape nodes ---- */
 
-/* Attributes of a recorded op; which fields mean what is up to the op. */
+/*
+ * Attributes of a recorded op; which fields mean what is up to the op. All
+ * plain data, except `aux`: a reference a higher layer hands the node
+ * (extension ops keep their call's output values there, extension_call.c),
+ * which the runtime gives back with aux_release(aux) when the node's
+ * attributes are freed. tf__record copies the attrs into the node only when
+ * it keeps one (the caller checks the result's `node` to know whether the
+ * reference was taken). Neither is part of tf__attrs_hash.
+ */
 typedef struct tf_attrs {
     int64_t v[3][TF_MAX_RANK]; /* up to three integer vectors */
     uint32_t n[3];             /* their lengths */
@@ -115,6 +123,8 @@ typedef struct tf_attrs {
     double f;                  /* a float scalar */
     uint64_t mask;             /* an axis mask */
     tf_dot_dims dot;           /* dot_general only */
+    void *aux;                 /* NULL, or a reference aux_release gives back */
+    void (*aux_release)(void *aux);
 } tf_attrs;
 
 /*

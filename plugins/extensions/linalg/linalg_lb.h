@@ -152,21 +152,34 @@ static inline tf_ext_tensor *lb_op(lb *b, const char *name, tf_ext_tensor *x, tf
     return keep(b, st_, r);
 }
 
-/* Both outputs of a multi-output op, recomputed through the recorded op. */
-static inline void lb_outputs2(lb *b, const char *name, tf_ext_tensor *a, const tf_ext_scalar *sc,
-                               uint32_t nsc, tf_ext_tensor **o0, tf_ext_tensor **o1)
+/*
+ * The n outputs o[] of the recorded multi-output op `name` a rule
+ * differentiates: the forward's own values when the host gives them (ABI
+ * 1.3, tf_ext_call.outputs: borrowed, a first-order derivative that is not
+ * recorded), else recomputed through the op from its recorded arguments (a
+ * 1.2 host, or grad of grad, where they must stay differentiable functions
+ * of the inputs; new references the builder releases).
+ */
+static inline void lb_outputs(lb *b, const char *name, const tf_ext_call *call, uint32_t n,
+                              tf_ext_tensor **o)
 {
-    tf_ext_tensor *o[2] = {NULL, NULL};
-    *o0 = *o1 = NULL;
+    for (uint32_t j = 0; j < n; j++)
+        o[j] = NULL;
     if (b->st)
         return;
-    tf_status st = b->o->call(b->s, name, &a, 1, sc, nsc, o, 2);
+    if (TF_ABI_HAS_FIELD(call, tf_ext_call, outputs) && call->outputs && call->n_outputs == n) {
+        for (uint32_t j = 0; j < n; j++)
+            o[j] = call->outputs[j];
+        return;
+    }
+    tf_status st = b->o->call(b->s, name, call->tensors, call->n_tensors, call->scalars,
+                              call->n_scalars, o, n);
     if (st) {
         b->st = st;
         return;
     }
-    *o0 = keep(b, TF_OK, o[0]);
-    *o1 = keep(b, TF_OK, o[1]);
+    for (uint32_t j = 0; j < n; j++)
+        o[j] = keep(b, TF_OK, o[j]);
 }
 
 #endif /* TF_LINALG_LB_H */

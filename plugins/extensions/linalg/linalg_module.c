@@ -268,11 +268,17 @@ KERNELS_(pinv);
 KERNELS_(norm);
 KERNELS_(norm_grad);
 
-#define OP_(nm, kinds, names, nout, inf, vjp, jvp, doc)                                       \
+/* flags (ABI 1.3): TF_EXT_OP_RULES_READ_OUTPUTS for the multi-output ops whose rules
+   read their other outputs (qr, eigh, svd), so that first-order rules get them from
+   the forward call rather than running its kernel again */
+#define OPF_(nm, kinds, names, nout, inf, vjp, jvp, doc, flags)                               \
     {                                                                                         \
         sizeof(tf_ext_op), sizeof(kinds) / sizeof(kinds[0]), nout, 1, #nm, kinds, names, inf, \
-            k_##nm, vjp, jvp, doc, NULL /* ABI 1.2: not a composite */                        \
+            k_##nm, vjp, jvp, doc, NULL /* ABI 1.2: not a composite */, flags, 0              \
     }
+#define OP_(nm, kinds, names, nout, inf, vjp, jvp, doc) \
+    OPF_(nm, kinds, names, nout, inf, vjp, jvp, doc, 0)
+#define READS_OUTPUTS_ TF_EXT_OP_RULES_READ_OUTPUTS
 
 static const tf_ext_op k_ops[] = {
     OP_(cholesky, k_a, n_a, 1, infer_same, linalg_cholesky_vjp, linalg_cholesky_jvp,
@@ -285,15 +291,17 @@ static const tf_ext_op k_ops[] = {
     OP_(det, k_a, n_a, 1, infer_det, linalg_det_vjp, linalg_det_jvp, "determinant"),
     OP_(slogdet, k_a, n_a, 2, infer_det, linalg_slogdet_vjp, linalg_slogdet_jvp,
         "sign and log of the absolute value of the determinant"),
-    OP_(qr, k_a, n_a, 2, infer_qr, linalg_qr_vjp, linalg_qr_jvp,
-        "thin QR (Householder): q [..., m, n], r [..., n, n], m >= n"),
-    OP_(eigh, k_ae, n_ae, 2, infer_eigh, linalg_eigh_vjp, linalg_eigh_jvp,
-        "symmetric eigendecomposition: ascending w, eigenvectors v; eps regularises the "
-        "derivative for close eigenvalues"),
+    OPF_(qr, k_a, n_a, 2, infer_qr, linalg_qr_vjp, linalg_qr_jvp,
+         "thin QR (Householder): q [..., m, n], r [..., n, n], m >= n", READS_OUTPUTS_),
+    OPF_(eigh, k_ae, n_ae, 2, infer_eigh, linalg_eigh_vjp, linalg_eigh_jvp,
+         "symmetric eigendecomposition: ascending w, eigenvectors v; eps regularises the "
+         "derivative for close eigenvalues",
+         READS_OUTPUTS_),
     OP_(lstsq, k_ab, n_ab, 1, infer_lstsq, linalg_lstsq_vjp, linalg_lstsq_jvp,
         "least squares x minimising ||a x - b|| for full column rank a (QR)"),
-    OP_(svd, k_ae, n_ae, 3, infer_svd, linalg_svd_vjp, linalg_svd_jvp,
-        "thin SVD: u [..., m, k], s [..., k] descending, v [..., n, k], k = min(m, n)"),
+    OPF_(svd, k_ae, n_ae, 3, infer_svd, linalg_svd_vjp, linalg_svd_jvp,
+         "thin SVD: u [..., m, k], s [..., k] descending, v [..., n, k], k = min(m, n)",
+         READS_OUTPUTS_),
     OP_(pinv, k_ae, n_ar, 1, infer_pinv, linalg_pinv_vjp, linalg_pinv_jvp,
         "Moore-Penrose inverse by SVD; singular values <= rcond * max are dropped"),
     OP_(norm, k_ae, n_ao, 1, infer_norm, linalg_norm_vjp, linalg_norm_jvp,

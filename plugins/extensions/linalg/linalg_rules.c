@@ -203,8 +203,9 @@ tf_status linalg_qr_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ex
                         const int *need, tf_ext_tensor **cin)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *q, *r;
-    lb_outputs2(&b, QR, call->tensors[0], NULL, 0, &q, &r);
+    tf_ext_tensor *qr[2];
+    lb_outputs(&b, QR, call, 2, qr);
+    tf_ext_tensor *q = qr[0], *r = qr[1];
     /* one cotangent at a time: Qbar (out 0) or Rbar (out 1), the other zero */
     tf_ext_tensor *m, *inner;
     if (call->out_index == 0) {
@@ -225,8 +226,9 @@ tf_status linalg_qr_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
                         tf_ext_tensor *const *tan, tf_ext_tensor **tout)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *q, *r, *da = tan[0];
-    lb_outputs2(&b, QR, call->tensors[0], NULL, 0, &q, &r);
+    tf_ext_tensor *qr[2], *da = tan[0];
+    lb_outputs(&b, QR, call, 2, qr);
+    tf_ext_tensor *q = qr[0], *r = qr[1];
     tf_ext_tensor *bm = times_rinv(&b, lb_matmul(&b, lb_transpose_last2(&b, q), da), r);
     tf_ext_tensor *lo = lb_tri(&b, bm, 1, -1);
     tf_ext_tensor *omega = lb_sub(&b, lo, lb_transpose_last2(&b, lo));

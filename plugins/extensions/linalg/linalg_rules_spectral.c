@@ -84,8 +84,9 @@ tf_status linalg_eigh_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_
                           const int *need, tf_ext_tensor **cin)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *w, *v;
-    lb_outputs2(&b, EIGH, call->tensors[0], call->scalars, 1, &w, &v);
+    tf_ext_tensor *wv[2];
+    lb_outputs(&b, EIGH, call, 2, wv);
+    tf_ext_tensor *w = wv[0], *v = wv[1];
     tf_ext_tensor *vt = lb_transpose_last2(&b, v), *mid;
     if (call->out_index == 0) { /* wbar: V diag(wbar) V^T */
         tf_ext_tensor *d = NULL;
@@ -107,8 +108,9 @@ tf_status linalg_eigh_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
                           tf_ext_tensor *const *tan, tf_ext_tensor **tout)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *w, *v;
-    lb_outputs2(&b, EIGH, call->tensors[0], call->scalars, 1, &w, &v);
+    tf_ext_tensor *wv[2];
+    lb_outputs(&b, EIGH, call, 2, wv);
+    tf_ext_tensor *w = wv[0], *v = wv[1];
     tf_ext_tensor *m = lb_matmul(&b, lb_matmul(&b, lb_transpose_last2(&b, v), tan[0]), v);
     if (call->out_index == 0) {
         tf_ext_tensor *d = NULL;
@@ -140,18 +142,14 @@ typedef struct svd_parts {
 
 static void svd_parts_of(lb *b, const tf_ext_call *call, svd_parts *p)
 {
-    tf_ext_tensor *o[3] = {NULL, NULL, NULL};
+    tf_ext_tensor *o[3];
     memset(p, 0, sizeof *p);
+    lb_outputs(b, SVD, call, 3, o); /* the forward's, or recomputed (lb_outputs) */
     if (b->st)
         return;
-    tf_status st = b->o->call(b->s, SVD, call->tensors, 1, call->scalars, 1, o, 3);
-    if (st) {
-        b->st = st;
-        return;
-    }
-    p->u = keep(b, TF_OK, o[0]);
-    p->s = keep(b, TF_OK, o[1]);
-    p->v = keep(b, TF_OK, o[2]);
+    p->u = o[0];
+    p->s = o[1];
+    p->v = o[2];
     p->srow = lb_vec2(b, p->s, 1); /* [..., 1, k]: scales columns */
     p->scol = lb_vec2(b, p->s, 0); /* [..., k, 1]: scales rows */
     /* F only where U's or V's rule reads it: s's rule is U diag(sbar) V^T */
