@@ -26,7 +26,8 @@
  *
  * Derivatives. Every differentiable op has a reverse (VJP) and a forward
  * (JVP) rule, written with these same ops, so derivatives are
- * differentiable again. Only f32 and f64 values carry derivatives;
+ * differentiable again. Only f32, f64, c64 and c128 values carry
+ * derivatives (complex ones in PyTorch's convention, docs/complex.md);
  * compare, sign and the integer/bool ops have zero derivatives, as have
  * the index arguments of the indexing ops.
  *
@@ -63,7 +64,10 @@ extern "C" {
 /* ---- unary elementwise ----
  * f(x) elementwise, with x's dtype and shape. Defined for f32 and f64;
  * neg, abs and sign also for i32 and i64; none for bool (TF_ERR_DTYPE_MISMATCH,
- * "inputs[0]"). Values follow C99 Annex F (log(0) = -Inf, sqrt(-1) = NaN;
+ * "inputs[0]"). For c64 and c128: neg, abs (giving the part dtype), sign
+ * (z / |z|, 0 at 0), exp, log, sin, cos, tanh, sqrt and rsqrt (principal
+ * branches); expm1, log1p, erf and sigmoid are TF_ERR_DTYPE_MISMATCH ("x"),
+ * naming the op and the dtype. Values follow C99 Annex F (log(0) = -Inf, sqrt(-1) = NaN;
  * docs/runtime.md, "Numerical edge cases"). Errors: the common ones only.
  */
 
@@ -72,13 +76,33 @@ extern "C" {
    library's op table, rules and by-code calls are generated from it. */
 #define TF_UNARY_OPS(X)                                                                           \
     X(NEG, neg)                                                                                   \
-    X(ABS, abs) X(SIGN, sign) X(EXP, exp) X(LOG, log) X(EXPM1, expm1) X(LOG1P, log1p) X(SIN, sin) \
-        X(COS, cos) X(TANH, tanh) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ERF, erf) X(SIGMOID, sigmoid)
+    X(ABS, abs)                                                                                   \
+    X(SIGN, sign) X(EXP, exp) X(LOG, log) X(EXPM1, expm1) X(LOG1P, log1p) X(SIN, sin) X(COS, cos) \
+        X(TANH, tanh) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ERF, erf) X(SIGMOID, sigmoid)
 
 #define TF_DECLARE_UNARY_(NAME, name) \
     tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager **out);
 TF_UNARY_OPS(TF_DECLARE_UNARY_)
 #undef TF_DECLARE_UNARY_
+
+/* ---- complex parts ----
+ * conj(z), real(z), imag(z) and angle(z) = atan2(imag, real) of a c64 or
+ * c128 z; real, imag and angle give the part dtype (f32 for c64, f64 for
+ * c128), conj z's dtype. Complex only: a real x is TF_ERR_DTYPE_MISMATCH
+ * ("x"), nothing made. Derivatives in PyTorch's convention (docs/complex.md).
+ */
+/* X(NAME, name) for each: tf_session_<name>, computed as TF_UNARY_<NAME>. */
+#define TF_COMPLEX_UNARY_OPS(X) X(CONJ, conj) X(REAL, real) X(IMAG, imag) X(ANGLE, angle)
+
+#define TF_DECLARE_UNARY_(NAME, name) \
+    tf_status tf_session_##name(tf_session *s, tf_eager *x, tf_eager **out);
+TF_COMPLEX_UNARY_OPS(TF_DECLARE_UNARY_)
+#undef TF_DECLARE_UNARY_
+
+/* re + i im elementwise (broadcasting): two f32 tensors give c64, two f64
+   c128. Errors: TF_ERR_DTYPE_MISMATCH ("im": another dtype than re; "re":
+   not f32 or f64), TF_ERR_SHAPE_MISMATCH (no broadcast). */
+tf_status tf_session_complex(tf_session *s, tf_eager *re, tf_eager *im, tf_eager **out);
 
 /* ---- binary elementwise ----
  * x <op> y elementwise, broadcasting, with their dtype. Defined for f32,
@@ -89,8 +113,16 @@ TF_UNARY_OPS(TF_DECLARE_UNARY_)
  * has the dividend's sign. pow: x^y with both differentiable (d/dy uses
  * log x, defined for x > 0). maximum/minimum propagate NaN, order -0 < +0,
  * and split the gradient evenly on ties.
- * Errors: TF_ERR_DTYPE_MISMATCH ("y": another dtype than x),
- * TF_ERR_SHAPE_MISMATCH (shapes that do not broadcast; no argument named).
+ * Complex (c64, c128): add, sub, mul, div and pow (the principal branch,
+ * engine_abi.h "Complex dtypes"); maximum, minimum and rem are
+ * TF_ERR_DTYPE_MISMATCH ("x"), naming the op and the dtype. A real float
+ * and a complex operand promote as NumPy does (f32 with c64 gives c64, f64
+ * with c64 or f32 with c128 gives c128; c64 with c128 gives c128) by a
+ * recorded convert of the other operand, so a real input gets a real
+ * cotangent.
+ * Errors: TF_ERR_DTYPE_MISMATCH ("y": another dtype than x, other than
+ * those promotions), TF_ERR_SHAPE_MISMATCH (shapes that do not broadcast;
+ * no argument named).
  */
 /* X(NAME, name) for each: tf_session_<name>, computed as TF_BINARY_<NAME>. */
 #define TF_BINARY_OPS(X) \
@@ -105,7 +137,8 @@ TF_BINARY_OPS(TF_DECLARE_BINARY_)
 /* ---- compare, select, clamp ---- */
 
 /* A bool tensor of x <direction> y (broadcasting); no derivative. x and y
-   may have any one dtype. Errors: TF_ERR_DTYPE_MISMATCH ("y": another dtype
+   may have any one dtype; complex ones only EQ and NE (ordering:
+   TF_ERR_DTYPE_MISMATCH, "direction"). Errors: TF_ERR_DTYPE_MISMATCH ("y": another dtype
    than x), TF_ERR_SHAPE_MISMATCH (no broadcast), TF_ERR_VALIDATION
    ("direction": not a tf_compare_op). */
 tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y, tf_compare_op direction,
@@ -129,11 +162,13 @@ tf_status tf_session_clamp(tf_session *s, tf_eager *x, tf_eager *lo, tf_eager *h
 
 /* x converted to `dtype`, value-preserving: TF_ERR_OUT_OF_RANGE (from the
    engine) if any element would change (see TF_PRIM_CONVERT).
-   Differentiable between float dtypes. Errors: TF_ERR_VALIDATION ("dtype":
-   not a tf_dtype), TF_ERR_OUT_OF_RANGE. */
+   Differentiable between float and complex dtypes (complex to real only
+   by cast). Errors: TF_ERR_VALIDATION ("dtype": not a tf_dtype),
+   TF_ERR_OUT_OF_RANGE. */
 tf_status tf_session_convert(tf_session *s, tf_eager *x, tf_dtype dtype, tf_eager **out);
-/* x cast to `dtype`, lossy (truncating, saturating; NaN to an integer is 0).
-   Differentiable between float dtypes. Errors: TF_ERR_VALIDATION ("dtype":
+/* x cast to `dtype`, lossy (truncating, saturating; NaN to an integer is 0;
+   complex to real keeps the real part). Differentiable between float and
+   complex dtypes. Errors: TF_ERR_VALIDATION ("dtype":
    not a tf_dtype). */
 tf_status tf_session_cast(tf_session *s, tf_eager *x, tf_dtype dtype, tf_eager **out);
 
@@ -143,7 +178,7 @@ tf_status tf_session_cast(tf_session *s, tf_eager *x, tf_dtype dtype, tf_eager *
  * gives the identity (sum 0, prod 1, max -Inf, min +Inf, mean NaN,
  * logsumexp -Inf). sum and prod are not defined for bool
  * (TF_ERR_DTYPE_MISMATCH, "inputs[0]"); max and min are defined for every
- * dtype.
+ * dtype but c64 and c128 (TF_ERR_DTYPE_MISMATCH, "x", naming op and dtype).
  * Errors of each: TF_ERR_AXIS_OUT_OF_BOUNDS ("axes": an axis outside
  * [-rank, rank)), TF_ERR_VALIDATION ("axes": an axis listed twice).
  */
@@ -158,7 +193,7 @@ tf_status tf_session_reduce_max(tf_session *s, tf_eager *x, const int *axes, siz
                                 tf_eager **out);
 tf_status tf_session_reduce_min(tf_session *s, tf_eager *x, const int *axes, size_t n_axes,
                                 tf_eager **out);
-/* Sum over the group divided by its size (f32 and f64 only:
+/* Sum over the group divided by its size (f32, f64, c64, c128 only:
    TF_ERR_DTYPE_MISMATCH, "x"). */
 tf_status tf_session_reduce_mean(tf_session *s, tf_eager *x, const int *axes, size_t n_axes,
                                  tf_eager **out);
@@ -187,7 +222,7 @@ typedef struct tf_dot_dims {
 
 /*
  * The general contraction of lhs and rhs by `dims` (borrowed), with their
- * dtype: f32, f64, i32 or i64. Errors: TF_ERR_VALIDATION ("dims": NULL, or
+ * dtype: f32, f64, c64, c128, i32 or i64. Errors: TF_ERR_VALIDATION ("dims": NULL, or
  * more contracting and batch axes than an operand has; "lhs_contracting",
  * "lhs_batch", "rhs_contracting", "rhs_batch": an axis listed twice),
  * TF_ERR_AXIS_OUT_OF_BOUNDS (those names: an axis out of range),

@@ -578,7 +578,12 @@ tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n,
         return defer_reduce(z, params, n, in, out);
     /* the common case of small arrays (and deferral off) goes straight to the
        engine, without a program of one step to build and take apart */
-    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || n < 1 || n > 2 ||
+    /* FUSED is f32/f64 only: an op with a complex operand (abs, real, imag and
+       angle give a real result) never joins a batch */
+    bool real_in = true;
+    for (size_t i = 0; i < n && i < 2; i++)
+        real_in = real_in && !tf_dtype_is_complex(in[i]->dtype);
+    if ((prim != TF_PRIM_UNARY && prim != TF_PRIM_BINARY) || n < 1 || n > 2 || !real_in ||
         !tf__lazy_defers(z, out))
         return exec_now(z, prim, params, n, in, out);
     /* one elementwise op: a program of one step */

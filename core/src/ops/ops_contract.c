@@ -60,9 +60,10 @@ static tf_status check_dtypes(const char *op, const tf_eager *lhs, const tf_eage
     if (l != r)
         return tf__error(TF_ERR_DTYPE_MISMATCH, op, names[1], "%s: %s is %s, %s is %s", op,
                          names[0], tf_dtype_name(l), names[1], tf_dtype_name(r));
-    if (!tf_dtype_is_float(l) && !tf_dtype_is_int(l))
+    if (!tf_dtype_is_inexact(l) && !tf_dtype_is_int(l))
         return tf__error(TF_ERR_DTYPE_MISMATCH, op, names[0],
-                         "%s: defined for float and integer dtypes, not %s", op, tf_dtype_name(l));
+                         "%s: defined for float, complex and integer dtypes, not %s", op,
+                         tf_dtype_name(l));
     return TF_OK;
 }
 
@@ -327,8 +328,8 @@ static tf_eager *rb_dot(rule_builder *b, tf_eager *l, tf_eager *r, const tf_dot_
 }
 
 /*
- * The other operand enters as-is; a complex version would conjugate it
- * here (a no-op on real dtypes).
+ * The other operand enters conjugated for complex dtypes (A-bar = cot B^H
+ * for a matmul, PyTorch's convention: docs/complex.md).
  */
 static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                          const bool *need, tf_eager **cin)
@@ -349,6 +350,8 @@ static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
             continue;
         const cot_plan *p = &plan.side[side];
         tf_eager *other = nd->inputs[1 - side];
+        if (tf_dtype_is_complex(other->value->dtype))
+            other = rb_conj(&b, other);
         tf_eager *r =
             p->cot_first ? rb_dot(&b, cot, other, &p->dims) : rb_dot(&b, other, cot, &p->dims);
         rb_set(&b, p->identity ? r : rb_transpose(&b, r, p->perm), &cin[side]);

@@ -28,8 +28,10 @@ static tf_status unary_forward(tf_session *s, uint32_t opid, tf_unary_op prim_op
     if (st)
         return st;
     const tf_tensor *v = x->value;
+    if ((st = tf__complex_check(name, "x", opid, v->dtype)))
+        return st;
     tf_tensor *t;
-    if ((st = tf__empty(s, v->dtype, v->rank, v->shape, &t)))
+    if ((st = tf__empty(s, tf__unary_dtype(opid, v->dtype), v->rank, v->shape, &t)))
         return st;
     tf_unary_params p = {sizeof p, (uint32_t)prim_op};
     tf_tensor *in = x->value;
@@ -88,21 +90,41 @@ static tf_status same_dtype(const char *name, tf_eager *const *xs, size_t n,
     return TF_OK;
 }
 
+/*
+ * A binary op after NumPy's promotion of its operands (tf__promote), or,
+ * for complex(re, im), two parts of one real dtype.
+ */
 static tf_status binary_forward(tf_session *s, uint32_t opid, tf_binary_op prim_op, tf_eager *x,
                                 tf_eager *y, tf_eager **out)
 {
+    static const char *const k_parts[] = {"re", "im"};
     const char *name = tf__op_rule(opid)->name;
-    tf_eager *xs[2] = {x, y};
-    tf_status st = tf__check_inputs(name, s, xs, 2, k_xy, out);
-    if (!st)
-        st = same_dtype(name, xs, 2, k_xy);
+    bool parts = opid == TF_OP_complex;
+    const char *const *names = parts ? k_parts : k_xy;
+    tf_eager *xs[2] = {x, y}, *cv[2] = {NULL, NULL};
+    tf_status st = tf__check_inputs(name, s, xs, 2, names, out);
     if (st)
         return st;
+    if (parts && !(st = same_dtype(name, xs, 2, names))) {
+        cv[0] = x, cv[1] = y;
+        tf_eager_retain(x);
+        tf_eager_retain(y);
+    } else if (!parts) {
+        st = tf__promote(s, name, xs, names, cv);
+    }
+    tf_dtype dt = cv[0] ? cv[0]->value->dtype : x->value->dtype;
+    if (!st)
+        st = tf__complex_check(name, names[0], opid, dt);
     tf_binary_params p = {sizeof p, (uint32_t)prim_op};
-    tf_tensor *t;
-    if ((st = broadcast_exec(s, name, TF_PRIM_BINARY, &p, xs, 2, x->value->dtype, &t)))
-        return st;
-    return tf__record(s, opid, NULL, xs, 2, t, out);
+    tf_tensor *t = NULL;
+    if (!st)
+        st = broadcast_exec(s, name, TF_PRIM_BINARY, &p, cv, 2,
+                            parts ? tf_dtype_complex_of(dt) : dt, &t);
+    if (!st)
+        st = tf__record(s, opid, NULL, cv, 2, t, out);
+    tf_eager_release(cv[0]);
+    tf_eager_release(cv[1]);
+    return st;
 }
 
 #define UNARY_API_(NAME, name)                                                     \
@@ -111,6 +133,7 @@ static tf_status binary_forward(tf_session *s, uint32_t opid, tf_binary_op prim_
         return unary_forward(s, TF_OP_##name, TF_UNARY_##NAME, x, out);            \
     }
 TF_UNARY_OPS(UNARY_API_)
+TF_COMPLEX_UNARY_OPS(UNARY_API_)
 #undef UNARY_API_
 
 #define BINARY_API_(NAME, name)                                                                 \
@@ -119,6 +142,7 @@ TF_UNARY_OPS(UNARY_API_)
         return binary_forward(s, TF_OP_##name, TF_BINARY_##NAME, x, y, out);                    \
     }
 TF_BINARY_OPS(BINARY_API_)
+BINARY_API_(COMPLEX, complex)
 #undef BINARY_API_
 
 TF_API tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y,
@@ -133,6 +157,11 @@ TF_API tf_status tf_session_compare(tf_session *s, tf_eager *x, tf_eager *y,
     if ((unsigned)direction >= TF_COMPARE_COUNT_)
         return tf__error(TF_ERR_VALIDATION, "compare", "direction", "compare: unknown direction %d",
                          (int)direction);
+    if (tf_dtype_is_complex(x->value->dtype) && direction != TF_COMPARE_EQ &&
+        direction != TF_COMPARE_NE)
+        return tf__error(TF_ERR_DTYPE_MISMATCH, "compare", "direction",
+                         "compare: %s values have no order (only EQ and NE)",
+                         tf_dtype_name(x->value->dtype));
     tf_compare_params p = {sizeof p, (uint32_t)direction};
     tf_tensor *t;
     if ((st = broadcast_exec(s, "compare", TF_PRIM_COMPARE, &p, xs, 2, TF_BOOL, &t)))
@@ -324,18 +353,29 @@ static dv unary_deriv(dx *d, uint32_t op, tf_eager *xe, tf_eager *oute)
     return dv_nil();
 }
 
+/*
+ * On a complex input a holomorphic op's cotangent is cot * conj(f'(z))
+ * (PyTorch's convention, docs/complex.md), its tangent t * f'(z); the other
+ * ops have rules of their own (ops_complex.c).
+ */
 static tf_status unary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                            const bool *need, tf_eager **cin)
 {
+    bool cplx = tf_dtype_is_complex(nd->inputs[0]->value->dtype);
+    if (cplx && !tf__holomorphic(nd->op))
+        return tf__complex_unary_vjp(s, out, nd, cot, need, cin);
     rule_builder b = rb_begin(s);
     dx d = {&b, NULL, nd->inputs[0]};
     dv f = need[0] ? unary_deriv(&d, nd->op, nd->inputs[0], out) : dv_nil();
-    return rb_done(&b, f.nil ? NULL : rb_mul(&b, cot, f.e), &cin[0]);
+    tf_eager *fe = f.nil ? NULL : cplx ? rb_conj(&b, f.e) : f.e;
+    return rb_done(&b, fe ? rb_mul(&b, cot, fe) : NULL, &cin[0]);
 }
 
 static tf_status unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
                            tf_eager **tout)
 {
+    if (tf_dtype_is_complex(nd->inputs[0]->value->dtype) && !tf__holomorphic(nd->op))
+        return tf__complex_unary_jvp(s, out, nd, tin, tout);
     rule_builder b = rb_begin(s);
     dx d = {&b, NULL, nd->inputs[0]};
     dv f = unary_deriv(&d, nd->op, nd->inputs[0], out);
@@ -445,7 +485,10 @@ static tf_status binary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
             continue;
         dx d = {&b, NULL, x};
         dv f = binary_deriv(&d, nd->op, k, x, y, out);
-        rb_set(&b, rb_sum_to(&b, times(&b, cot, f.nil ? NULL : f.e), nd->inputs[k]), &cin[k]);
+        tf_eager *fe = f.nil ? NULL : f.e;
+        if (fe && tf_dtype_is_complex(x->value->dtype))
+            fe = rb_conj(&b, fe); /* cot * conj(df): every binary op is holomorphic */
+        rb_set(&b, rb_sum_to(&b, times(&b, cot, fe), nd->inputs[k]), &cin[k]);
     }
     return rb_finish(&b);
 }
@@ -504,10 +547,16 @@ static tf_status select_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_
     return rb_done(&b, rb_broadcast_to(&b, r, out), tout);
 }
 
-/* Conversions carry derivatives only between float dtypes. */
+/*
+ * Conversions carry derivatives only between float and complex dtypes. The
+ * cast of a cotangent to the input's dtype is the adjoint: complex to real
+ * keeps the real part (the real input of a mixed op gets a real cotangent),
+ * real to complex gives (cot, 0).
+ */
 static bool float_to_float(const tf_node *nd, const tf_eager *out)
 {
-    return tf_dtype_is_float(nd->inputs[0]->value->dtype) && tf_dtype_is_float(out->value->dtype);
+    return tf_dtype_is_inexact(nd->inputs[0]->value->dtype) &&
+           tf_dtype_is_inexact(out->value->dtype);
 }
 
 static tf_status convert_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
@@ -596,6 +645,7 @@ static bool binary_vjp_fx(const tf_node *nd, tf_eager *out, tf_eager *cot, const
 #define UNARY_RULE_(NAME, name) \
     const tf_op_rule tf__rule_##name = {#name, unary_vjp, unary_jvp, unary_vjp_fx, 0};
 TF_UNARY_OPS(UNARY_RULE_)
+TF_COMPLEX_UNARY_OPS(UNARY_RULE_)
 #undef UNARY_RULE_
 
 /* The values binary_deriv never touches, one entry per binary op (a new op

@@ -20,8 +20,10 @@
  * elementwise ops, whose lists are ops.h's own). Ids are internal (never
  * cross an ABI) and may be renumbered freely.
  */
-#define TF_OPS_ELEMENTWISE(X) \
-    TF_UNARY_OPS(X) TF_BINARY_OPS(X) X(COMPARE, compare) X(SELECT, select) X(CONVERT, convert)
+#define TF_OPS_ELEMENTWISE(X)                                                        \
+    TF_UNARY_OPS(X)                                                                  \
+    TF_COMPLEX_UNARY_OPS(X) TF_BINARY_OPS(X) X(COMPLEX, complex) X(COMPARE, compare) \
+        X(SELECT, select) X(CONVERT, convert)
 #define TF_OPS_REDUCE(X)      \
     X(REDUCE_SUM, reduce_sum) \
     X(REDUCE_PROD, reduce_prod) X(REDUCE_MAX, reduce_max) X(REDUCE_MIN, reduce_min)
@@ -31,7 +33,8 @@
     X(TRANSPOSE, transpose) X(BROADCAST_IN_DIM, broadcast_in_dim) X(REVERSE, reverse)
 #define TF_OPS_INDEX(X)                                                               \
     X(SLICE, slice)                                                                   \
-    X(PAD, pad) X(CONCATENATE, concatenate) X(GATHER, gather) X(SCATTER, scatter)     \
+    X(PAD, pad)                                                                       \
+    X(CONCATENATE, concatenate) X(GATHER, gather) X(SCATTER, scatter)                 \
         X(DYNAMIC_SLICE, dynamic_slice) X(DYNAMIC_UPDATE_SLICE, dynamic_update_slice) \
             X(DIAGONAL, diagonal) X(DIAG_EMBED, diag_embed)
 
@@ -147,6 +150,31 @@ tf_status tf__broadcast_view(const tf_tensor *x, size_t rank, const int64_t *sha
 tf_status tf__axes_mask(const char *op, const int *axes, size_t n_axes, uint32_t rank,
                         uint64_t *mask);
 tf_status tf__norm_axis(const char *op, const char *arg, int axis, uint32_t rank, uint32_t *out);
+
+/* ---- complex dtypes (ops_complex.c) ---- */
+
+/* TF_ERR_DTYPE_MISMATCH naming op, `arg` and dtype when the elementwise op
+   `opid` is not defined for it (complex: ordering, erf, ...; real: conj,
+   real, imag, angle, complex). */
+tf_status tf__complex_check(const char *op, const char *arg, uint32_t opid, tf_dtype dtype);
+/* The result dtype of unary op `opid` on `dtype` (abs, real, imag, angle of
+   a complex value: its part dtype). */
+tf_dtype tf__unary_dtype(uint32_t opid, tf_dtype dtype);
+/* NumPy's promotion of a binary op's operands: xs[0..2) of one dtype are
+   retained into conv as they are; a real float and a complex one (or c64
+   and c128) are converted (recorded) to their common complex dtype. Any
+   other mix is TF_ERR_DTYPE_MISMATCH naming names[1]. */
+tf_status tf__promote(tf_session *s, const char *op, tf_eager *const *xs, const char *const *names,
+                      tf_eager **conv);
+/* Whether unary op `opid` is holomorphic on complex values (its derivative
+   is f'(z), taken conjugated by the reverse rule). */
+bool tf__holomorphic(uint32_t opid);
+/* Reverse and forward rules of the non-holomorphic unary ops on a complex
+   input (abs, sign, conj, real, imag, angle), in PyTorch's convention. */
+tf_status tf__complex_unary_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
+                                const bool *need, tf_eager **cin);
+tf_status tf__complex_unary_jvp(tf_session *s, tf_eager *out, const tf_node *nd,
+                                tf_eager *const *tin, tf_eager **tout);
 
 /* Reductions (ops_reduce.c): the reduced-shape value, and the forward of a
    recorded reduction op. */

@@ -58,6 +58,9 @@ tf_status tf__reduce_forward(tf_session *s, uint32_t opid, tf_reduce_op op, tf_e
     uint64_t mask = 0;
     if (!st)
         st = tf__axes_mask(name, axes, n_axes, x->value->rank, &mask);
+    if (!st && tf_dtype_is_complex(x->value->dtype) && (op == TF_REDUCE_MAX || op == TF_REDUCE_MIN))
+        st = tf__error(TF_ERR_DTYPE_MISMATCH, name, "x", "%s: %s values have no order", name,
+                       tf_dtype_name(x->value->dtype));
     tf_tensor *t;
     if (!st)
         st = tf__reduce_value(s, op, x->value, mask, &t);
@@ -245,6 +248,8 @@ static tf_status prod_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_ea
     tf_status st = prod_others(s, x, nd->attrs->mask, &others);
     rule_builder b = rb_begin(s);
     rb_keep(&b, st, others);
+    if (tf_dtype_is_complex(x->value->dtype))
+        others = rb_conj(&b, others);
     tf_eager *spread = tf__rb_unreduce(&b, cot, x->value, nd->attrs->mask);
     return rb_done(&b, rb_mul(&b, spread, others), &cin[0]);
 }
@@ -327,8 +332,9 @@ static tf_status check_reduction(const char *op, tf_session *s, tf_eager *x, con
         st = tf__axes_mask(op, axes, n_axes, x->value->rank, mask);
     if (st)
         return st;
-    if (float_only && !tf_dtype_is_float(x->value->dtype))
-        return tf__error(TF_ERR_DTYPE_MISMATCH, op, "x", "%s: defined for f32 and f64, not %s", op,
+    if (float_only && !tf_dtype_is_inexact(x->value->dtype))
+        return tf__error(TF_ERR_DTYPE_MISMATCH, op, "x",
+                         "%s: defined for f32, f64, c64 and c128, not %s", op,
                          tf_dtype_name(x->value->dtype));
     return TF_OK;
 }

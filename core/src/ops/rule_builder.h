@@ -90,6 +90,7 @@ static inline void rb_set(rule_builder *b, tf_eager *result, tf_eager **dst)
         return rb_keep(b, st_, o);                                  \
     }
 TF_UNARY_OPS(RB_UNARY_)
+TF_COMPLEX_UNARY_OPS(RB_UNARY_)
 #undef RB_UNARY_
 
 #define RB_BINARY_(NAME, name)                                                   \
@@ -102,6 +103,7 @@ TF_UNARY_OPS(RB_UNARY_)
         return rb_keep(b, st_, o);                                               \
     }
 TF_BINARY_OPS(RB_BINARY_)
+RB_BINARY_(COMPLEX, complex)
 #undef RB_BINARY_
 
 /* Wraps a call `expr` that writes its result to `o`. */

@@ -28,7 +28,10 @@ tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked)
 static tf_status check_new(const char *op, tf_tensor *t, tf_runtime *rt, tf_eager **out)
 {
     if (!t || !rt || !out)
-        return tf__error(TF_ERR_VALIDATION, op, !t ? "tensor" : !rt ? "runtime" : "out",
+        return tf__error(TF_ERR_VALIDATION, op,
+                         !t    ? "tensor"
+                         : !rt ? "runtime"
+                               : "out",
                          "%s: NULL argument", op);
     return TF_OK;
 }
@@ -50,10 +53,10 @@ static tf_status make_variable(const char *op, tf_tensor *t, tf_runtime *rt, tf_
     tf_status st = check_new(op, t, rt, out);
     if (st)
         return st;
-    if (!tf_dtype_is_float(t->dtype))
+    if (!tf_dtype_is_inexact(t->dtype))
         return tf__error(TF_ERR_DTYPE_MISMATCH, op, "tensor",
-                         "%s: only f32 and f64 tensors can require gradients (got %s)", op,
-                         tf_dtype_name(t->dtype));
+                         "%s: only f32, f64, c64 and c128 tensors can require gradients (got %s)",
+                         op, tf_dtype_name(t->dtype));
     tf_grad_slot *slot = tf__calloc(1, sizeof *slot);
     if (!slot)
         return tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "%s: out of memory", op);
@@ -233,7 +236,10 @@ TF_API tf_status tf_eager_detach_into(tf_eager *x, tf_runtime *rt, tf_eager **ou
 {
     const char *op = "eager_detach_into";
     if (!x || !rt || !out)
-        return tf__error(TF_ERR_VALIDATION, op, !x ? "tensor" : !rt ? "runtime" : "out",
+        return tf__error(TF_ERR_VALIDATION, op,
+                         !x    ? "tensor"
+                         : !rt ? "runtime"
+                               : "out",
                          "%s: NULL argument", op);
     tf_tensor *v = x->value;
     if (!tf_tensor_is_host_accessible(v))
@@ -272,7 +278,7 @@ uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a)
     h = tf__hash_word(tf__hash_word(h, d->n_contracting), d->n_batch);
     for (int k = 0; k < TF_MAX_RANK; k++) {
         h = tf__hash_word(h, (uint64_t)(uint32_t)d->lhs_contracting[k] << 32 |
-                         (uint32_t)d->rhs_contracting[k]);
+                                 (uint32_t)d->rhs_contracting[k]);
         h = tf__hash_word(h, (uint64_t)(uint32_t)d->lhs_batch[k] << 32 | (uint32_t)d->rhs_batch[k]);
     }
     return h;
