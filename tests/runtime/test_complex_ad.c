@@ -690,6 +690,99 @@ static void test_complex_never_deferred(void **state)
     tft_env_end(&e);
 }
 
+/* The rules of abs, angle and sign are 0 at z = 0 (docs/complex.md), where
+   finite differences are not defined. */
+static void test_zero_point(void **state)
+{
+    (void)state;
+    tft_env e = tft_env_begin();
+    int64_t two[1] = {2};
+    const double zv[4] = {0.0, 0.0, 3.0, 4.0};
+    tf_eager *z = tft_eager(e.rt, TF_C128, 1, 1, two, zv, 2);
+    tf_status (*const ops[3])(tf_session *, tf_eager *,
+                              tf_eager **) = {tf_session_abs, tf_session_angle, tf_session_sign};
+    for (int k = 0; k < 3; k++) {
+        tf_eager *y = NULL, *r = NULL, *l = NULL;
+        TF_ASSERT_OK(ops[k](e.s, z, &y));
+        if (tf_dtype_is_complex(tf_tensor_dtype(tf_eager_value(y))))
+            TF_ASSERT_OK(tf_session_real(e.s, y, &r));
+        TF_ASSERT_OK(tf_session_reduce_sum(e.s, r ? r : y, NULL, 0, &l));
+        tf_eager *g = tft_grad(e.rt, l, z);
+        double got[4];
+        read_parts(tf_eager_value(g), got, 4);
+        assert_true(got[0] == 0.0 && got[1] == 0.0);
+        assert_true(isfinite(got[2]) && isfinite(got[3]) && (got[2] != 0.0 || got[3] != 0.0));
+        tf_eager *t = NULL;
+        tf_eager *v = tft_constant(e.rt, TF_C128, 1, two, (const double[]){1, 1, 1, 1}, 2);
+        TF_ASSERT_OK(tf_runtime_jvp(e.rt, g_cpu, y, z, v, &t));
+        const tf_tensor *tv = tf_eager_value(t);
+        double tp[4];
+        size_t np = read_parts(tv, tp, 4);
+        for (size_t q = 0; q < np / 2; q++)
+            assert_true(tp[q] == 0.0); /* the first element's part(s) */
+        tf_eager *xs[] = {y, r, l, g, t, v};
+        for (size_t q = 0; q < sizeof xs / sizeof xs[0]; q++)
+            tf_eager_release(xs[q]);
+    }
+    tf_eager_release(z);
+    tft_env_end(&e);
+}
+
+/*
+ * Backward into the grad slots (twice, the second replaying over recycled
+ * buffers) gives tf_runtime_grad's complex gradient, with a variable used
+ * many times (its cotangents summed) and a real variable meeting complex
+ * ones (its cotangent real), under each deferral mode.
+ */
+static void test_backward_slots(void **state)
+{
+    (void)state;
+    const tf_defer_mode modes[] = {TF_DEFER_OFF, TF_DEFER_AUTO, TF_DEFER_ALWAYS};
+    for (size_t m = 0; m < 3; m++) {
+        tft_env e = tft_env_begin();
+        TF_ASSERT_OK(tf_session_set_defer(e.s, modes[m]));
+        int64_t three[1] = {3};
+        const double zv[6] = {0.5, 1.0, -1.0, 2.0, 0.25, -0.75}, xv[3] = {0.3, -0.2, 0.9};
+        tf_eager *z = tft_eager(e.rt, TF_C128, 1, 1, three, zv, 3);
+        tf_eager *x = tft_f64(e.rt, 1, 1, three, xv, 3);
+        tf_eager *t[6] = {NULL}, *gz = NULL, *gx = NULL;
+        TF_ASSERT_OK(tf_session_mul(e.s, z, z, &t[0]));
+        TF_ASSERT_OK(tf_session_mul(e.s, t[0], x, &t[1])); /* z^2 x */
+        TF_ASSERT_OK(tf_session_exp(e.s, z, &t[2]));
+        TF_ASSERT_OK(tf_session_add(e.s, t[1], t[2], &t[3]));
+        TF_ASSERT_OK(tf_session_abs(e.s, t[3], &t[4]));
+        TF_ASSERT_OK(tf_session_reduce_sum(e.s, t[4], NULL, 0, &t[5]));
+        TF_ASSERT_OK(tf_runtime_grad(e.rt, g_cpu, t[5], z, &gz));
+        TF_ASSERT_OK(tf_runtime_grad(e.rt, g_cpu, t[5], x, &gx));
+        double want_z[6], want_x[3];
+        read_parts(tf_eager_value(gz), want_z, 6);
+        read_parts(tf_eager_value(gx), want_x, 3);
+        for (int round = 0; round < 2; round++) {
+            TF_ASSERT_OK(tf_runtime_clear_grads(e.rt));
+            TF_ASSERT_OK(tf_eager_backward(t[5], g_cpu));
+            tf_tensor *sz = NULL, *sx = NULL;
+            TF_ASSERT_OK(tf_eager_grad(z, &sz));
+            TF_ASSERT_OK(tf_eager_grad(x, &sx));
+            assert_int_equal(tf_tensor_dtype(sx), TF_F64);
+            double got_z[6], got_x[3];
+            read_parts(sz, got_z, 6);
+            read_parts(sx, got_x, 3);
+            for (int k = 0; k < 6; k++)
+                assert_true(fabs(got_z[k] - want_z[k]) <= 1e-13 * fmax(1.0, fabs(want_z[k])));
+            for (int k = 0; k < 3; k++)
+                assert_true(fabs(got_x[k] - want_x[k]) <= 1e-13 * fmax(1.0, fabs(want_x[k])));
+            tf_tensor_release(sz);
+            tf_tensor_release(sx);
+        }
+        for (size_t k = 0; k < 6; k++)
+            tf_eager_release(t[k]);
+        tf_eager *xs[] = {z, x, gz, gx};
+        for (size_t k = 0; k < 4; k++)
+            tf_eager_release(xs[k]);
+        tft_env_end(&e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_complex_variables),    cmocka_unit_test(test_worked_examples),
         cmocka_unit_test(test_unary_rules),          cmocka_unit_test(test_binary_rules),
         cmocka_unit_test(test_second_order),         cmocka_unit_test(test_complex_never_deferred),
+        cmocka_unit_test(test_zero_point),           cmocka_unit_test(test_backward_slots),
     };
     return cmocka_run_group_tests(tests, tft_cpu_setup, tft_cpu_teardown);
 }
