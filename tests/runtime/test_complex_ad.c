@@ -615,6 +615,11 @@ static void test_refusals(void **state)
     tf_eager *n = NULL;
     TF_ASSERT_OK(tf_session_full(e.s, TF_I32, 1, two, 1.0, &n));
     TFT_EXPECT_FAIL(tf_session_add(e.s, n, z, &o), TF_ERR_DTYPE_MISMATCH, "y", o);
+    tf_eager *bo = NULL; /* no promotion but real/complex: bool with f64 stays an error */
+    TF_ASSERT_OK(tf_session_full(e.s, TF_BOOL, 1, two, 1.0, &bo));
+    TFT_EXPECT_FAIL(tf_session_maximum(e.s, bo, x, &o), TF_ERR_DTYPE_MISMATCH, "y", o);
+    TFT_EXPECT_FAIL(tf_session_add(e.s, x, bo, &o), TF_ERR_DTYPE_MISMATCH, "y", o);
+    tf_eager_release(bo);
     TFT_EXPECT_FAIL(tf_session_softmax(e.s, z, 0, &o), TF_ERR_DTYPE_MISMATCH, "x", o);
     /* nothing recorded: z's gradient through none of them exists */
     tf_eager *g = NULL;

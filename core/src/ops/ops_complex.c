@@ -75,23 +75,23 @@ bool tf__holomorphic(uint32_t opid)
 
 /* ---- promotion ---- */
 
-/* The common dtype of a and b when one is complex and both inexact (NumPy:
-   the complex dtype whose parts hold both), else TF_BOOL for none. */
-static tf_dtype promoted(tf_dtype a, tf_dtype b)
+/* Whether a and b promote (one complex, both inexact), and to what: the
+   complex dtype whose parts hold both (NumPy). */
+static bool promoted(tf_dtype a, tf_dtype b, tf_dtype *to)
 {
     if (!tf_dtype_is_inexact(a) || !tf_dtype_is_inexact(b) ||
         (!tf_dtype_is_complex(a) && !tf_dtype_is_complex(b)))
-        return TF_BOOL;
+        return false;
     bool wide = tf_dtype_real_of(a) == TF_F64 || tf_dtype_real_of(b) == TF_F64;
-    return wide ? TF_C128 : TF_C64;
+    *to = wide ? TF_C128 : TF_C64;
+    return true;
 }
 
 tf_status tf__promote(tf_session *s, const char *op, tf_eager *const *xs, const char *const *names,
                       tf_eager **conv)
 {
-    tf_dtype a = xs[0]->value->dtype, b = xs[1]->value->dtype;
-    tf_dtype to = a == b ? a : promoted(a, b);
-    if (to == TF_BOOL && a != TF_BOOL)
+    tf_dtype a = xs[0]->value->dtype, b = xs[1]->value->dtype, to = a;
+    if (a != b && !promoted(a, b, &to))
         return tf__error(TF_ERR_DTYPE_MISMATCH, op, names[1], "%s: %s is %s, %s is %s", op,
                          names[0], tf_dtype_name(a), names[1], tf_dtype_name(b));
     for (int k = 0; k < 2; k++) {
