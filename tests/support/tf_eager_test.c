@@ -124,6 +124,17 @@ void tft_expect_shaped(const tf_eager *x, size_t rank, const int64_t *shape, con
             fail_msg("element %zu: got %.17g, want %.17g", i, got[i], want[i]);
 }
 
+size_t tft_read_parts(const tf_tensor *t, double *out, size_t cap)
+{
+    size_t n = tf_tensor_numel(t), per = tf_dtype_is_complex(tf_tensor_dtype(t)) ? 2 : 1;
+    tf_dtype dt = tf_tensor_dtype(t);
+    assert_true(dt == TF_C128 || dt == TF_F64);
+    assert_true(n * per <= cap);
+    if (n)
+        TF_ASSERT_OK(tf_tensor_copy_to_host(t, dt, out, n));
+    return n * per;
+}
+
 void tft_expect_values(const tf_tensor *t, const double *want, size_t n)
 {
     double got[16];

@@ -73,6 +73,10 @@ void tft_expect_shaped(const tf_eager *x, size_t rank, const int64_t *shape, con
    `want` exactly. */
 void tft_expect_values(const tf_tensor *t, const double *want, size_t n);
 
+/* Reads t (c128 or f64, at most cap doubles) into out, the real and the
+   imaginary part of each complex element; returns the number of doubles. */
+size_t tft_read_parts(const tf_tensor *t, double *out, size_t cap);
+
 /* Asserts a call's status st is `want`, that the thread's last error names
    argument `arg` (unless NULL), and that the call left *out == sentinel. */
 void tft_expect_error(tf_status st, tf_status want, const char *arg, tf_eager *out,
