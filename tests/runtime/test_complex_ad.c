@@ -465,6 +465,7 @@ static void test_binary_rules(void **state)
         {"mul f64 * c128", fn_mul, 2, {TF_F64, TF_C128}, {1, 1}, {{3}, {3}}, 0, 0},
         {"div c128 / f64", fn_div, 2, {TF_C128, TF_F64}, {1, 1}, {{3}, {1}}, 0, 2.0},
         {"add f64 + c128", fn_add, 2, {TF_F64, TF_C128}, {2, 1}, {{2, 3}, {3}}, 0, 0},
+        {"pow c128 ^ f64", fn_pow, 2, {TF_C128, TF_F64}, {1, 1}, {{3}, {3}}, 0, 1.5},
         {"complex", fn_complex, 2, {TF_F64, TF_F64}, {1, 1}, {{3}, {1}}, 0, 0},
         {"matmul", fn_matmul, 2, {TF_C128, TF_C128}, {2, 2}, {{2, 3}, {3, 2}}, 0, 0},
         {"dot_general", fn_dot, 2, {TF_C128, TF_C128}, {2, 2}, {{2, 3}, {2, 3}}, 0, 0},

@@ -142,6 +142,8 @@ static void test_refusals(void **state)
     TFT_EXPECT_FAIL(tf_session_add(e.s, x, bo, &o), TF_ERR_DTYPE_MISMATCH, "y", o);
     tf_eager_release(bo);
     TFT_EXPECT_FAIL(tf_session_softmax(e.s, z, 0, &o), TF_ERR_DTYPE_MISMATCH, "x", o);
+    TFT_EXPECT_FAIL(tf_session_logsumexp(e.s, z, NULL, 0, &o), TF_ERR_DTYPE_MISMATCH, "x", o);
+    TFT_EXPECT_FAIL(tf_session_clamp(e.s, z, z, z, &o), TF_ERR_DTYPE_MISMATCH, "direction", o);
     /* nothing recorded: z's gradient through none of them exists */
     tf_eager *g = NULL;
     TF_ASSERT_STATUS(tf_runtime_grad(e.rt, g_cpu, z, z, &g), TF_ERR_NON_SCALAR_GRAD);
