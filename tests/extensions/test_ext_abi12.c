@@ -592,7 +592,9 @@ static const tf_ext_op k_twice = {(uint32_t)offsetof(tf_ext_op, compose),
                                   twice_vjp,
                                   NULL,
                                   "2 x",
-                                  NULL};
+                                  NULL,
+                                  0,
+                                  0};
 
 static tf_status twice_install(const tf_host_api *host, const tf_ext_registrar *reg)
 {

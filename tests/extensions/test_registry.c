@@ -563,7 +563,7 @@ static const char *const k_fail_names[] = {"x", "mode"};
 static const tf_ext_kernel k_fail_kernels[] = {{"cpu", TF_EXT_KERNEL_FN(fail_cpu)}};
 static const tf_ext_op k_fail_op = {
     sizeof(tf_ext_op), 2,    1,    1,   "fail", k_fail_kinds, k_fail_names, fail_infer,
-    k_fail_kernels,    NULL, NULL, NULL, NULL};
+    k_fail_kernels,    NULL, NULL, NULL, NULL, 0, 0};
 
 static tf_status kinds_install(const tf_host_api *host, const tf_ext_registrar *reg)
 {
