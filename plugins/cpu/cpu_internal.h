@@ -26,6 +26,16 @@
 
 #include <tenferro/engine_abi.h>
 
+/* C11's CMPLX/CMPLXF: glibc's <complex.h> defines them for GCC only; clang has the
+   same builtin (a constant expression, so the macros also serve in initialisers). */
+#include <complex.h>
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+#ifndef CMPLXF
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define CPU_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else

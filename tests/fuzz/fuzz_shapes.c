@@ -44,7 +44,7 @@
 static tf_runtime *g_rt;
 static tf_engine *g_engine;
 static tf_session *g_s;
-static double g_buf[MAX_READ];
+static double g_buf[2 * MAX_READ]; /* MAX_READ elements of c128, the widest dtype */
 
 static void setup(void)
 {
@@ -144,7 +144,7 @@ static tf_tensor *make_host(fz_reader *r)
     size_t count = n >= 0 && n <= MAX_NUMEL ? (size_t)n : fz_below(r, MAX_NUMEL + 1);
     if (fz_u8(r) == 255)
         count = (count + 1) % (MAX_NUMEL + 1); /* a count that does not match */
-    static unsigned char data[MAX_NUMEL * 8];
+    static unsigned char data[MAX_NUMEL * 16]; /* 16: c128, the widest dtype */
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = (unsigned char)(i % 2); /* valid in every dtype, bool included */
     int ok = dtype >= 0 && dtype < TF_DTYPE_COUNT && sp.rank <= TF_MAX_RANK && n >= 0 &&

@@ -9,6 +9,12 @@
 
 #include "tf_ref.h"
 
+/* glibc defines C11's CMPLX for GCC only; clang has the same builtin. */
+#include <complex.h>
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 /* The engine of the group that is running (valid inside a test). */
 extern tf_engine *cpu_engine;
 /* The thread count of that engine (1 or 4). */
