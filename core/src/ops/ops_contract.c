@@ -137,12 +137,13 @@ static tf_status out_shape(const tf_dot_dims *d, const tf_tensor *l, const tf_te
 
 /* ---- forward ---- */
 
-static tf_status dot_exec(tf_session *s, const tf_dot_dims *d, tf_tensor *l, tf_tensor *r,
-                          size_t rank, const int64_t *shape, tf_tensor **out)
+static tf_status dot_exec(tf_session *s, const tf_dot_dims *d, uint32_t conj, tf_tensor *l,
+                          tf_tensor *r, size_t rank, const int64_t *shape, tf_tensor **out)
 {
     tf_dot_general_params p;
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
+    p.conjugate = conj;
     p.n_contracting = (uint32_t)d->n_contracting;
     p.n_batch = (uint32_t)d->n_batch;
     for (size_t i = 0; i < d->n_contracting; i++) {
@@ -163,8 +164,13 @@ static tf_status dot_exec(tf_session *s, const tf_dot_dims *d, tf_tensor *l, tf_
     return st;
 }
 
-TF_API tf_status tf_session_dot_general(tf_session *s, tf_eager *lhs, tf_eager *rhs,
-                                        const tf_dot_dims *dims, tf_eager **out)
+/*
+ * dot_general with the engine's conjugation flags (TF_DOT_CONJ_LHS/RHS; 0 for
+ * real dtypes), kept in the node's attrs.i[0]: what the rules below issue, so
+ * that B^H enters a product without a pass of its own. The public op is conj 0.
+ */
+static tf_status dot_general_conj(tf_session *s, tf_eager *lhs, tf_eager *rhs,
+                                  const tf_dot_dims *dims, uint32_t conj, tf_eager **out)
 {
     tf_eager *xs[2] = {lhs, rhs};
     tf_status st = tf__check_inputs("dot_general", s, xs, 2, k_lr, out);
@@ -173,6 +179,7 @@ TF_API tf_status tf_session_dot_general(tf_session *s, tf_eager *lhs, tf_eager *
     if (!st)
         st = check_dtypes("dot_general", lhs, rhs, k_lr);
     tf_attrs a = {0};
+    a.i[0] = conj;
     int64_t shape[TF_MAX_RANK];
     uint32_t rank = 0;
     if (!st)
@@ -181,10 +188,16 @@ TF_API tf_status tf_session_dot_general(tf_session *s, tf_eager *lhs, tf_eager *
         st = out_shape(&a.dot, lhs->value, rhs->value, shape, &rank);
     tf_tensor *t;
     if (!st)
-        st = dot_exec(s, &a.dot, lhs->value, rhs->value, rank, shape, &t);
+        st = dot_exec(s, &a.dot, conj, lhs->value, rhs->value, rank, shape, &t);
     if (st)
         return st;
     return tf__record(s, TF_OP_dot_general, &a, xs, 2, t, out);
+}
+
+TF_API tf_status tf_session_dot_general(tf_session *s, tf_eager *lhs, tf_eager *rhs,
+                                        const tf_dot_dims *dims, tf_eager **out)
+{
+    return dot_general_conj(s, lhs, rhs, dims, 0, out);
 }
 
 TF_API tf_status tf_session_matmul(tf_session *s, tf_eager *x, tf_eager *y, tf_eager **out)
@@ -319,17 +332,31 @@ static void plan_dot_vjp(const tf_node *nd, void *out)
     cot_plan_side(nd, 1, &p->side[1]);
 }
 
-static tf_eager *rb_dot(rule_builder *b, tf_eager *l, tf_eager *r, const tf_dot_dims *d)
+/* l . r with the conjugation flags conj_l, conj_r (each 0 or 1). */
+static tf_eager *rb_dot(rule_builder *b, tf_eager *l, tf_eager *r, const tf_dot_dims *d,
+                        unsigned conj_l, unsigned conj_r)
 {
     tf_eager *o = NULL;
     if (!l || !r)
         return NULL;
-    RB_CALL_(b, tf_session_dot_general(b->s, l, r, d, &o));
+    uint32_t conj = (conj_l ? TF_DOT_CONJ_LHS : 0u) | (conj_r ? TF_DOT_CONJ_RHS : 0u);
+    RB_CALL_(b, dot_general_conj(b->s, l, r, d, conj, &o));
+}
+
+/* Whether the node's operand `side` (0 lhs, 1 rhs) enters conjugated. */
+static unsigned conj_of(const tf_node *nd, int side)
+{
+    uint32_t c = (uint32_t)nd->attrs->i[0];
+    return (c & (side ? TF_DOT_CONJ_RHS : TF_DOT_CONJ_LHS)) != 0;
 }
 
 /*
- * The other operand enters conjugated for complex dtypes (A-bar = cot B^H
- * for a matmul, PyTorch's convention: docs/complex.md).
+ * PyTorch's convention (docs/complex.md): for out = op(A) . op(B), op the
+ * identity or conj, the cotangent of A is cot . op(B)^H when A enters as
+ * is (A-bar = cot B^H for a matmul), and conj(cot) . op(B)^T when A enters
+ * conjugated (the adjoint of A -> conj(A) B). Both are one product with
+ * flags: cot conjugated iff A is, B conjugated iff exactly one of A and B
+ * is not. Real dtypes have no flags, and neither is set.
  */
 static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *cot,
                          const bool *need, tf_eager **cin)
@@ -350,24 +377,25 @@ static tf_status dot_vjp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eag
             continue;
         const cot_plan *p = &plan.side[side];
         tf_eager *other = nd->inputs[1 - side];
-        if (tf_dtype_is_complex(other->value->dtype))
-            other = rb_conj(&b, other);
-        tf_eager *r =
-            p->cot_first ? rb_dot(&b, cot, other, &p->dims) : rb_dot(&b, other, cot, &p->dims);
+        unsigned cx = tf_dtype_is_complex(other->value->dtype);
+        unsigned c_cot = cx && conj_of(nd, side), c_other = cx && (conj_of(nd, 1 - side) == c_cot);
+        tf_eager *r = p->cot_first ? rb_dot(&b, cot, other, &p->dims, c_cot, c_other)
+                                   : rb_dot(&b, other, cot, &p->dims, c_other, c_cot);
         rb_set(&b, p->identity ? r : rb_transpose(&b, r, p->perm), &cin[side]);
     }
     return rb_finish(&b);
 }
 
-/* Bilinear: d(l . r) = dl . r + l . dr. */
+/* Bilinear (conj is real-linear): d(op(l) . op(r)) = op(dl) . op(r) + op(l) . op(dr). */
 static tf_status dot_jvp(tf_session *s, tf_eager *out, const tf_node *nd, tf_eager *const *tin,
                          tf_eager **tout)
 {
     rule_builder b = rb_begin(s);
     const tf_dot_dims *d = &nd->attrs->dot;
     tf_eager *l = nd->inputs[0], *r = nd->inputs[1];
-    tf_eager *tl = tin[0] ? rb_dot(&b, tin[0], r, d) : NULL;
-    tf_eager *tr = tin[1] ? rb_dot(&b, l, tin[1], d) : NULL;
+    unsigned cl = conj_of(nd, 0), cr = conj_of(nd, 1);
+    tf_eager *tl = tin[0] ? rb_dot(&b, tin[0], r, d, cl, cr) : NULL;
+    tf_eager *tr = tin[1] ? rb_dot(&b, l, tin[1], d, cl, cr) : NULL;
     return rb_done(&b, tl && tr ? rb_add(&b, tl, tr) : tl ? tl : tr, tout);
 }
 
