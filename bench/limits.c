@@ -18,6 +18,9 @@
  *                     and its cotangent with b2's gradient; tanh's derivative
  *                     with b1's gradient) and one for the SGD update, 50
  *                     steps timed together (step);
+ *   limit:complex     the matmul workload's three GEMMs in c128 (n = 512) as raw
+ *                     zgemm calls: C = A B, dA = G B^H, dB = A^H G (G all
+ *                     ones, the cotangent of the real part of the sum);
  *   limit:svd_grad    the svd_grad workload by hand: one LAPACK dgesdd (thin,
  *                     jobz 'S') of the f64 [256, 256] A, loss = sum(s w), and
  *                     its gradient U diag(w) V^T as one dgemm on U with its
@@ -35,6 +38,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include <complex.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,6 +151,48 @@ static void limit_matmul(int n, int wide)
     char metric[64];
     snprintf(metric, sizeof metric, "%s_%d_fwd_bwd_gflops", wide ? "f64" : "f32", n);
     print_figure("matmul", metric, flops / median(t + 1, MATMUL_REPS) / 1e9, "GFLOP/s");
+    for (int i = 0; i < 6; i++)
+        free(buf[i]);
+}
+
+/* The complex step's three zgemm calls (column-major); G^H = G for G all ones. */
+static double gemm3_c128(int n, const double _Complex *a, const double _Complex *b,
+                         const double _Complex *g, double _Complex *c, double _Complex *da,
+                         double _Complex *db)
+{
+    const double _Complex one = 1.0, zero = 0.0;
+    double t0 = now();
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, &one, a, n, b, n, &zero, c, n);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &one, g, n, b, n, &zero, da,
+                n);
+    cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, n, n, n, &one, a, n, g, n, &zero, db,
+                n);
+    return now() - t0;
+}
+
+/* Runs the three c128 GEMMs and prints GFLOP/s counting 4*3*2*n^3 real flops. */
+static void limit_complex(int n)
+{
+    size_t nn = (size_t)n * (size_t)n;
+    double _Complex *buf[6];
+    uint64_t rng = 31;
+    for (int i = 0; i < 6; i++)
+        buf[i] = checked_malloc(nn * sizeof(double _Complex));
+    for (size_t k = 0; k < nn; k++) {
+        double ar = uniform(&rng), ai = uniform(&rng), br = uniform(&rng), bi = uniform(&rng);
+        buf[0][k] = ar + ai * _Complex_I;
+        buf[1][k] = br + bi * _Complex_I;
+        buf[2][k] = 1.0;
+    }
+    double t[MATMUL_REPS + 1];
+    for (int r = 0; r <= MATMUL_REPS; r++) /* r = 0 is the warm-up */
+        t[r] = gemm3_c128(n, buf[0], buf[1], buf[2], buf[3], buf[4], buf[5]);
+    char metric[64];
+    snprintf(metric, sizeof metric, "c128_%d_fwd_bwd_gflops", n);
+    print_figure("complex", metric,
+                 4.0 * 3.0 * 2.0 * (double)n * (double)n * (double)n / median(t + 1, MATMUL_REPS) /
+                     1e9,
+                 "GFLOP/s");
     for (int i = 0; i < 6; i++)
         free(buf[i]);
 }
@@ -467,6 +513,7 @@ int main(int argc, char **argv)
     openblas_set_num_threads(threads);
     limit_matmul(quick ? 16 : 512, 1);
     limit_matmul(quick ? 16 : 1024, 0);
+    limit_complex(quick ? 16 : 512);
     limit_svd_grad(quick ? 8 : 256);
     return 0;
 }

@@ -17,7 +17,7 @@ value in brackets): the programs of one round ran one after the other, under the
 `met` says yes when every round meets the target, NO when none does, else how many rounds
 did. The limit columns are left out of a table that has no limit figures.
 
-usage: python3 bench/ratios.py [--targets issue24|issue6|issue5] RAW_FILE
+usage: python3 bench/ratios.py [--targets issue24|issue21|issue6|issue5] RAW_FILE
 """
 import argparse
 import statistics
@@ -55,7 +55,13 @@ ISSUE5 = {
     ("mlp", "step"): [("torch", "<=", 1.0)],
 }
 
-TARGET_SETS = {"issue24": ISSUE24, "issue6": ISSUE6, "issue5": ISSUE5}
+# Issue 21: complex numbers (the `complex` workload: c128 matmul n = 512 and exp(z) w + z).
+ISSUE21 = {
+    ("complex", "c128_"): [("limit", ">=", 0.95), ("torch", ">=", 1.0)],
+    ("complex", "elementwise_fwd_bwd"): [("torch", "<=", 1.0)],
+}
+
+TARGET_SETS = {"issue24": ISSUE24, "issue21": ISSUE21, "issue6": ISSUE6, "issue5": ISSUE5}
 SCALING_SETS = {"issue24": SCALING24}
 TARGETS = ISSUE24  # the set in use, chosen by main()
 SCALING = SCALING24

@@ -5,6 +5,7 @@
 #
 # Usage (from anywhere inside a clone):
 #   bash bench/run.sh [--build DIR] [--threads "1 2"] [--rounds N] [--quick]
+#                     [--targets SET] [WORKLOAD ...]
 #     --build DIR     build folder (default: build); configured and built when needed
 #     --threads LIST  thread counts to run (default: "1 $(nproc)")
 #     --rounds N      run the three programs N times in turn at each thread count
@@ -12,6 +13,10 @@
 #                     the median over rounds of each figure and of each ratio, so that
 #                     load from other processes hits all three sides alike
 #     --quick         tiny sizes: checks the plumbing, the figures mean nothing
+#     --targets SET   the goals the table checks (bench/ratios.py: issue24, the default;
+#                     issue21 for the complex workload)
+#     WORKLOAD ...    run these workloads of `tenferro bench` and torch_bench.py instead of
+#                     the standard ones (e.g. `complex`); the limits program runs whole
 #   PYTHON=...        the interpreter with torch (default: /usr/bin/python3, Debian's
 #                     python3-torch)
 #
@@ -26,6 +31,8 @@ BUILD=build
 THREADS="1 $(nproc)"
 ROUNDS=3
 QUICK=()
+TARGETS=issue24
+WORKLOADS=()
 PYTHON="${PYTHON:-/usr/bin/python3}"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -34,8 +41,10 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS="$2"; shift 2
         [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: --rounds needs N >= 1" >&2; exit 2; } ;;
     --quick) QUICK=(--quick); shift ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
-    *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    --targets) TARGETS="$2"; shift 2 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -*) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) WORKLOADS+=("$1"); shift ;;
     esac
 done
 
@@ -65,10 +74,11 @@ for r in $(seq 1 "$ROUNDS"); do
     # of --threads; the limits program sets OpenBLAS's threads through its API; PyTorch
     # gets torch.set_num_threads plus the OpenMP and OpenBLAS variables for its BLAS.
     env OPENBLAS_NUM_THREADS="$t" "$BUILD/tools/tenferro" bench --threads "$t" "${QUICK[@]}" \
-        2>>"$LOG" | tee -a "$RAW"
+        "${WORKLOADS[@]}" 2>>"$LOG" | tee -a "$RAW"
     "$BUILD/bench/tenferro-limits" --threads "$t" "${QUICK[@]}" 2>>"$LOG" | tee -a "$RAW"
     env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" MKL_NUM_THREADS="$t" \
-        "$PYTHON" bench/torch_bench.py --threads "$t" "${QUICK[@]}" 2>>"$LOG" | tee -a "$RAW"
+        "$PYTHON" bench/torch_bench.py --threads "$t" "${QUICK[@]}" "${WORKLOADS[@]}" \
+        2>>"$LOG" | tee -a "$RAW"
   done
 done
 
@@ -76,4 +86,4 @@ echo "# OpenBLAS kernel (limits): $(sed -n 's/^limits: OpenBLAS kernel \([^,]*\)
 echo "# CPU engine driver: $(sed -n 's/^bench: device: .*; driver: //p' "$LOG" | sort -u)"
 echo "# torch: $(sed -n 's/^torch_bench: \(torch [^,]*\),.*/\1/p' "$LOG" | sort -u)"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PYTHON" bench/ratios.py "$RAW"
+"$PYTHON" bench/ratios.py --targets "$TARGETS" "$RAW"

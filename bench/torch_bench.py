@@ -7,7 +7,7 @@ Each figure is the median of 5 timed repetitions (15 for matmul, whose f64 step 
 only ~10 ms) after one untimed warm-up; peak
 resident memory (of the host process) per workload comes from VmHWM, reset before
 each workload. Without a workload named it runs the six standard ones of
-BENCHMARKS.md; the extra ones (gemm, elementwise_f32, growth, einsum_path, einsum_tn) run only
+BENCHMARKS.md; the extra ones (gemm, elementwise_f32, complex, growth, einsum_path, einsum_tn) run only
 when named (the einsum peers, NumPy and a randomized greedy besides torch, live in
 bench/einsum_peers.py).
 
@@ -30,10 +30,11 @@ import torch
 
 FULL = dict(reps=5, pairs=5000, mlp_steps=50, mlp=(64, 784, 256, 10), n=1 << 22,
             f64_n=512, f32_n=1024, matmul_reps=15, gemm_n=4096, gemm_products=10, f32_elements=1 << 26,
-            block=(8, 128, 256, 4, 1024), block_steps=3, svd_n=256)
+            block=(8, 128, 256, 4, 1024), block_steps=3, svd_n=256, complex_n=1 << 21,
+            complex_matmul_n=512)
 QUICK = dict(reps=1, pairs=50, mlp_steps=12, mlp=(4, 8, 6, 3), n=1 << 10, f64_n=16, f32_n=16, matmul_reps=1,
              gemm_n=16, gemm_products=2, f32_elements=1 << 10, block=(2, 4, 8, 2, 16), block_steps=2,
-             svd_n=8)
+             svd_n=8, complex_n=1 << 10, complex_matmul_n=16)
 
 # The device every tensor lives on ("cpu" or "cuda"), set once by main().
 DEVICE = torch.device("cpu")
@@ -76,6 +77,9 @@ def now():
 
 def uniform(gen, shape, dtype, lo=0.0, hi=1.0):
     """Drawn on the host from the fixed-seed generator, then moved to DEVICE."""
+    if dtype.is_complex:  # both parts uniform, as tenferro bench draws them
+        re, im = (uniform(gen, shape, torch.float64, lo, hi) for _ in range(2))
+        return torch.complex(re, im).to(dtype)
     host = torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo
     return host.to(dtype).to(DEVICE)
 
@@ -144,23 +148,35 @@ def run_mlp(z, gen):
         figure("mlp", "rss_growth", rss[steps] - rss[steps // 5], "MiB")
 
 
-def elementwise_run(z, gen, workload, dtype, n):
+def real_sum(v):
+    """The loss of a step: sum(v), its real part for a complex v."""
+    s = v.sum()
+    return s.real if s.is_complex() else s
+
+
+def elementwise_run(z, gen, workload, dtype, n, metric="fwd_bwd"):
     x = uniform(gen, (n,), dtype).requires_grad_(True)
     y = uniform(gen, (n,), dtype)
     times = []
     for r in range(z["reps"] + 1):
         t0 = now()
-        loss = (torch.exp(x) * y + x).sum()
+        loss = real_sum(torch.exp(x) * y + x)
         x.grad = None
         loss.backward()
         del loss
         if r:
             times.append(now() - t0)
-    figure(workload, "fwd_bwd", 1e3 * statistics.median(times), "ms")
+    figure(workload, metric, 1e3 * statistics.median(times), "ms")
 
 
 def run_elementwise(z, gen):
     elementwise_run(z, gen, "elementwise", torch.float64, z["n"])
+
+
+def run_complex(z, gen):
+    """Extra: the matmul and elementwise steps in c128, the loss the real part of the sum."""
+    matmul_size(z, gen, torch.complex128, z["complex_matmul_n"], "complex")
+    elementwise_run(z, gen, "complex", torch.complex128, z["complex_n"], "elementwise_fwd_bwd")
 
 
 def run_elementwise_f32(z, gen):
@@ -170,25 +186,26 @@ def run_elementwise_f32(z, gen):
 
 def matmul_gflops(gen, dtype, n, reps):
     """GFLOP/s of the matmul workload's step (sum(A @ B), backward) at size n: the median
-    of reps timed steps after one warm-up, counting 3 * 2 n^3 flops."""
+    of reps timed steps after one warm-up, counting 3 * 2 n^3 flops (complex: 4 times as
+    many real flops)."""
     A = uniform(gen, (n, n), dtype).requires_grad_(True)
     B = uniform(gen, (n, n), dtype).requires_grad_(True)
     times = []
     for r in range(reps + 1):
         t0 = now()
-        loss = (A @ B).sum()
+        loss = real_sum(A @ B)
         A.grad = None
         B.grad = None
         loss.backward()
         del loss
         if r:
             times.append(now() - t0)
-    return 6.0 * n ** 3 / statistics.median(times) / 1e9
+    return (4.0 if dtype.is_complex else 1.0) * 6.0 * n ** 3 / statistics.median(times) / 1e9
 
 
-def matmul_size(z, gen, dtype, n):
-    name = "f64" if dtype == torch.float64 else "f32"
-    figure("matmul", f"{name}_{n}_fwd_bwd_gflops", matmul_gflops(gen, dtype, n, z["matmul_reps"]),
+def matmul_size(z, gen, dtype, n, workload="matmul"):
+    name = {torch.float64: "f64", torch.float32: "f32", torch.complex128: "c128"}[dtype]
+    figure(workload, f"{name}_{n}_fwd_bwd_gflops", matmul_gflops(gen, dtype, n, z["matmul_reps"]),
            "GFLOP/s")
 
 
@@ -328,8 +345,8 @@ def run_einsum_tn(z, gen):
     einsum_peers.run_tn(torch, einsum_figure, z["reps"], z["reps"] == 1)
 
 
-EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32, "growth": run_growth,
-         "einsum_path": run_einsum_path, "einsum_tn": run_einsum_tn}
+EXTRA = {"gemm": run_gemm, "elementwise_f32": run_elementwise_f32, "complex": run_complex,
+         "growth": run_growth, "einsum_path": run_einsum_path, "einsum_tn": run_einsum_tn}
 WORKLOADS = {**STANDARD, **EXTRA}
 
 

@@ -110,14 +110,16 @@ tf_status tf_bench_random(tf_session *s, tf_dtype dtype, size_t rank, const int6
     size_t n = 1;
     for (size_t i = 0; i < rank; i++)
         n *= (size_t)shape[i];
-    size_t width = dtype == TF_F32 ? sizeof(float) : sizeof(double);
-    void *data = malloc(n * width + 1);
+    /* a complex element is its two parts, each uniform */
+    size_t parts = tf_dtype_is_complex(dtype) ? 2 : 1;
+    int narrow = dtype == TF_F32 || dtype == TF_C64;
+    void *data = malloc(n * tf_dtype_size(dtype) + 1);
     if (!data)
         return TF_ERR_OUT_OF_MEMORY;
     tf_bench_rng rng = tf_bench_rng_seed(seed);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n * parts; i++) {
         double v = lo + (hi - lo) * tf_bench_rng_uniform(&rng);
-        if (dtype == TF_F32)
+        if (narrow)
             ((float *)data)[i] = (float)v;
         else
             ((double *)data)[i] = v;

@@ -55,7 +55,7 @@ void tf_bench_peak_rss_reset(void);
 void tf_bench_figure(const char *workload, const char *metric, double value, const char *unit);
 
 /*
- * A tensor of dtype (f32 or f64) and shape (rank entries, copied) in the memory
+ * A tensor of dtype (f32, f64, c64 or c128: both parts) and shape (rank entries, copied) in the memory
  * of s's engine, uniform in [lo, hi) from the generator seeded with `seed`: a
  * constant, or with `variable` a trainable variable of s's runtime. *out gets
  * a new reference on success. Errors: those of the calls it makes;

@@ -58,11 +58,13 @@ typedef struct bench_sizes {
     int64_t gemm_n;    /* f32 [n,n] x [n,n] */
     int gemm_products; /* products per timed repetition */
     int64_t elementwise_f32_n;
+    int64_t complex_n, complex_matmul_n; /* c128 elementwise elements, matmul [n,n] */
 } bench_sizes;
 
 static const bench_sizes k_full = {
-    5, 5000, 50, 64, 784, 256, 10, 1 << 22, 512, 1024, 15, 4096, 10, (int64_t)1 << 26};
-static const bench_sizes k_quick = {1, 50, 12, 4, 8, 6, 3, 1 << 10, 16, 16, 1, 16, 2, 1 << 10};
+    5, 5000, 50, 64, 784, 256, 10, 1 << 22, 512, 1024, 15, 4096, 10, (int64_t)1 << 26, 1 << 21, 512};
+static const bench_sizes k_quick = {1,  50, 12, 4,  8,  6, 3, 1 << 10, 16, 16, 1, 16, 2, 1 << 10,
+                                    1 << 10, 16};
 
 typedef struct bench {
     tf_engine *engine;
@@ -309,6 +311,22 @@ static tf_status run_mlp(bench *b)
 
 /* ---- elementwise --------------------------------------------------------------- */
 
+/* The loss of a step: sum(v), or its real part for a complex v (a real loss, as
+   PyTorch's complex autograd needs). Releases v. */
+static tf_status real_sum(bench *b, tf_eager *v, tf_eager **loss)
+{
+    tf_eager *sum = NULL;
+    tf_status st = tf_session_reduce_sum(b->s, v, NULL, 0, &sum);
+    tf_eager_release(v);
+    if (st || !tf_dtype_is_complex(tf_tensor_dtype(tf_eager_value(sum)))) {
+        *loss = sum;
+        return st;
+    }
+    st = tf_session_real(b->s, sum, loss);
+    tf_eager_release(sum);
+    return st;
+}
+
 static tf_status elementwise_once(bench *b, tf_eager *x, tf_eager *y, double *seconds)
 {
     tf_eager *e = NULL, *ey = NULL, *sum = NULL, *loss = NULL;
@@ -316,10 +334,10 @@ static tf_status elementwise_once(bench *b, tf_eager *x, tf_eager *y, double *se
     tf_status st = tf_session_exp(b->s, x, &e);
     TRY(tf_session_mul(b->s, e, y, &ey));
     TRY(tf_session_add(b->s, ey, x, &sum));
-    TRY(tf_session_reduce_sum(b->s, sum, NULL, 0, &loss));
     tf_eager_release(e);
     tf_eager_release(ey);
-    tf_eager_release(sum);
+    if (sum)
+        TRY(real_sum(b, sum, &loss));
     TRY(tf_runtime_clear_grads(b->rt));
     TRY(tf_eager_backward(loss, b->engine));
     tf_eager_release(loss);
@@ -329,7 +347,8 @@ static tf_status elementwise_once(bench *b, tf_eager *x, tf_eager *y, double *se
 }
 
 /* The elementwise work on n elements of one dtype, reported under `workload`. */
-static tf_status elementwise_run(bench *b, const char *workload, tf_dtype dtype, int64_t n)
+static tf_status elementwise_run(bench *b, const char *workload, const char *metric,
+                                 tf_dtype dtype, int64_t n)
 {
     tf_eager *x = NULL, *y = NULL;
     tf_status st = random_variable(b, dtype, 1, &n, 0, 1, 21, &x);
@@ -339,7 +358,7 @@ static tf_status elementwise_run(bench *b, const char *workload, tf_dtype dtype,
     for (int r = 0; r < b->z->reps && !st; r++)
         st = elementwise_once(b, x, y, &secs[r]);
     if (!st)
-        figure(workload, "fwd_bwd", 1e3 * tf_bench_median(secs, b->z->reps), "ms");
+        figure(workload, metric, 1e3 * tf_bench_median(secs, b->z->reps), "ms");
     tf_eager_release(x);
     tf_eager_release(y);
     return st;
@@ -347,13 +366,13 @@ static tf_status elementwise_run(bench *b, const char *workload, tf_dtype dtype,
 
 static tf_status run_elementwise(bench *b)
 {
-    return elementwise_run(b, "elementwise", TF_F64, b->z->elementwise_n);
+    return elementwise_run(b, "elementwise", "fwd_bwd", TF_F64, b->z->elementwise_n);
 }
 
 /* Extra: the same work in f32 on 2^26 elements, where a GPU's bandwidth shows. */
 static tf_status run_elementwise_f32(bench *b)
 {
-    return elementwise_run(b, "elementwise_f32", TF_F32, b->z->elementwise_f32_n);
+    return elementwise_run(b, "elementwise_f32", "fwd_bwd", TF_F32, b->z->elementwise_f32_n);
 }
 
 /* ---- matmul ------------------------------------------------------------------ */
@@ -363,8 +382,8 @@ static tf_status matmul_once(bench *b, tf_eager *a, tf_eager *c, double *seconds
     tf_eager *ab = NULL, *loss = NULL;
     double t0 = tf_bench_now();
     tf_status st = tf_session_matmul(b->s, a, c, &ab);
-    TRY(tf_session_reduce_sum(b->s, ab, NULL, 0, &loss));
-    tf_eager_release(ab);
+    if (ab)
+        TRY(real_sum(b, ab, &loss));
     TRY(tf_runtime_clear_grads(b->rt));
     TRY(tf_eager_backward(loss, b->engine));
     tf_eager_release(loss);
@@ -373,7 +392,7 @@ static tf_status matmul_once(bench *b, tf_eager *a, tf_eager *c, double *seconds
     return st;
 }
 
-static tf_status matmul_size(bench *b, tf_dtype dtype, int64_t n)
+static tf_status matmul_size(bench *b, const char *workload, tf_dtype dtype, int64_t n)
 {
     tf_eager *a = NULL, *c = NULL;
     const int64_t shape[2] = {n, n};
@@ -385,10 +404,12 @@ static tf_status matmul_size(bench *b, tf_dtype dtype, int64_t n)
         st = matmul_once(b, a, c, &secs[r]);
     if (!st) {
         char metric[64];
-        snprintf(metric, sizeof metric, "%s_%lld_fwd_bwd_gflops", dtype == TF_F32 ? "f32" : "f64",
+        snprintf(metric, sizeof metric, "%s_%lld_fwd_bwd_gflops", tf_dtype_name(dtype),
                  (long long)n);
-        double flops = 3.0 * 2.0 * (double)n * (double)n * (double)n;
-        figure("matmul", metric, flops / tf_bench_median(secs, b->z->matmul_reps) / 1e9, "GFLOP/s");
+        /* real flops: a complex multiply-add is 4 multiplies and 4 adds */
+        double flops = (tf_dtype_is_complex(dtype) ? 4.0 : 1.0) * 3.0 * 2.0 * (double)n *
+                       (double)n * (double)n;
+        figure(workload, metric, flops / tf_bench_median(secs, b->z->matmul_reps) / 1e9, "GFLOP/s");
     }
     tf_eager_release(a);
     tf_eager_release(c);
@@ -397,8 +418,17 @@ static tf_status matmul_size(bench *b, tf_dtype dtype, int64_t n)
 
 static tf_status run_matmul(bench *b)
 {
-    tf_status st = matmul_size(b, TF_F64, b->z->matmul_f64_n);
-    TRY(matmul_size(b, TF_F32, b->z->matmul_f32_n));
+    tf_status st = matmul_size(b, "matmul", TF_F64, b->z->matmul_f64_n);
+    TRY(matmul_size(b, "matmul", TF_F32, b->z->matmul_f32_n));
+    return st;
+}
+
+/* Extra: the matmul and elementwise steps in c128 (a real loss: the real part
+   of the sum), beside their f64 figures (docs/complex.md, "Speed"). */
+static tf_status run_complex(bench *b)
+{
+    tf_status st = matmul_size(b, "complex", TF_C128, b->z->complex_matmul_n);
+    TRY(elementwise_run(b, "complex", "elementwise_fwd_bwd", TF_C128, b->z->complex_n));
     return st;
 }
 
@@ -514,6 +544,7 @@ static const workload k_workloads[] = {
     {"svd_grad", run_svd_grad, 1},
     {"gemm", run_gemm, 0},
     {"elementwise_f32", run_elementwise_f32, 0},
+    {"complex", run_complex, 0},
     {"growth", run_growth, 0},
     {"dp", run_dp, 0},
     {"checkpoint", run_checkpoint, 0},
@@ -529,7 +560,8 @@ static void bench_usage(void)
                     "workloads: dispatch mlp elementwise matmul transformer svd_grad (the "
                     "standard\n"
                     "           ones, the default)\n"
-                    "           gemm elementwise_f32 growth dp checkpoint einsum_path einsum_tn\n"
+                    "           gemm elementwise_f32 complex growth dp checkpoint einsum_path\n"
+                    "           einsum_tn\n"
                     "           (extra, run only when named; dp under mpirun, docs/performance.md)\n");
 }
 
