@@ -4,10 +4,13 @@
  * A pool holds N-1 workers; the thread that calls into the engine is the
  * N-th and takes part in every job. A job is a number of tasks handed out
  * through an atomic counter; it wakes only as many workers as it has tasks
- * beyond the caller's first. The caller waits until every woken worker has
- * left the job (not merely until the tasks are done), so a job's context can
- * live on the caller's stack and the next job cannot be mixed up with a late
- * worker of the previous one.
+ * beyond the caller's first. When the caller finds no task left it closes
+ * the job: a woken worker that had not yet entered it (the scheduler may take
+ * tens of microseconds to run it) then skips it, and the caller waits only
+ * for the workers inside, until they leave. So a job's context can live on
+ * the caller's stack, the next job cannot be mixed up with a late worker of
+ * the previous one, and a small job whose workers wake late costs what the
+ * caller alone takes, never the workers' wake-up on top.
  *
  * Failures: a failing task records its cpu_err under the lock, and the error
  * kept is the one of the lowest task number, i.e. the one a serial walk would
@@ -41,10 +44,11 @@ struct cpu_pool {
     int started; /* workers actually running */
     cpu_worker *workers;
     pthread_mutex_t mu;
-    pthread_cond_t idle; /* the last busy worker left the job */
+    pthread_cond_t idle; /* the last worker inside a closed job left it */
     uint64_t generation; /* bumped per job */
     int stopping;
-    int busy; /* workers that have not yet left the current job */
+    int closed;  /* the caller found no task left: late workers skip the job */
+    int inside;  /* workers that entered the current job and have not left it */
 
     /* The current job; written under mu before the workers are woken. */
     cpu_task_fn fn;
@@ -100,10 +104,14 @@ static void *pool_worker(void *arg)
             break;
         }
         seen = w->job;
+        if (seen != p->generation || p->closed) {
+            continue; /* woken too late: the caller closed the job without us */
+        }
+        p->inside++;
         pthread_mutex_unlock(&p->mu);
         pool_work(p);
         pthread_mutex_lock(&p->mu);
-        if (--p->busy == 0) {
+        if (--p->inside == 0 && p->closed) {
             pthread_cond_signal(&p->idle);
         }
     }
@@ -214,7 +222,8 @@ int tf__cpu_pool_run(cpu_pool *p, int64_t ntasks, cpu_task_fn fn, const void *ct
     atomic_store(&p->next, 0);
     atomic_store(&p->first_failed, ntasks);
     p->generation++;
-    p->busy = wake > 0 ? wake : 0;
+    p->closed = 0;
+    p->inside = 0;
     for (int i = 0; i < wake; i++) {
         p->workers[i].job = p->generation;
         pthread_cond_signal(&p->workers[i].wake);
@@ -224,7 +233,8 @@ int tf__cpu_pool_run(cpu_pool *p, int64_t ntasks, cpu_task_fn fn, const void *ct
     pool_work(p);
 
     pthread_mutex_lock(&p->mu);
-    while (p->busy > 0) {
+    p->closed = 1;
+    while (p->inside > 0) {
         pthread_cond_wait(&p->idle, &p->mu);
     }
     int failed = atomic_load(&p->first_failed) < ntasks;
