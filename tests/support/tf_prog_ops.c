@@ -1,6 +1,6 @@
 /*
  * tf_prog_ops.c - how each op of a program file is issued through the C API:
- * the ops of shared/oracle/OPS.md (formats 1 and 2, real dtypes) and a few
+ * the ops of shared/oracle/OPS.md (formats 1 and 2, f64 and c128) and a few
  * the differential checker adds for the rest of the surface (cast round
  * trips, triangular_solve, lstsq, gather, and gauge-free views of the
  * eigenvectors and of the SVD and QR factors).
@@ -473,7 +473,8 @@ OP_FN(squared_factor)
     return bad_attr(r, op, "name");
 }
 
-/* R of the thin QR with a positive diagonal: row i times sign(r_ii). */
+/* R of the thin QR with a real positive diagonal: row i times sign(r_ii),
+   for complex conj(sign(r_ii)) = conj(r_ii) / |r_ii| (OPS.md 7.7.6). */
 OP_FN(qr_r)
 {
     tf_call_arg args[] = {TF_ARG_TENSOR(a[0])};
@@ -483,6 +484,12 @@ OP_FN(qr_r)
         st = tf_session_diagonal(r->s, rr, &d);
     if (!st)
         st = tf_session_sign(r->s, d, &sg);
+    if (!st && tf_dtype_is_complex(tf_tensor_dtype(tf_eager_value(sg)))) {
+        tf_eager *phase = sg, *conj = NULL;
+        st = tf_session_conj(r->s, phase, &conj);
+        tf_eager_release(phase);
+        sg = conj;
+    }
     if (!st) {
         const tf_tensor *v = tf_eager_value(sg);
         int64_t shape[TF_MAX_RANK];
@@ -510,7 +517,7 @@ static const struct {
     unary_fn fn;
 } k_unary[] = {
 #define UNARY_ENTRY_(NAME, name) {#name, tf_session_##name},
-    TF_UNARY_OPS(UNARY_ENTRY_)
+    TF_UNARY_OPS(UNARY_ENTRY_) TF_COMPLEX_UNARY_OPS(UNARY_ENTRY_)
 #undef UNARY_ENTRY_
         {"softplus", tf_session_softplus},
     {"silu", tf_session_silu},
@@ -525,6 +532,7 @@ static const struct {
     TF_BINARY_OPS(BINARY_ENTRY_)
 #undef BINARY_ENTRY_
         {"matmul", tf_session_matmul},
+    {"complex", tf_session_complex},
 };
 
 static const struct {

@@ -110,39 +110,49 @@ static tfp_layout usable_layout(const tfp_data *d, tfp_layout layout)
     return layout;
 }
 
+/* The library's dtype of program data in a replay at float_dtype (f64 or
+   f32): c128 data becomes the complex dtype of that precision (c128 or c64). */
 static tf_dtype lib_dtype(const tfp_data *d, tf_dtype float_dtype)
 {
+    if (d->dtype == TFP_C128)
+        return float_dtype == TF_F32 ? TF_C64 : TF_C128;
     return d->dtype == TFP_I64 ? TF_I64 : d->dtype == TFP_BOOL ? TF_BOOL : float_dtype;
 }
 
-/* The base buffer of d laid out as `layout` (padding elements NaN). */
+/* The base buffer of d laid out as `layout` (padding elements NaN). A
+   complex element is two parts (real, then imaginary), each at the part's
+   precision. */
 static void *base_buffer(const tfp_data *d, tf_dtype dt, tfp_layout layout, size_t *n_base)
 {
     size_t n = tfp_data_numel(d), nb = layout == TFP_STRIDED ? 2 * n : n;
-    size_t size = tf_dtype_size(dt);
+    size_t size = tf_dtype_size(dt), parts = tf_dtype_is_complex(dt) ? 2 : 1;
+    bool single = dt == TF_F32 || dt == TF_C64, is_int = dt == TF_I64 || dt == TF_BOOL;
     unsigned char *buf = malloc((nb ? nb : 1) * size);
     if (!buf)
         return NULL;
-    for (size_t k = 0; layout == TFP_STRIDED && dt != TF_I64 && dt != TF_BOOL && k < nb; k++) {
-        if (dt == TF_F32)
+    for (size_t k = 0; layout == TFP_STRIDED && !is_int && k < nb * parts; k++) {
+        if (single)
             ((float *)buf)[k] = NAN;
         else
             ((double *)buf)[k] = NAN;
     }
-    if (layout == TFP_STRIDED && (dt == TF_I64 || dt == TF_BOOL))
+    if (layout == TFP_STRIDED && is_int)
         memset(buf, 0, nb * size);
     int64_t idx[TF_MAX_RANK] = {0};
     for (size_t e = 0; e < n; e++) {
         size_t k = base_index(d, layout, idx);
-        double v = d->data[e];
-        if (dt == TF_F32)
-            ((float *)buf)[k] = (float)v;
-        else if (dt == TF_F64)
-            ((double *)buf)[k] = v;
-        else if (dt == TF_I64)
-            ((int64_t *)buf)[k] = (int64_t)v;
-        else
-            buf[k] = v != 0.0;
+        for (size_t part = 0; part < parts; part++) {
+            double v = d->data[parts * e + part];
+            size_t at = parts * k + part;
+            if (single)
+                ((float *)buf)[at] = (float)v;
+            else if (!is_int)
+                ((double *)buf)[at] = v;
+            else if (dt == TF_I64)
+                ((int64_t *)buf)[at] = (int64_t)v;
+            else
+                buf[at] = v != 0.0;
+        }
         for (uint32_t i = 0; i < d->rank && ++idx[i] == d->shape[i]; i++)
             idx[i] = 0;
     }
@@ -179,10 +189,6 @@ static tf_status make_view(const tfp_data *d, tfp_layout layout, tf_tensor *base
 /* d in the run engine's memory, laid out as `layout`. */
 static tf_status engine_tensor(tfp_run *r, const tfp_data *d, tfp_layout layout, tf_tensor **out)
 {
-    if (d->dtype == TFP_C128) {
-        snprintf(r->msg, sizeof r->msg, "not replayable: c128 (no complex dtypes yet)");
-        return TF_ERR_UNSUPPORTED;
-    }
     layout = usable_layout(d, layout);
     tf_dtype dt = lib_dtype(d, r->cfg.dtype);
     int64_t shape[TF_MAX_RANK];
@@ -311,6 +317,25 @@ bool tfp_run_op(tfp_run *r)
     return true;
 }
 
+static bool is_complex(const tf_eager *e)
+{
+    return tf_dtype_is_complex(tf_tensor_dtype(tf_eager_value(e)));
+}
+
+/* sum(Re(a * b)) (OPS.md 7.5: no conjugation; sum(a * b) for real values). */
+static tf_status sum_re_product(tfp_run *r, tf_eager *a, tf_eager *b, tf_eager **out)
+{
+    tf_eager *prod = NULL, *re = NULL;
+    tf_status st = tf_session_mul(r->s, a, b, &prod);
+    if (!st && keep(r, prod) && is_complex(prod)) {
+        st = tf_session_real(r->s, prod, &re);
+        prod = keep(r, re);
+    }
+    if (!st && !prod)
+        st = TF_ERR_OUT_OF_MEMORY;
+    return st ? st : tf_session_reduce_sum(r->s, prod, NULL, 0, out);
+}
+
 bool tfp_run_forward(tfp_run *r)
 {
     while (r->n_done < r->p->n_ops)
@@ -318,15 +343,13 @@ bool tfp_run_forward(tfp_run *r)
             return false;
     if (r->status)
         return false;
-    tf_eager *w = NULL, *prod = NULL, *loss = NULL;
+    tf_eager *w = NULL, *loss = NULL;
     r->output = r->vals[r->p->output];
     tf_status st = tfp__constant(r, &r->p->weights, TFP_DENSE, &w);
     if (!st && keep(r, w))
-        st = tf_session_mul(r->s, r->output, w, &prod);
-    if (!st && keep(r, prod))
-        st = tf_session_reduce_sum(r->s, prod, NULL, 0, &loss);
+        st = sum_re_product(r, r->output, w, &loss);
     if (st)
-        return failed(r, "loss = reduce_sum(output * W)", st);
+        return failed(r, "loss = reduce_sum(real(output * W))", st);
     r->loss = keep(r, loss);
     return r->loss != NULL;
 }
@@ -362,23 +385,27 @@ bool tfp_read(tfp_run *r, const tf_eager *e, tfp_data *out)
     memset(out, 0, sizeof *out);
     size_t n = st ? 0 : tf_tensor_numel(t);
     tf_dtype dt = st ? TF_F64 : tf_tensor_dtype(t);
-    void *raw = malloc((n ? n : 1) * 8);
-    out->data = malloc((n ? n : 1) * sizeof *out->data);
+    size_t parts = tf_dtype_is_complex(dt) ? 2 : 1, count = parts * n;
+    void *raw = malloc((n ? n : 1) * 16);
+    out->data = malloc((count ? count : 1) * sizeof *out->data);
     if (!st && (!raw || !out->data))
         st = TF_ERR_OUT_OF_MEMORY;
     if (!st)
         st = tf_tensor_copy_to_host(t, dt, raw, n);
-    for (size_t i = 0; !st && i < n; i++)
-        out->data[i] = dt == TF_F64   ? ((double *)raw)[i]
-                       : dt == TF_F32 ? (double)((float *)raw)[i]
-                       : dt == TF_I64 ? (double)((int64_t *)raw)[i]
-                       : dt == TF_I32 ? (double)((int32_t *)raw)[i]
-                                      : (double)(((unsigned char *)raw)[i] != 0);
+    for (size_t i = 0; !st && i < count; i++) /* a complex element: two parts */
+        out->data[i] = dt == TF_F64 || dt == TF_C128  ? ((double *)raw)[i]
+                       : dt == TF_F32 || dt == TF_C64 ? (double)((float *)raw)[i]
+                       : dt == TF_I64                 ? (double)((int64_t *)raw)[i]
+                       : dt == TF_I32                 ? (double)((int32_t *)raw)[i]
+                                                      : (double)(((unsigned char *)raw)[i] != 0);
     if (!st) {
-        out->dtype = dt == TF_BOOL ? TFP_BOOL : dt == TF_I64 || dt == TF_I32 ? TFP_I64 : TFP_F64;
+        out->dtype = parts == 2       ? TFP_C128
+                     : dt == TF_BOOL ? TFP_BOOL
+                     : dt == TF_I64 || dt == TF_I32 ? TFP_I64
+                                                    : TFP_F64;
         out->rank = (uint32_t)tf_tensor_rank(t);
         memcpy(out->shape, tf_tensor_shape(t), out->rank * sizeof out->shape[0]);
-        out->count = n;
+        out->count = count;
     }
     free(raw);
     tf_tensor_release(host);
@@ -400,8 +427,8 @@ bool tfp_read_value(tfp_run *r, uint32_t id, tfp_data *out)
 static bool zeros(tfp_run *r, const tfp_data *like, tfp_data *out)
 {
     *out = *like;
-    out->dtype = TFP_F64;
-    out->count = tfp_data_numel(like);
+    out->dtype = like->dtype == TFP_C128 ? TFP_C128 : TFP_F64;
+    out->count = tfp_data_numel(like) * (like->dtype == TFP_C128 ? 2 : 1);
     out->data = calloc(out->count ? out->count : 1, sizeof *out->data);
     return out->data ? true : oom(r);
 }
@@ -420,10 +447,15 @@ static bool grad_of(tfp_run *r, tfp_grad_path path, uint32_t i, tf_eager **g)
     tf_status st;
     const char *what;
     if (path == TFP_VJP) {
-        what = "tf_runtime_vjp_optional(output, x, W)";
-        tf_eager *w = NULL;
+        /* the output's cotangent of loss = sum(Re(output * W)) is conj(W) (OPS.md 7.6) */
+        what = "tf_runtime_vjp_optional(output, x, conj(W))";
+        tf_eager *w = NULL, *cw = NULL;
         st = tfp__constant(r, &r->p->weights, TFP_DENSE, &w);
-        if (!st && keep(r, w))
+        if (!st && keep(r, w) && is_complex(w)) {
+            st = tf_session_conj(r->s, w, &cw);
+            w = keep(r, cw);
+        }
+        if (!st && w)
             st = tf_runtime_vjp_optional(r->rt, r->cfg.engine, r->output, x, w, g);
     } else if (path == TFP_VJP_ONE) {
         what = "tf_runtime_vjp_optional(loss, x, 1)";
@@ -538,10 +570,14 @@ bool tfp_hvp(tfp_run *r, bool forward, tfp_data *out)
     if (forward) {
         st = tf_runtime_jvp_optional(r->rt, r->cfg.engine, g, x, v, &h);
     } else {
-        tf_eager *prod = NULL, *dot = NULL;
-        st = tf_session_mul(r->s, g, v, &prod);
-        if (!st && keep(r, prod))
-            st = tf_session_reduce_sum(r->s, prod, NULL, 0, &dot);
+        /* <g, v> = sum(Re(conj(g) v)) (OPS.md 7.6), differentiated again */
+        tf_eager *cg = NULL, *dot = NULL;
+        if (is_complex(g)) {
+            st = tf_session_conj(r->s, g, &cg);
+            g = keep(r, cg);
+        }
+        if (!st && g)
+            st = sum_re_product(r, g, v, &dot);
         if (!st && keep(r, dot))
             st = tf_runtime_grad_optional(r->rt, r->cfg.engine, dot, x, &h);
     }
