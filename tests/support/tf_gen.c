@@ -94,7 +94,7 @@ const tfp_data *tfg__val(gen *g, uint32_t id)
 
 bool tfg__is_float(gen *g, uint32_t id)
 {
-    return g->vals[id].dtype == TFP_F64;
+    return g->vals[id].dtype == TFP_F64 || g->vals[id].dtype == TFP_C128;
 }
 
 /*
@@ -165,7 +165,10 @@ bool tfg__try(gen *g, tfp_op *op, uint32_t *id)
         return false;
     }
     size_t limit = g->opt->big ? 40000 : 120;
-    bool ok = (res.dtype != TFP_F64 || all_finite(&res, 1e3)) && tfp_data_numel(&res) <= limit &&
+    bool cx = res.dtype == TFP_C128;
+    g->p->has_complex = g->p->has_complex || cx;
+    bool ok = ((res.dtype != TFP_F64 && !cx) || all_finite(&res, 1e3)) &&
+              tfp_data_numel(&res) <= limit &&
               tfp_data_numel(&res) > 0 && tfg__margins(g, &g->p->ops[g->p->n_ops - 1], &res);
     if (!ok) {
         tfp_data_free(&res);
@@ -183,14 +186,15 @@ bool tfg__try(gen *g, tfp_op *op, uint32_t *id)
 
 /* ---- leaves ---- */
 
-static void random_data(gen *g, tfp_data *d, uint32_t rank, const int64_t *shape, double lo,
-                        double hi)
+/* f64 or c128 data (each part of a complex element drawn alike). */
+static void random_data(gen *g, tfp_data *d, tfp_dtype dtype, uint32_t rank,
+                        const int64_t *shape, double lo, double hi)
 {
     memset(d, 0, sizeof *d);
-    d->dtype = TFP_F64;
+    d->dtype = dtype;
     d->rank = rank;
     memcpy(d->shape, shape, rank * sizeof shape[0]);
-    d->count = tfg__numel(rank, shape);
+    d->count = tfg__numel(rank, shape) * (dtype == TFP_C128 ? 2 : 1);
     d->data = malloc((d->count ? d->count : 1) * sizeof *d->data);
     for (size_t k = 0; d->data && k < d->count; k++)
         d->data[k] = tfg__datum(g, lo, hi);
@@ -241,17 +245,21 @@ static void make_leaves(gen *g)
             shape[0] = 2 + tfg_pick(&g->rng, 3);
             shape[1] = 2 + tfg_pick(&g->rng, 3);
         }
-        random_data(g, &l->value, rank, shape, -1.5, 1.5);
+        /* complex programs: x0 is c128, each other leaf is with even odds */
+        bool cx = g->opt->with_complex && (i == 0 || tfg__chance(g, 0.5));
+        tfp_dtype dt = cx ? TFP_C128 : TFP_F64;
+        p->has_complex = p->has_complex || cx;
+        random_data(g, &l->value, dt, rank, shape, -1.5, 1.5);
         l->layout = (tfp_layout)tfg_pick(&g->rng, 4);
         if (i < p->n_inputs)
-            random_data(g, &l->tangent, rank, shape, -1, 1);
+            random_data(g, &l->tangent, dt, rank, shape, -1, 1);
     }
     /* scaled identities for the linalg ops' well-conditioned operands */
     for (uint32_t m = 2; g->opt->linalg && m <= 4 && p->n_consts < TFP_MAX_LEAVES; m++) {
         tfp_leaf *l = &p->consts[p->n_consts++];
         int64_t shape[2] = {m, m};
         memset(l, 0, sizeof *l);
-        random_data(g, &l->value, 2, shape, 0, 1);
+        random_data(g, &l->value, TFP_F64, 2, shape, 0, 1);
         double c = (double)(2 + tfg_pick(&g->rng, 3));
         for (size_t k = 0; l->value.data && k < l->value.count; k++)
             l->value.data[k] = k % (m + 1) == 0 ? c : 0.0;
@@ -283,7 +291,9 @@ static void reach_back(const tfp_program *p, bool *reach)
     }
 }
 
-/* Makes the output depend on every input: out + sum(tanh(x)) for those it does not. */
+/* Makes the output depend on every input: out + sum(tanh(x)) for those it
+   does not (sin for a complex x: the leaves are inside its strip, not always
+   inside tanh's, OPS.md 7.9). */
 static bool connect_inputs(gen *g)
 {
     tfp_program *p = g->p;
@@ -295,7 +305,7 @@ static bool connect_inputs(gen *g)
             continue;
         uint32_t t, s, o, args[2];
         tfp_op op;
-        tfp_op_init(&op, "tanh", 1, &i);
+        tfp_op_init(&op, g->vals[i].dtype == TFP_C128 ? "sin" : "tanh", 1, &i);
         if (!tfg__try(g, &op, &t))
             return false;
         tfp_op_init(&op, "reduce_sum", 1, &t);
@@ -323,9 +333,10 @@ static void finish(gen *g)
 {
     tfp_program *p = g->p;
     const tfp_data *out = &g->vals[p->output];
-    random_data(g, &p->weights, out->rank, out->shape, -1, 1);
+    random_data(g, &p->weights, out->dtype, out->rank, out->shape, -1, 1);
     p->hvp_input = 0;
-    random_data(g, &p->hvp_v, p->inputs[0].value.rank, p->inputs[0].value.shape, -1, 1);
+    random_data(g, &p->hvp_v, p->inputs[0].value.dtype, p->inputs[0].value.rank,
+                p->inputs[0].value.shape, -1, 1);
     drop_unused_consts(p);
 }
 

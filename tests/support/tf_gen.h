@@ -16,6 +16,12 @@
  * leaves laid out as strided views. Every input reaches the output through
  * differentiable ops.
  *
+ * Complex programs (options->with_complex) keep the oracle's complex margins
+ * (OPS.md 7.9: Re z <= 5 for exp, |z| > 0.1 and |arg z| < pi - 0.3 for log,
+ * sqrt, pow and angle, the strips of sin, cos and tanh, |y| > 0.2 for div);
+ * their values, weights, tangents and HVP direction are c128 where the value
+ * is, and p->has_complex is set.
+ *
  * Deterministic: the same seed and options give the same program.
  */
 #ifndef TF_GEN_H
@@ -28,6 +34,11 @@ typedef struct tfg_options {
     bool linalg;               /* use tenferro.linalg's ops (needs cfg->linalg) */
     bool big;                  /* leaves of >= 32768 elements, so that the CPU engine's
                                   sessions defer (no linalg, no contractions of them) */
+    bool with_complex;         /* c128 leaves: x0 and about half of the other leaves
+                                  (the rest f64), grown with the ops that accept
+                                  complex, conj/real/imag/abs/angle/complex between
+                                  the dtypes, and NumPy promotion of mixed operands
+                                  (docs/complex.md; not with linalg or big) */
 } tfg_options;
 
 /*

@@ -115,6 +115,40 @@ static void build_binary(gen *g)
     op2(g, name, x, y, &out);
 }
 
+/* ---- between real and complex (complex programs) ---- */
+
+static bool want_dtype(gen *g, uint32_t id, const void *ctx)
+{
+    return tfg__val(g, id)->dtype == *(const tfp_dtype *)ctx;
+}
+
+static bool want_real_broadcast(gen *g, uint32_t id, const void *ctx)
+{
+    return tfg__val(g, id)->dtype == TFP_F64 && want_broadcast(g, id, ctx);
+}
+
+/* complex(re, im) of two real values (or one twice), or conj, real, imag, abs or
+   angle of a complex one. Mixed real and complex operands of the other ops
+   promote (NumPy's rule), so the two dtypes meet there too. */
+static void build_complex(gen *g)
+{
+    static const char *const parts[] = {"conj", "real", "imag", "abs", "angle"};
+    static const tfp_dtype real = TFP_F64, cx = TFP_C128;
+    uint32_t out;
+    if (tfg__chance(g, 0.35)) {
+        uint32_t a = tfg__pick_value(g, want_dtype, &real);
+        uint32_t b = a == UINT32_MAX || tfg__chance(g, 0.2)
+                         ? a
+                         : tfg__pick_value(g, want_real_broadcast, &a);
+        if (b != UINT32_MAX)
+            op2(g, "complex", a, b, &out);
+        return;
+    }
+    uint32_t z = tfg__pick_value(g, want_dtype, &cx);
+    if (z != UINT32_MAX)
+        op1(g, parts[tfg_pick(&g->rng, COUNT_OF(parts))], z, &out);
+}
+
 /* ---- reductions and the softmax family ---- */
 
 /* A random ascending subset of [0, rank) (at least one axis when `nonempty`). */
@@ -678,6 +712,7 @@ void tfg__grow(gen *g)
         double weight;
         bool small_only;
     } k_builders[] = {
+        {build_complex, 14, false}, /* complex programs only */
         {build_unary, 18, false},    {build_binary, 24, false},  {build_reduce, 8, false},
         {build_softmax, 3, false},   {build_dot, 7, true},       {build_reshape, 4, false},
         {build_transpose, 4, false}, {build_broadcast, 4, false}, {build_reverse, 3, false},
@@ -687,18 +722,21 @@ void tfg__grow(gen *g)
         {build_pattern, 12, false},  {build_linalg, 40, true},
     };
     double total = 0;
+#define SKIPPED_(i)                                                        \
+    ((k_builders[i].small_only && g->opt->big) ||                          \
+     (k_builders[i].fn == build_linalg && !g->opt->linalg) ||              \
+     (k_builders[i].fn == build_complex && !g->opt->with_complex))
     for (size_t i = 0; i < COUNT_OF(k_builders); i++)
-        if (!(k_builders[i].small_only && g->opt->big) &&
-            (k_builders[i].fn != build_linalg || g->opt->linalg))
+        if (!SKIPPED_(i))
             total += k_builders[i].weight;
     double roll = tfg_unif(&g->rng, 0, total);
     for (size_t i = 0; i < COUNT_OF(k_builders); i++) {
-        if ((k_builders[i].small_only && g->opt->big) ||
-            (k_builders[i].fn == build_linalg && !g->opt->linalg))
+        if (SKIPPED_(i))
             continue;
         if ((roll -= k_builders[i].weight) < 0) {
             k_builders[i].fn(g);
             return;
         }
     }
+#undef SKIPPED_
 }

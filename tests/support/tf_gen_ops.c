@@ -256,10 +256,106 @@ static bool linalg_margin(const tfp_op *op, const tfp_data *a)
     return each_spectrum(a, false, conditioned);
 }
 
+/* ---- complex operands (OPS.md 7.9) ---- */
+
+/* The minimum over the elements of a c128 value of f(re, im). */
+static double cx_min(const tfp_data *d, double (*f)(double, double))
+{
+    double m = INFINITY;
+    for (size_t k = 0; k + 1 < d->count; k += 2)
+        m = fmin(m, f(d->data[k], d->data[k + 1]));
+    return m;
+}
+
+static double cx_abs(double re, double im)
+{
+    return hypot(re, im);
+}
+
+/* Away from 0 and from the branch cut on the negative real axis (log, sqrt, pow, angle). */
+static double cx_cut(double re, double im)
+{
+    return fmin(hypot(re, im) - 0.1, 3.141592653589793 - 0.3 - fabs(atan2(im, re)));
+}
+
+static double cx_exp(double re, double im)
+{
+    (void)im;
+    return 5 - re;
+}
+
+static double cx_sincos(double re, double im)
+{
+    return fmin(8 - fabs(re), 2.5 - fabs(im));
+}
+
+static double cx_tanh(double re, double im)
+{
+    return fmin(5 - fabs(re), 1.2 - fabs(im));
+}
+
+static double cx_neg_abs(double re, double im)
+{
+    return -hypot(re, im);
+}
+
+/* The smallest and the largest magnitude of a value (moduli of a complex one). */
+static double any_abs_min(const tfp_data *d)
+{
+    return d->dtype == TFP_C128 ? cx_min(d, cx_abs) : arg_min(d, fabs);
+}
+
+static double any_abs_max(const tfp_data *d)
+{
+    return -(d->dtype == TFP_C128 ? cx_min(d, cx_neg_abs) : arg_min(d, neg_abs));
+}
+
+/*
+ * The margins of an op with a complex operand; *handled false for the ops
+ * whose real margins still apply (none of those accept complex operands but
+ * structural and additive ones, which need none).
+ */
+static bool complex_margins(const tfp_op *op, const tfp_data *x, const tfp_data *y, bool *handled)
+{
+    *handled = true;
+    if (is(op, "exp"))
+        return cx_min(x, cx_exp) >= 0;
+    if (is(op, "log") || is(op, "sqrt") || is(op, "rsqrt") || is(op, "angle"))
+        return cx_min(x, cx_cut) > 0;
+    if (is(op, "sin") || is(op, "cos"))
+        return cx_min(x, cx_sincos) >= 0;
+    if (is(op, "tanh"))
+        return cx_min(x, cx_tanh) >= 0;
+    if (is(op, "abs") || is(op, "sign"))
+        return cx_min(x, cx_abs) > 0.05;
+    if (is(op, "div"))
+        return any_abs_min(y) > 0.2;
+    if (is(op, "pow")) /* x on the principal branch, moderate exponents */
+        return (x->dtype == TFP_C128 ? cx_min(x, cx_cut) > 0 : arg_min(x, ident) > 0.1) &&
+               any_abs_max(y) <= 3;
+    if (is(op, "reduce_prod")) {
+        size_t size = 1;
+        if (tfp_data_numel(x))
+            group_of(x, reduced_mask(op, x), 0, &size);
+        return cx_min(x, cx_abs) > 0.1 && size <= 24;
+    }
+    bool linalg = false;
+    if (tfp_op_known(op->name, &linalg) && linalg)
+        return false; /* complex matrices: no conditioning margins here yet, so none made */
+    *handled = false;
+    return true;
+}
+
 bool tfg__margins(gen *g, const tfp_op *op, const tfp_data *res)
 {
     const tfp_data *x = op->n_args ? tfg__val(g, op->args[0]) : NULL;
     const tfp_data *y = op->n_args > 1 ? tfg__val(g, op->args[1]) : NULL;
+    if ((x && x->dtype == TFP_C128) || (y && y->dtype == TFP_C128)) {
+        bool handled;
+        bool ok = complex_margins(op, x, y, &handled);
+        if (handled)
+            return ok;
+    }
     for (size_t i = 0; i < COUNT_OF(k_bounded); i++)
         if (is(op, k_bounded[i].name))
             return arg_min(x, neg_abs) >= -k_bounded[i].limit;

@@ -77,7 +77,7 @@ static bool shrink_round(tfp_program *p, tfs_fails_fn fails, void *ctx, int *bud
     for (uint32_t k = 0; !kept && *budget > 0 && k + 1 < p->n_ops; k++) {
         const tfp_data *v = &vals[tfp_op_value(p, k)];
         tfp_program q;
-        if (v->dtype != TFP_F64 || !tfp_program_copy(&q, p))
+        if ((v->dtype != TFP_F64 && v->dtype != TFP_C128) || !tfp_program_copy(&q, p))
             continue;
         q.output = tfp_op_value(&q, k);
         while (q.n_ops > k + 1)
