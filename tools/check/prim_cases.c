@@ -33,11 +33,12 @@ static int n_shapes(const ck_ctx *ctx)
     return ctx->quick ? 6 : (int)(sizeof k_shapes / sizeof k_shapes[0]);
 }
 
-static const tf_dtype k_all[CK_N_DTYPES] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+static const tf_dtype k_all[CK_N_DTYPES] = {TF_F32, TF_F64, TF_I32, TF_I64,
+                                            TF_BOOL, TF_C64, TF_C128};
 
 static int want(const ck_ctx *ctx, tf_dtype d)
 {
-    return (ctx->dtype_mask >> d) & 1u;
+    return ck_wants_dtype(ctx, d);
 }
 
 static void set_arg(ck_arg *a, tf_dtype dt, size_t rank, const int64_t *shape, int layout,
@@ -97,7 +98,12 @@ static void rows_fill_iota(ck_ctx *ctx)
     for (int d = 0; row && d < CK_N_DTYPES; d++) {
         if (!want(ctx, k_all[d]))
             continue;
-        tf_fill_params p = {sizeof p, 0, {-3.1, -7}, 0}; /* not an f32: f64 must keep every bit */
+        /* not an f32: f64 must keep every bit; complex gets an imaginary part of its own */
+        tf_fill_params p = {sizeof p, 0, {-3.1, -7}, 0.0};
+        if (tf_dtype_is_complex(k_all[d]))
+            p.imag = -0.0; /* the sign of a zero part is kept too */
+        if (k_all[d] == TF_C128)
+            p.imag = 2.7;
         if (k_all[d] == TF_BOOL)
             p.value.i = 1;
         ew e = {TF_PRIM_FILL, 0, &p, 0, {0}, {0}, k_all[d], CK_TOL_EXACT, 0, 1, 1};
@@ -122,13 +128,20 @@ static void rows_fill_iota(ck_ctx *ctx)
 
 /* ---- unary, binary, compare, select ---- */
 
+/* Complex ops whose out[0] is the part dtype (f32 for c64, f64 for c128). */
+static int unary_to_part(uint32_t op)
+{
+    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
+           op == TF_UNARY_ANGLE;
+}
+
 int ck_unary_defined(uint32_t op, tf_dtype d)
 {
-    if (tf_dtype_is_complex(d)) /* out[0] of d too; abs, real, imag, angle give the part */
+    if (tf_dtype_is_complex(d)) /* out[0] of d too, but unary_to_part's */
         return op == TF_UNARY_NEG || op == TF_UNARY_CONJ || op == TF_UNARY_SIGN ||
                (op >= TF_UNARY_EXP && op <= TF_UNARY_RSQRT && op != TF_UNARY_EXPM1 &&
                 op != TF_UNARY_LOG1P) ||
-               op == TF_UNARY_RECIPROCAL || op == TF_UNARY_SQUARE;
+               op == TF_UNARY_RECIPROCAL || op == TF_UNARY_SQUARE || unary_to_part(op);
     if (tf_dtype_is_float(d))
         return op != TF_UNARY_LOGICAL_NOT && op <= TF_UNARY_CEIL;
     if (tf_dtype_is_int(d))
@@ -181,6 +194,26 @@ static int unary_kind(uint32_t op)
     }
 }
 
+/*
+ * Complex operands: exact ops (neg, conj, real, imag: sign flips and part moves, every
+ * bit kept, zeros' signs too) on NaN and signed zeros; the rest on CK_D_CX_EDGE, the
+ * values engine_abi.h states results for (C11 Annex G's log(-1 +- 0i) = +-i pi,
+ * sqrt(-1 +- 0i) = +-i, log(0) = -inf + 0i, angle(-1 +- 0i) = +-pi, abs and sign with
+ * an infinite part), the zeros' signs of abs, angle, log and sqrt held to the
+ * reference's (hypot, atan2 and Annex G fix them). EXP, SIN, COS, TANH, RSQRT,
+ * RECIPROCAL, SQUARE: NaN among ordinary values, as for reals.
+ */
+static void complex_unary(uint32_t op, int *domain, int *kind, int *zero_sign)
+{
+    int exact = op == TF_UNARY_NEG || op == TF_UNARY_CONJ || op == TF_UNARY_REAL ||
+                op == TF_UNARY_IMAG;
+    int stated = op == TF_UNARY_ABS || op == TF_UNARY_ANGLE || op == TF_UNARY_LOG ||
+                 op == TF_UNARY_SQRT || op == TF_UNARY_SIGN;
+    *domain = exact ? CK_D_NANZ : stated ? CK_D_CX_EDGE : CK_D_NAN;
+    *kind = exact ? CK_TOL_EXACT : op == TF_UNARY_SQUARE ? CK_TOL_ARITH : CK_TOL_TRANSCENDENTAL;
+    *zero_sign = exact || (stated && op != TF_UNARY_SIGN);
+}
+
 static void rows_unary(ck_ctx *ctx)
 {
     for (uint32_t op = 0; op < TF_UNARY_COUNT_; op++) {
@@ -190,9 +223,13 @@ static void rows_unary(ck_ctx *ctx)
             if (!want(ctx, dt) || !ck_unary_defined(op, dt))
                 continue;
             tf_unary_params p = {sizeof p, op};
-            ew e = {
-                TF_PRIM_UNARY,      op, &p, 1, {dt}, {unary_domain(op)}, dt, unary_kind(op), 0, 0,
-                unary_zero_sign(op)};
+            int dom = unary_domain(op), kind = unary_kind(op), zs = unary_zero_sign(op);
+            tf_dtype out = dt;
+            if (tf_dtype_is_complex(dt)) {
+                complex_unary(op, &dom, &kind, &zs);
+                out = unary_to_part(op) ? tf_dtype_real_of(dt) : dt;
+            }
+            ew e = {TF_PRIM_UNARY, op, &p, 1, {dt}, {dom}, out, kind, 0, 0, zs};
             run_ew(ctx, row, dt, &e);
         }
     }
@@ -200,6 +237,8 @@ static void rows_unary(ck_ctx *ctx)
 
 int ck_binary_defined(uint32_t op, tf_dtype d)
 {
+    if (op == TF_BINARY_COMPLEX) /* its column is the complex result's (rows_binary) */
+        return tf_dtype_is_complex(d);
     if (tf_dtype_is_complex(d))
         return op <= TF_BINARY_POW;
     if (tf_dtype_is_float(d))
@@ -219,12 +258,19 @@ static void rows_binary(ck_ctx *ctx)
             if (!want(ctx, dt) || !ck_binary_defined(op, dt))
                 continue;
             tf_binary_params p = {sizeof p, op};
+            if (op == TF_BINARY_COMPLEX) { /* two parts, each kept bit for bit */
+                tf_dtype part = tf_dtype_real_of(dt);
+                ew e = {TF_PRIM_BINARY, op, &p, 2, {part, part}, {CK_D_NANZ, CK_D_NANZ}, dt,
+                        CK_TOL_EXACT, 0, 0, 1};
+                run_ew(ctx, row, dt, &e);
+                continue;
+            }
             int da = CK_D_ANY, db = CK_D_ANY;
             if (op == TF_BINARY_DIV || op == TF_BINARY_REM)
                 db = CK_D_NONZERO;
-            if (op == TF_BINARY_POW)
-                da = tf_dtype_is_float(dt) ? CK_D_POS : CK_D_NONZERO;
-            if (op == TF_BINARY_POW && !tf_dtype_is_float(dt))
+            if (op == TF_BINARY_POW) /* complex: both parts positive, off the branch cut */
+                da = tf_dtype_is_float(dt) || tf_dtype_is_complex(dt) ? CK_D_POS : CK_D_NONZERO;
+            if (op == TF_BINARY_POW && tf_dtype_is_int(dt))
                 db = CK_D_SMALL;
             int minmax = op == TF_BINARY_MAX || op == TF_BINARY_MIN;
             if (minmax && tf_dtype_is_float(dt))
@@ -244,8 +290,8 @@ static void rows_compare_select(ck_ctx *ctx)
         ck_row *row = ck_row_add(ctx, "compare/%s", tf_prim_op_name(TF_PRIM_COMPARE, op));
         for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
-            if (!want(ctx, dt))
-                continue;
+            if (!want(ctx, dt) || (tf_dtype_is_complex(dt) && op > TF_COMPARE_NE))
+                continue; /* complex: EQ and NE only (no order) */
             tf_compare_params p = {sizeof p, op};
             ew e = {TF_PRIM_COMPARE, op, &p, 2, {dt, dt}, {CK_D_FEW, CK_D_FEW},
                     TF_BOOL,         0,  0,  0, 0};
@@ -281,12 +327,13 @@ static void rows_convert(ck_ctx *ctx)
                 continue;
             for (int t = 0; t < CK_N_DTYPES; t++) {
                 tf_dtype to = k_all[t];
-                if (!want(ctx, to))
-                    continue;
+                if (!want(ctx, to) ||
+                    (checked && tf_dtype_is_complex(from) && !tf_dtype_is_complex(to)))
+                    continue; /* complex to real: only the unchecked cast (the real part) */
                 tf_convert_params p = {sizeof p, (uint32_t)checked};
                 int dom = CK_D_CONVERT;
                 int64_t lim = 0;
-                int floats = tf_dtype_is_float(from) && tf_dtype_is_float(to);
+                int floats = tf_dtype_is_inexact(from) && tf_dtype_is_inexact(to);
                 if (checked) { /* values every dtype of the pair holds exactly */
                     dom = floats ? CK_D_ZEROS : CK_D_EXACT;
                     lim = to == TF_BOOL ? 1 : 0;

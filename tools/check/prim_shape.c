@@ -8,11 +8,12 @@
 
 #include "prims.h"
 
-static const tf_dtype k_all[CK_N_DTYPES] = {TF_F32, TF_F64, TF_I32, TF_I64, TF_BOOL};
+static const tf_dtype k_all[CK_N_DTYPES] = {TF_F32, TF_F64, TF_I32, TF_I64,
+                                            TF_BOOL, TF_C64, TF_C128};
 
 static int want(const ck_ctx *ctx, tf_dtype d)
 {
-    return (ctx->dtype_mask >> d) & 1u;
+    return ck_wants_dtype(ctx, d);
 }
 
 static void arg(ck_arg *a, tf_dtype dt, size_t rank, const int64_t *shape, int layout, int domain,
@@ -49,12 +50,16 @@ static void rows_reduce(ck_ctx *ctx)
         ck_row *row = ck_row_add(ctx, "reduce/%s", tf_prim_op_name(TF_PRIM_REDUCE, op));
         for (int d = 0; row && d < CK_N_DTYPES; d++) {
             tf_dtype dt = k_all[d];
-            if (!want(ctx, dt) || (dt == TF_BOOL && op < TF_REDUCE_MAX))
-                continue;
+            if (!want(ctx, dt) || (dt == TF_BOOL && op < TF_REDUCE_MAX) ||
+                (tf_dtype_is_complex(dt) && op >= TF_REDUCE_MAX))
+                continue; /* complex: SUM and PROD only (no order) */
             for (int i = 0; i < n; i++) {
                 tf_reduce_params p = {sizeof p, op, cases[i].mask};
                 ck_case c = {.prim = TF_PRIM_REDUCE, .op = op, .params = &p, .n_in = 1};
-                int dom = op == TF_REDUCE_PROD  ? CK_D_NEAR1
+                /* complex products: parts in (-0.9, 0.9), moduli below 1.3, so that 300
+                   factors stay finite */
+                int dom = op == TF_REDUCE_PROD && tf_dtype_is_complex(dt) ? CK_D_UNIT
+                          : op == TF_REDUCE_PROD                         ? CK_D_NEAR1
                           : op == TF_REDUCE_SUM ? CK_D_ANY
                                                 : CK_D_NANZ;
                 c.zero_sign = op == TF_REDUCE_MAX || op == TF_REDUCE_MIN;
@@ -124,9 +129,9 @@ static void rows_dot(ck_ctx *ctx)
     };
     int n = ctx->quick ? 6 : (int)(sizeof cases / sizeof cases[0]);
     ck_row *row = ck_row_add(ctx, "dot_general");
-    for (int d = 0; row && d < 4; d++) {
+    for (int d = 0; row && d < CK_N_DTYPES; d++) {
         tf_dtype dt = k_all[d];
-        if (!want(ctx, dt))
+        if (!want(ctx, dt) || dt == TF_BOOL)
             continue;
         for (int i = 0; i < n; i++) {
             const dot_case *q = &cases[i];
@@ -139,6 +144,9 @@ static void rows_dot(ck_ctx *ctx)
             memcpy(p.rhs_contracting, q->rc, sizeof q->rc);
             memcpy(p.lhs_batch, q->lb, sizeof q->lb);
             memcpy(p.rhs_batch, q->rb, sizeof q->rb);
+            /* complex: the cases take turns with no conjugation, lhs's, rhs's and both's */
+            if (tf_dtype_is_complex(dt))
+                p.conjugate = (uint32_t)(i + (int)dt) % 4u;
             ck_case c = {.prim = TF_PRIM_DOT_GENERAL, .params = &p, .n_in = 2};
             arg(&c.in[0], dt, q->l.rank, q->l.d, i, CK_D_SMALL, 0);
             arg(&c.in[1], dt, q->r.rank, q->r.d, i + 2, CK_D_SMALL, 0);
@@ -182,6 +190,7 @@ static void rows_pad(ck_ctx *ctx)
             p.struct_size = sizeof p;
             p.value.f = 7.5;
             p.value.i = dt == TF_BOOL ? 1 : -2;
+            p.imag = tf_dtype_is_complex(dt) ? -1.25 : 0.0; /* the pad value's imaginary part */
             int64_t oshape[3];
             size_t r = cases[i].in.rank;
             for (size_t a = 0; a < r; a++) {

@@ -163,6 +163,34 @@ static int64_t gen_int(const ck_arg *a, uint64_t *s)
     }
 }
 
+int ck_wants_dtype(const ck_ctx *ctx, tf_dtype d)
+{
+    if (tf_dtype_is_complex(d) && ctx->meta.abi_major == 1 && ctx->meta.abi_minor < 4)
+        return 0; /* engine_abi.h: the host never asks an older engine about complex */
+    return (ctx->dtype_mask >> d) & 1u;
+}
+
+/* A part of a complex element of domain CK_D_CX_EDGE: with even odds one of the
+   values engine_abi.h states results for (log(-1 +- 0i) = +-i pi, sqrt(-1 +- 0i) = +-i,
+   log(0), angle(-1 +- 0i) = +-pi, abs and sign with an infinite part), else as CK_D_NAN. */
+static void gen_cx_edge(uint64_t *s, double *re, double *im)
+{
+    static const double edge[][2] = {{0.0, 0.0},       {-0.0, 0.0},      {0.0, -0.0},
+                                      {-0.0, -0.0},    {-1.0, 0.0},      {-1.0, -0.0},
+                                      {-2.5, 0.0},     {-2.5, -0.0},     {INFINITY, 2.0},
+                                      {-INFINITY, 1.0}, {1.5, INFINITY}, {INFINITY, NAN},
+                                      {NAN, 0.0},      {1.0, 0.0},       {0.0, 1.0}};
+    if (ck_rand(s) < 0.5) {
+        const double *v = edge[rand_int(s, 0, (int64_t)(sizeof edge / sizeof edge[0]) - 1)];
+        *re = v[0];
+        *im = v[1];
+        return;
+    }
+    ck_arg nan = {.domain = CK_D_NAN};
+    *re = gen_float(&nan, s);
+    *im = gen_float(&nan, s);
+}
+
 /* The base memory of operand a: m->n elements of a's dtype. */
 static void *gen_base(const ck_arg *a, const ck_mem *m, uint64_t *s)
 {
@@ -179,13 +207,23 @@ static void *gen_base(const ck_arg *a, const ck_mem *m, uint64_t *s)
         case TF_I64: *(int64_t *)e = gen_int(a, s); break;
         case TF_BOOL: *(uint8_t *)e = ck_rand(s) < 0.5; break;
         case TF_C64: /* each part drawn as a float of the domain */
-            ((float *)e)[0] = (float)gen_float(a, s);
-            ((float *)e)[1] = (float)gen_float(a, s);
+        case TF_C128: {
+            double re, im;
+            if (a->domain == CK_D_CX_EDGE) {
+                gen_cx_edge(s, &re, &im);
+            } else {
+                re = gen_float(a, s);
+                im = gen_float(a, s);
+            }
+            if (a->dtype == TF_C64) {
+                ((float *)e)[0] = (float)re;
+                ((float *)e)[1] = (float)im;
+            } else {
+                ((double *)e)[0] = re;
+                ((double *)e)[1] = im;
+            }
             break;
-        case TF_C128:
-            ((double *)e)[0] = gen_float(a, s);
-            ((double *)e)[1] = gen_float(a, s);
-            break;
+        }
         }
     }
     return p;
@@ -489,9 +527,10 @@ static void locate(const ck_arg *a, const ck_mem *m, int64_t k, const char *kind
 
 /* ---- comparing ---- */
 
+/* Element k of a float operand, or part k (2 per element) of a complex one. */
 static double get_f(tf_dtype dt, const void *p, int64_t k)
 {
-    return dt == TF_F32 ? ((const float *)p)[k] : ((const double *)p)[k];
+    return dt == TF_F32 || dt == TF_C64 ? ((const float *)p)[k] : ((const double *)p)[k];
 }
 
 static int64_t get_i(tf_dtype dt, const void *p, int64_t k)
@@ -509,6 +548,35 @@ typedef struct ck_diff {
     double max_abs; /* largest absolute error among floats */
 } ck_diff;
 
+/*
+ * Complex element k: each part must be the reference's (both NaN, or equal with the
+ * reference's sign of zero where c->zero_sign), or within the tolerance relative to
+ * the reference's modulus; an infinite or NaN part that differs fails outright.
+ * Returns the error over the allowed error (0 when equal).
+ */
+static double compare_complex(const ck_case *c, tf_dtype dt, const void *got, const void *want,
+                              int64_t k, double *max_abs)
+{
+    double g[2], w[2], r = 0;
+    for (int i = 0; i < 2; i++) {
+        g[i] = get_f(dt, got, 2 * k + i);
+        w[i] = get_f(dt, want, 2 * k + i);
+    }
+    double scale = c->atol + c->rtol * hypot(w[0], w[1]);
+    for (int i = 0; i < 2; i++) {
+        if ((isnan(g[i]) && isnan(w[i])) ||
+            (g[i] == w[i] && (!c->zero_sign || signbit(g[i]) == signbit(w[i]))))
+            continue;
+        double err = fabs(g[i] - w[i]);
+        if (!isfinite(err) || g[i] == w[i] || !isfinite(scale))
+            return INFINITY; /* NaN or infinity on one side only, or zeros of different signs */
+        if (err > *max_abs)
+            *max_abs = err;
+        r = fmax(r, err / scale);
+    }
+    return r;
+}
+
 static void compare(const ck_case *c, int64_t n, const void *got, const void *want, ck_diff *d)
 {
     tf_dtype dt = c->out.dtype;
@@ -517,7 +585,11 @@ static void compare(const ck_case *c, int64_t n, const void *got, const void *wa
     d->max_abs = 0;
     for (int64_t k = 0; k < n; k++) {
         double r;
-        if (tf_dtype_is_float(dt)) {
+        if (tf_dtype_is_complex(dt)) {
+            r = compare_complex(c, dt, got, want, k, &d->max_abs);
+            if (r == 0)
+                continue;
+        } else if (tf_dtype_is_float(dt)) {
             double g = get_f(dt, got, k), w = get_f(dt, want, k);
             if ((isnan(g) && isnan(w)) || (g == w && (!c->zero_sign || signbit(g) == signbit(w))))
                 continue;
@@ -543,7 +615,9 @@ static void compare(const ck_case *c, int64_t n, const void *got, const void *wa
 
 static void fmt_value(tf_dtype dt, const void *p, int64_t k, char *buf, size_t cap)
 {
-    if (tf_dtype_is_float(dt))
+    if (tf_dtype_is_complex(dt))
+        snprintf(buf, cap, "%.9g%+.9gi", get_f(dt, p, 2 * k), get_f(dt, p, 2 * k + 1));
+    else if (tf_dtype_is_float(dt))
         snprintf(buf, cap, "%.9g", get_f(dt, p, k));
     else
         snprintf(buf, cap, "%" PRId64, get_i(dt, p, k));
@@ -610,10 +684,11 @@ void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n)
         c->rtol = c->atol = 0;
         return;
     }
-    double eps = dt == TF_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+    int single = dt == TF_F32 || dt == TF_C64; /* a complex value's parts */
+    double eps = single ? 1.1920929e-7 : 2.220446049250313e-16;
     if (kind == CK_TOL_RELATIVE) { /* 64 ulp of the result, down to the smallest normal */
         c->rtol = 64 * eps;
-        c->atol = 64 * (dt == TF_F32 ? 1.17549435e-38 : 2.2250738585072014e-308);
+        c->atol = 64 * (single ? 1.17549435e-38 : 2.2250738585072014e-308);
         return;
     }
     double k = kind ? 64 : 4; /* transcendental functions may lose a few more bits */
@@ -641,7 +716,7 @@ static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, cons
             cell->max_err = d.max_abs;
         if (d.worst < 0 || d.ratio <= 1)
             continue;
-        char where[160], g[40], w[40], which[40] = ""; /* room for any size_t */
+        char where[160], g[64], w[64], which[40] = ""; /* room for any size_t */
         if (c->n_out > 1)
             snprintf(which, sizeof which, " in outputs[%zu]", j);
         locate(&c->out, m, d.worst, "output", where, sizeof where);
@@ -660,6 +735,13 @@ static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, cons
                        "allowed %.3g + %.3g*|expected|) [%s]",
                        row->name, tf_dtype_name(col), which, where, g, w, fabs(atof(g) - atof(w)),
                        tol.atol, tol.rtol, what);
+        else if (tf_dtype_is_complex(c->out.dtype))
+            ck_failure(ctx,
+                       "%s (%s): wrong result%s at %s: got %s, expected %s (a part's error "
+                       "is %.3g times the allowed %.3g + %.3g*|expected|; inf: a NaN, an "
+                       "infinity or a zero's sign differs) [%s]",
+                       row->name, tf_dtype_name(col), which, where, g, w, d.ratio, tol.atol,
+                       tol.rtol, what);
         else
             ck_failure(ctx, "%s (%s): wrong result%s at %s: got %s, expected %s [%s]", row->name,
                        tf_dtype_name(col), which, where, g, w, what);

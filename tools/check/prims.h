@@ -40,7 +40,9 @@ typedef enum ck_domain {
     CK_D_ZEROS,    /* as ANY with +0 and -0 sprinkled among floats */
     CK_D_NANZ,     /* as ANY with NaN, +0 and -0 sprinkled among floats */
     CK_D_TINY,     /* as NAN with tiny magnitudes (1e-3 .. 1e-12) sprinkled among floats */
-    CK_D_TINY_UNIT /* as UNIT with tiny magnitudes sprinkled among floats */
+    CK_D_TINY_UNIT, /* as UNIT with tiny magnitudes sprinkled among floats */
+    CK_D_CX_EDGE    /* complex: as NAN per part, with the values engine_abi.h states
+                       results for sprinkled in (+-0 +- 0i, -1 +- 0i, infinite parts) */
 } ck_domain;
 
 /* ck_case_tol's kinds: exact arithmetic, transcendental, exact results, and functions
@@ -55,10 +57,15 @@ enum {
 
 /*
  * The dtypes the kit makes cases of, tf_dtype values 0 .. CK_N_DTYPES - 1 (each
- * file's k_all lists them in that order): f32, f64, i32, i64, bool. The table
- * has a column for every tf_dtype; the others stay "-".
+ * file's k_all lists them in that order): f32, f64, i32, i64, bool, c64, c128.
+ * The complex ones only for an engine built against ABI 1.4 or later (an older
+ * one is never asked about them: ck_wants_dtype).
  */
-#define CK_N_DTYPES 5
+#define CK_N_DTYPES 7
+
+/* Whether the kit checks dtype d on this engine: --dtypes, and complex only for an
+   engine of ABI minor >= 4. */
+int ck_wants_dtype(const ck_ctx *ctx, tf_dtype d);
 
 /* Whether the ABI defines sub-op op of UNARY (BINARY) for dtype d. */
 int ck_unary_defined(uint32_t op, tf_dtype d);

@@ -11,6 +11,10 @@
  *   (f32 <-> f64, unchecked and checked), COPY, REDUCE (sum, prod, max, min
  *   over any axes) and DOT_GENERAL (any contracting and batch axes),
  *
+ * and, built against engine ABI 1.4 or later, two for c64 and c128 as an
+ * example of complex dtypes (engine_abi.h, "Complex dtypes"): UNARY NEG and
+ * CONJ, and DOT_GENERAL with its conjugation flags,
+ *
  * each for every layout the ABI allows (any strides, including 0 and
  * negative ones, and an element offset). Everything else is answered "no" by
  * supports(): the host then never calls execute for it, and an application
@@ -243,6 +247,80 @@ static int is_float(uint32_t dtype)
     return dtype == TF_F32 || dtype == TF_F64;
 }
 
+/* Complex dtypes exist from ABI 1.4 on: built against an older header, the
+   engine has none (and the host never asks it about them). */
+#if TF_ENGINE_ABI_MINOR >= 4
+static int is_complex(uint32_t dtype)
+{
+    return dtype == TF_C64 || dtype == TF_C128;
+}
+
+/* The UNARY ops done for complex operands: NEG and CONJ. */
+static int complex_unary_op(uint32_t op)
+{
+    return op == TF_UNARY_NEG || op == TF_UNARY_CONJ;
+}
+
+/* Part k (0: real, 1: imaginary) of the complex element at element offset pos
+   (data is the operand's element 0, as for every operand of this engine). */
+static double read_part(const tf_operand *o, int64_t pos, int k)
+{
+    return o->dtype == TF_C128 ? ((const double *)o->data)[2 * pos + k]
+                               : (double)((const float *)o->data)[2 * pos + k];
+}
+
+static void write_complex(const tf_operand *o, int64_t pos, double re, double im)
+{
+    if (o->dtype == TF_C128) {
+        ((double *)o->data)[2 * pos] = re;
+        ((double *)o->data)[2 * pos + 1] = im;
+    } else {
+        ((float *)o->data)[2 * pos] = (float)re;
+        ((float *)o->data)[2 * pos + 1] = (float)im;
+    }
+}
+
+/* DOT_GENERAL's conjugation flags (a host of ABI 1.3 or older sends none). */
+static uint32_t dot_conjugate(const tf_dot_general_params *p)
+{
+    return TF_ABI_HAS_FIELD(p, tf_dot_general_params, conjugate) ? p->conjugate : 0;
+}
+#define EXAMPLE_CONJ_LHS TF_DOT_CONJ_LHS
+#define EXAMPLE_CONJ_RHS TF_DOT_CONJ_RHS
+#else
+static int is_complex(uint32_t dtype)
+{
+    (void)dtype;
+    return 0;
+}
+
+static int complex_unary_op(uint32_t op)
+{
+    (void)op;
+    return 0;
+}
+
+/* Never called: no operand is complex under an older header. */
+static double read_part(const tf_operand *o, int64_t pos, int k)
+{
+    (void)o, (void)pos, (void)k;
+    return 0;
+}
+
+static void write_complex(const tf_operand *o, int64_t pos, double re, double im)
+{
+    (void)o, (void)pos, (void)re, (void)im;
+}
+
+static uint32_t dot_conjugate(const tf_dot_general_params *p)
+{
+    (void)p;
+    return 0;
+}
+#define EXAMPLE_CONJ_LHS 1u
+#define EXAMPLE_CONJ_RHS 2u
+#endif
+
 /*
  * Exactly what execute() implements, and nothing more: the host trusts the
  * answer (and remembers it), and a conformance check tests every combination
@@ -256,7 +334,10 @@ static int ex_supports(tf_engine_state *e, uint32_t prim, uint32_t op, const uin
     case TF_PRIM_FILL:
     case TF_PRIM_IOTA: return n == 1 && is_float(dt[0]);
     case TF_PRIM_UNARY:
-        /* the ops after CEIL are for complex dtypes (ABI 1.4), which this engine leaves */
+        /* the ops after CEIL are for complex dtypes (ABI 1.4): of those only CONJ here,
+           and of the float ops only NEG for complex operands */
+        if (n == 2 && is_complex(dt[0]) && dt[1] == dt[0])
+            return complex_unary_op(op);
         return n == 2 && is_float(dt[0]) && dt[1] == dt[0] && op <= TF_UNARY_CEIL &&
                op != TF_UNARY_LOGICAL_NOT;
     case TF_PRIM_BINARY:
@@ -267,7 +348,8 @@ static int ex_supports(tf_engine_state *e, uint32_t prim, uint32_t op, const uin
     case TF_PRIM_REDUCE:
         return n == 2 && is_float(dt[0]) && dt[1] == dt[0] && op < TF_REDUCE_COUNT_;
     case TF_PRIM_DOT_GENERAL:
-        return n == 3 && is_float(dt[0]) && dt[1] == dt[0] && dt[2] == dt[0];
+        return n == 3 && (is_float(dt[0]) || is_complex(dt[0])) && dt[1] == dt[0] &&
+               dt[2] == dt[0];
     default: return 0;
     }
 }
@@ -428,7 +510,10 @@ static tf_status exec_unary(const tf_exec *x)
     walker w;
     int64_t count = walker_init(&w, ops[0], 2, ops);
     for (int64_t i = 0; i < count; i++, walker_next(&w)) {
-        if (ops[0]->dtype == TF_F32)
+        if (is_complex(ops[0]->dtype)) { /* NEG negates both parts, CONJ the imaginary one */
+            double re = read_part(ops[1], w.pos[1], 0), im = read_part(ops[1], w.pos[1], 1);
+            write_complex(ops[0], w.pos[0], p->op == TF_UNARY_NEG ? -re : re, -im);
+        } else if (ops[0]->dtype == TF_F32)
             AT(float, ops[0], w.pos[0]) = unary_f32(p->op, AT(const float, ops[1], w.pos[1]));
         else
             AT(double, ops[0], w.pos[0]) = unary_f64(p->op, AT(const double, ops[1], w.pos[1]));
@@ -577,16 +662,27 @@ static int64_t dot_start(const tf_operand *o, const tf_dot_general_params *p, in
     return at;
 }
 
-static double dot_element(const tf_operand *a, const tf_operand *b, const tf_dot_general_params *p,
-                          int64_t at_a, int64_t at_b)
+/* The sum over the contraction of a * b into *re (and, complex, *im), a complex
+   operand conjugated where `conj` says (EXAMPLE_CONJ_LHS, EXAMPLE_CONJ_RHS). */
+static void dot_element(const tf_operand *a, const tf_operand *b, const tf_dot_general_params *p,
+                        int64_t at_a, int64_t at_b, uint32_t conj, double *re, double *im)
 {
     int64_t c[TF_MAX_RANK] = {0};
-    double sum = 0;
+    *re = *im = 0;
     for (uint32_t i = 0; i < p->n_contracting; i++)
         if (a->shape[p->lhs_contracting[i]] == 0)
-            return 0; /* an empty contraction */
+            return; /* an empty contraction */
     for (;;) {
-        sum += read_float(a, at_a) * read_float(b, at_b);
+        if (is_complex(a->dtype)) {
+            double ar = read_part(a, at_a, 0), ai = read_part(a, at_a, 1);
+            double br = read_part(b, at_b, 0), bi = read_part(b, at_b, 1);
+            ai = conj & EXAMPLE_CONJ_LHS ? -ai : ai;
+            bi = conj & EXAMPLE_CONJ_RHS ? -bi : bi;
+            *re += ar * br - ai * bi;
+            *im += ar * bi + ai * br;
+        } else {
+            *re += read_float(a, at_a) * read_float(b, at_b);
+        }
         uint32_t i = 0;
         for (; i < p->n_contracting; i++) { /* the next contracting index */
             at_a += a->strides[p->lhs_contracting[i]];
@@ -598,7 +694,7 @@ static double dot_element(const tf_operand *a, const tf_operand *b, const tf_dot
             c[i] = 0;
         }
         if (i == p->n_contracting)
-            return sum;
+            return;
     }
 }
 
@@ -612,9 +708,12 @@ static tf_status exec_dot(const tf_exec *x)
     int64_t count = walker_init(&w, out, 1, &out);
     for (int64_t i = 0; i < count; i++, walker_next(&w)) {
         const int64_t *batch_idx = w.index + a_free + b_free;
-        double v = dot_element(a, b, p, dot_start(a, p, 1, w.index, batch_idx),
-                               dot_start(b, p, 0, w.index + a_free, batch_idx));
-        if (out->dtype == TF_F32)
+        double v, im;
+        dot_element(a, b, p, dot_start(a, p, 1, w.index, batch_idx),
+                    dot_start(b, p, 0, w.index + a_free, batch_idx), dot_conjugate(p), &v, &im);
+        if (is_complex(out->dtype))
+            write_complex(out, w.pos[0], v, im);
+        else if (out->dtype == TF_F32)
             AT(float, out, w.pos[0]) = (float)v;
         else
             AT(double, out, w.pos[0]) = v;
@@ -685,7 +784,8 @@ static const tf_engine_plugin example_plugin_desc = {
     .capabilities = TF_ENGINE_CAP_HOST_MEMORY,
     .name = ENGINE_NAME,
     .version = ENGINE_VERSION,
-    .description = "Example engine from the tenferro SDK template (host memory, f32/f64)",
+    .description = "Example engine from the tenferro SDK template (host memory, f32/f64; "
+                   "c64/c128 neg, conj and dot_general)",
     .init = ex_init,
     .shutdown = ex_shutdown,
     .device_count = ex_device_count,
