@@ -8,43 +8,8 @@
  */
 #include <math.h>
 
-#include "ext_test_util.h"
+#include "linalg_test_util.h"
 #include "tf_gradcheck.h"
-
-static tf_extension_module *g_linalg;
-
-/* Opens the CPU engine and loads the linalg module. */
-static int setup(void **state)
-{
-    if (tft_cpu_setup(state))
-        return -1;
-    return tf_extension_load("linalg", &g_linalg) == TF_OK ? 0 : -1;
-}
-
-/* Installs linalg into s's runtime (a no-op when it is there already). */
-static void ensure(tf_session *s)
-{
-    tf_epoch e;
-    TF_ASSERT_OK(tf_runtime_install_extension_module(tf_session_runtime(s), g_linalg, &e));
-}
-
-/* A runtime and session on g_cpu with linalg installed; end it with tft_env_end. */
-static tft_env linalg_env_begin(void)
-{
-    tft_env e = tft_env_begin();
-    ensure(e.s);
-    return e;
-}
-
-static tf_status call1(tf_session *s, const char *op, tf_eager *a, tf_eager *b, int64_t lower,
-                       tf_eager **out)
-{
-    char name[64];
-    snprintf(name, sizeof name, "tenferro.linalg.%s", op);
-    tf_call_arg args[3] = {TF_ARG_TENSOR(a), TF_ARG_TENSOR(b), TF_ARG_I64(lower)};
-    size_t n = b ? (lower >= 0 ? 3 : 2) : 1;
-    return tf_session_call(s, name, args, n, out, 1);
-}
 
 /* A batch of diagonally dominant n x n matrices, shape [batch..., n, n], column-major. */
 static void dominant(double *a, int64_t batch, int64_t n, unsigned seed)
@@ -186,53 +151,6 @@ static void test_f32_and_strided(void **state)
     tf_tensor_release(tt);
     tf_tensor_release(t);
     tft_env_end(&e);
-}
-
-/* The last failure is linalg's typed error `kind` from `op`, about batch element `index`. */
-static void expect_kind(const char *op, const char *kind, int64_t index)
-{
-    const char *mod = NULL, *k = NULL;
-    int64_t i = -2;
-    assert_int_equal(tf_error_status(), TF_ERR_EXTENSION);
-    assert_true(tf_error_extension_kind(&mod, &k, &i));
-    assert_string_equal(mod, "tenferro.linalg");
-    assert_string_equal(k, kind);
-    assert_int_equal(i, index);
-    char full[64];
-    snprintf(full, sizeof full, "tenferro.linalg.%s", op);
-    assert_string_equal(tf_error_op(), full);
-    if (!strstr(tf_error_message(), full) || !strstr(tf_error_message(), kind))
-        fail_msg("message '%s' lacks '%s' or '%s'", tf_error_message(), full, kind);
-    char batch[48];
-    snprintf(batch, sizeof batch, "batch element %lld", (long long)index);
-    if (!strstr(tf_error_cause(), full) || !strstr(tf_error_cause(), batch))
-        fail_msg("cause '%s' lacks '%s' or '%s'", tf_error_cause(), full, batch);
-}
-
-/* Calls op (one or two tensors, optional scalar) expecting a typed failure;
-   the output slots are never written and the registry stays as it was. */
-static void expect_call_kind(tft_env *e, const char *op, tf_eager *a, tf_eager *b,
-                             const tf_call_arg *scalar, size_t n_out, const char *kind,
-                             int64_t index)
-{
-    char name[64];
-    snprintf(name, sizeof name, "tenferro.linalg.%s", op);
-    tf_call_arg args[3] = {TF_ARG_TENSOR(a)};
-    size_t n = 1;
-    if (b)
-        args[n++] = TF_ARG_TENSOR(b);
-    if (scalar)
-        args[n++] = *scalar;
-    tf_eager *sentinel = (tf_eager *)(uintptr_t)1, *outs[3] = {sentinel, sentinel, sentinel};
-    tf_epoch epoch = tf_runtime_epoch(e->rt);
-    uint64_t pubs = tf_runtime_extension_publish_count(e->rt);
-    TF_ASSERT_STATUS(tf_session_call(e->s, name, args, n, outs, n_out), TF_ERR_EXTENSION);
-    expect_kind(op, kind, index);
-    for (int i = 0; i < 3; i++)
-        assert_ptr_equal(outs[i], sentinel);
-    assert_int_equal(tf_runtime_epoch(e->rt), epoch);
-    assert_int_equal(tf_runtime_extension_publish_count(e->rt), pubs);
-    assert_true(tf_runtime_has_op(e->rt, name));
 }
 
 static void test_errors(void **state)

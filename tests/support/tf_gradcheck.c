@@ -1,5 +1,9 @@
 /*
  * tf_gradcheck.c - finite-difference checks of VJPs and JVPs (see the header).
+ * A c128 tensor counts as the real vector of its interleaved parts (re, im),
+ * so that one real computation checks PyTorch's convention: the VJP with
+ * cotangent w is the gradient of Re sum(conj(w) y), i.e. the dot of the
+ * interleaved w and y, differenced along every real and imaginary part.
  */
 #include <math.h>
 
@@ -25,17 +29,36 @@ static size_t numel(size_t rank, const int64_t *shape)
     return n;
 }
 
-tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, unsigned *state)
+/* Doubles per element of a checked tensor: 2 for c128 (re, im), else 1. */
+static size_t parts(tf_dtype dt)
 {
-    size_t n = numel(rank, shape);
-    double *d = malloc((n ? n : 1) * sizeof *d);
+    return dt == TF_C128 ? 2 : 1;
+}
+
+/* The host dtype values travel in: c128 for a complex tensor, else f64. */
+static tf_dtype host_dt(const tf_tensor *t)
+{
+    return tf_dtype_is_complex(tf_tensor_dtype(t)) ? TF_C128 : TF_F64;
+}
+
+tf_tensor *gc_random_dt(tf_dtype dt, size_t rank, const int64_t *shape, double lo, double hi,
+                        unsigned *state)
+{
+    assert_true(dt == TF_F64 || dt == TF_C128);
+    size_t n = numel(rank, shape), nr = n * parts(dt);
+    double *d = malloc((nr ? nr : 1) * sizeof *d);
     assert_non_null(d);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < nr; i++)
         d[i] = lo + (hi - lo) * urand(state);
     tf_tensor *t = NULL;
-    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, rank, shape, d, n, &t));
+    TF_ASSERT_OK(tf_tensor_from_host(dt, rank, shape, d, n, &t));
     free(d);
     return t;
+}
+
+tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, unsigned *state)
+{
+    return gc_random_dt(TF_F64, rank, shape, lo, hi, state);
 }
 
 tf_tensor *gc_random_view(const gc_spec *sp, double lo, double hi, unsigned *state)
@@ -81,6 +104,12 @@ tf_status gc_second_order(tf_session *s, tf_eager *const *xs, size_t n, void *us
     tf_eager *y = NULL, *sy = NULL, *loss = NULL;
     TF_ASSERT_OK(o->inner(s, xs, n, o->user, &y));
     TF_ASSERT_OK(tf_session_sin(s, y, &sy));
+    if (tf_dtype_is_complex(tf_tensor_dtype(tf_eager_value(sy)))) { /* a real loss: Re */
+        tf_eager *re = NULL;
+        TF_ASSERT_OK(tf_session_real(s, sy, &re));
+        tf_eager_release(sy);
+        sy = re;
+    }
     TF_ASSERT_OK(tf_session_reduce_sum(s, sy, NULL, 0, &loss));
     tf_status st = tf_runtime_grad(rt, tf_session_engine(s), loss, xs[0], out);
     tf_scope_end(&scope);
@@ -90,13 +119,20 @@ tf_status gc_second_order(tf_session *s, tf_eager *const *xs, size_t n, void *us
     return st;
 }
 
+/* The values of t as doubles (re, im interleaved for a complex t). */
 static double *host_copy(const tf_tensor *t)
 {
-    size_t n = tf_tensor_numel(t);
-    double *d = malloc((n ? n : 1) * sizeof *d);
+    size_t n = tf_tensor_numel(t), nr = n * parts(host_dt(t));
+    double *d = malloc((nr ? nr : 1) * sizeof *d);
     assert_non_null(d);
-    TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F64, d, n));
+    TF_ASSERT_OK(tf_tensor_copy_to_host(t, host_dt(t), d, n));
     return d;
+}
+
+/* Doubles of t's values (host_copy's count). */
+static size_t reals(const tf_tensor *t)
+{
+    return tf_tensor_numel(t) * parts(host_dt(t));
 }
 
 typedef struct gc_case {
@@ -117,8 +153,8 @@ static double *eval_at(const gc_case *c, double *const *vals, size_t *out_n)
     for (size_t i = 0; i < c->n; i++) {
         const tf_tensor *in = c->inputs[i];
         tf_tensor *t;
-        TF_ASSERT_OK(tf_tensor_from_host(TF_F64, tf_tensor_rank(in), tf_tensor_shape(in), vals[i],
-                                         tf_tensor_numel(in), &t));
+        TF_ASSERT_OK(tf_tensor_from_host(host_dt(in), tf_tensor_rank(in), tf_tensor_shape(in),
+                                         vals[i], tf_tensor_numel(in), &t));
         TF_ASSERT_OK(tf_runtime_constant_from(rt, t, &xs[i]));
         tf_tensor_release(t);
     }
@@ -127,7 +163,7 @@ static double *eval_at(const gc_case *c, double *const *vals, size_t *out_n)
     tf_eager *y;
     TF_ASSERT_OK(c->fn(s, xs, c->n, c->user, &y));
     tf_session_end(s);
-    *out_n = tf_tensor_numel(tf_eager_value(y));
+    *out_n = reals(tf_eager_value(y));
     double *r = host_copy(tf_eager_value(y));
     tf_eager_release(y);
     for (size_t i = 0; i < c->n; i++)
@@ -173,11 +209,11 @@ static void ad_side(const gc_case *c, tf_tensor *w, tf_tensor *const *v, const g
     tf_eager *y;
     TF_ASSERT_OK(c->fn(s, xs, c->n, c->user, &y));
     tf_session_end(s);
-    *out_n = tf_tensor_numel(tf_eager_value(y));
+    *out_n = reals(tf_eager_value(y));
     tf_eager *we;
     TF_ASSERT_OK(tf_runtime_constant_from(rt, w, &we));
     for (size_t i = 0; i < c->n; i++) {
-        size_t ni = tf_tensor_numel(c->inputs[i]);
+        size_t ni = reals(c->inputs[i]);
         tf_eager *r = NULL;
         if (!o->skip_reverse) {
             TF_ASSERT_OK(tf_runtime_vjp_optional(rt, c->engine, y, xs[i], we, &r));
@@ -206,7 +242,7 @@ static void ad_side(const gc_case *c, tf_tensor *w, tf_tensor *const *v, const g
 static void fd_side(const gc_case *c, size_t i, double *const *vals, const double *w,
                     const double *v, double h, double *rev, double *fwd, size_t out_n)
 {
-    size_t ni = tf_tensor_numel(c->inputs[i]);
+    size_t ni = reals(c->inputs[i]);
     for (size_t j = 0; j < out_n; j++)
         fwd[j] = 0;
     for (size_t k = 0; k < ni; k++) {
@@ -265,7 +301,7 @@ void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tens
         TF_ASSERT_OK(fn(s, xs, n, user, &y));
         tf_session_end(s);
         const tf_tensor *yv = tf_eager_value(y);
-        w = gc_random(tf_tensor_rank(yv), tf_tensor_shape(yv), -1, 1, &st);
+        w = gc_random_dt(host_dt(yv), tf_tensor_rank(yv), tf_tensor_shape(yv), -1, 1, &st);
         tf_eager_release(y);
         for (size_t i = 0; i < n; i++)
             tf_eager_release(xs[i]);
@@ -274,7 +310,8 @@ void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tens
     }
     tf_tensor **v = calloc(n ? n : 1, sizeof *v);
     for (size_t i = 0; i < n; i++)
-        v[i] = gc_random(tf_tensor_rank(inputs[i]), tf_tensor_shape(inputs[i]), -1, 1, &st);
+        v[i] = gc_random_dt(host_dt(inputs[i]), tf_tensor_rank(inputs[i]),
+                            tf_tensor_shape(inputs[i]), -1, 1, &st);
 
     double **vjp = calloc(n ? n : 1, sizeof *vjp), **jvp = calloc(n ? n : 1, sizeof *jvp);
     size_t ad_n;
@@ -283,7 +320,7 @@ void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tens
 
     double *wd = host_copy(w);
     for (size_t i = 0; i < n; i++) {
-        size_t ni = tf_tensor_numel(inputs[i]);
+        size_t ni = reals(inputs[i]);
         double *vd = host_copy(v[i]);
         double *rev = calloc(ni ? ni : 1, sizeof *rev), *fwd = calloc(out_n ? out_n : 1, sizeof *fwd);
         fd_side(&c, i, vals, wd, vd, o.step, rev, fwd, out_n);

@@ -8,6 +8,12 @@
  * where J e_k comes from central differences of the function itself. A
  * function that calls tf_runtime_grad inside is checked the same way, which
  * is how second derivatives are tested.
+ *
+ * Inputs and outputs are f64 or c128. A c128 value is the real vector of
+ * its parts (re, im interleaved) and <w, y> = Re sum(conj(w) y): the VJP is
+ * checked in PyTorch's convention (docs/complex.md), where the gradient of a
+ * real loss of z = x + iy is dL/dx + i dL/dy, and the JVP is the real-linear
+ * derivative along a complex tangent.
  */
 #ifndef TF_GRADCHECK_H
 #define TF_GRADCHECK_H
@@ -36,6 +42,10 @@ void gc_check(const char *what, tf_engine *engine, gc_fn fn, void *user, tf_tens
 
 /* A host f64 tensor of `shape` with values uniform in [lo, hi) from `*state`. */
 tf_tensor *gc_random(size_t rank, const int64_t *shape, double lo, double hi, unsigned *state);
+
+/* As gc_random, of dtype dt (TF_F64, or TF_C128: both parts uniform in [lo, hi)). */
+tf_tensor *gc_random_dt(tf_dtype dt, size_t rank, const int64_t *shape, double lo, double hi,
+                        unsigned *state);
 
 /* How gc_random_view lays an input out in memory. */
 typedef enum gc_view {
@@ -67,7 +77,7 @@ typedef struct gc_order2 {
 
 /*
  * A gc_fn whose user data is a gc_order2: the gradient of
- * sum(sin(inner(xs))) with respect to xs[0], taken inside the checked
+ * sum(sin(inner(xs))) (of Re sin for a complex inner) with respect to xs[0], taken inside the checked
  * function (under trace capture, so that it also works on the untracked
  * constants of the finite-difference side). Checking it differentiates the
  * inner op's rules.

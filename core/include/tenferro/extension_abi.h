@@ -394,7 +394,8 @@ typedef struct tf_ext_ops {
                       tf_ext_tensor **outputs, uint32_t n_outputs);
 
     /* ---- ABI 1.2: every other built-in op (see "ABI 1.2"); check with TF_ABI_HAS_FIELD ---- */
-    /* Unary elementwise by tf_unary_op code: NEG .. SIGMOID (the ops of ops.h's TF_UNARY_OPS). */
+    /* Unary elementwise by tf_unary_op code: NEG .. SIGMOID (the ops of ops.h's TF_UNARY_OPS),
+       and CONJ, REAL, IMAG, ANGLE (TF_COMPLEX_UNARY_OPS: complex operands only) */
     tf_status (*unary)(tf_ext_session *s, uint32_t op, tf_ext_tensor *x, tf_ext_tensor **out);
     /* Binary elementwise by tf_binary_op code: ADD .. REM (MAX, MIN are maximum, minimum). */
     tf_status (*binary)(tf_ext_session *s, uint32_t op, tf_ext_tensor *x, tf_ext_tensor *y,

@@ -25,6 +25,7 @@ typedef tf_status (*binary_fn)(tf_session *, tf_eager *, tf_eager *, tf_eager **
 static const unary_fn k_unary[TF_UNARY_COUNT_] = {
 #define UNARY_ENTRY_(NAME, name) [TF_UNARY_##NAME] = tf_session_##name,
     TF_UNARY_OPS(UNARY_ENTRY_)
+    TF_COMPLEX_UNARY_OPS(UNARY_ENTRY_) /* conj, real, imag, angle (complex only) */
 #undef UNARY_ENTRY_
 };
 

@@ -1,10 +1,8 @@
 /*
- * linalg_kernels.c - the CPU kernels of tenferro.linalg on LAPACKE.
- *
- * Each kernel walks the batch (every axis but the last two), copies one
- * matrix at a time from its strided operand into a dense column-major
- * scratch buffer (host->alloc), calls LAPACK there, and writes the result to
- * the dense output. f32 uses the s* routines, f64 the d* routines.
+ * linalg_kernels.c - the CPU kernels of tenferro.linalg on LAPACKE: the
+ * shared batch walk and errors (linalg_kern.h), then cholesky, solve,
+ * triangular_solve, inv, det, slogdet, qr, eigh and lstsq. svd, pinv and
+ * norm are linalg_kernels_svd.c's. f32, f64, c64 and c128.
  */
 #include <float.h>
 #include <math.h>
@@ -13,13 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <lapacke.h>
-
-#include "linalg_internal.h"
+#include "linalg_kern.h"
 
 /* ---- matrices of a batch ---- */
 
-static int64_t batch_count(const tf_operand *o, uint32_t mat_axes)
+int64_t la_batch_count(const tf_operand *o, uint32_t mat_axes)
 {
     int64_t n = 1;
     for (uint32_t i = 0; i + mat_axes < o->rank; i++)
@@ -38,43 +34,49 @@ static int64_t batch_offset(const tf_operand *o, uint32_t mat_axes, int64_t b)
     return off;
 }
 
-/* Copies matrix b of o ([..., m, n]) into dense column-major buf. */
-static void load(const tf_operand *o, int64_t b, void *buf)
+/* Copies matrix b of o ([..., m, n]) into dense column-major buf (to_buf), or back. */
+static void copy_matrix(const tf_operand *o, int64_t b, void *buf, int to_buf)
 {
     uint32_t r = o->rank;
     int64_t m = o->shape[r - 2], n = o->shape[r - 1], si = o->strides[r - 2],
             sj = o->strides[r - 1];
     int64_t base = batch_offset(o, 2, b);
+    size_t es = la_es(o->dtype);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++) {
-            int64_t at = base + i * si + j * sj;
-            if (o->dtype == TF_F64)
-                ((double *)buf)[i + j * m] = ((const double *)o->data)[at];
+            char *at = (char *)o->data + (size_t)(base + i * si + j * sj) * es;
+            char *bt = (char *)buf + (size_t)(i + j * m) * es;
+            if (to_buf)
+                memcpy(bt, at, es);
             else
-                ((float *)buf)[i + j * m] = ((const float *)o->data)[at];
+                memcpy(at, bt, es);
         }
+}
+
+void la_load(const tf_operand *o, int64_t b, void *buf)
+{
+    copy_matrix(o, b, buf, 1);
 }
 
 /* Copies dense buf into matrix b of the output o (dense column-major over
    the whole tensor, so a matrix of a batch is strided). */
-static void store(const tf_operand *o, int64_t b, const void *buf)
+void la_store(const tf_operand *o, int64_t b, const void *buf)
 {
-    uint32_t r = o->rank;
-    int64_t m = o->shape[r - 2], n = o->shape[r - 1], si = o->strides[r - 2],
-            sj = o->strides[r - 1];
-    int64_t base = batch_offset(o, 2, b);
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) {
-            int64_t at = base + i * si + j * sj;
-            if (o->dtype == TF_F64)
-                ((double *)o->data)[at] = ((const double *)buf)[i + j * m];
-            else
-                ((float *)o->data)[at] = ((const float *)buf)[i + j * m];
-        }
+    copy_matrix(o, b, (void *)buf, 0);
 }
 
-static tf_status fail(const tf_ext_kernel_ctx *k, tf_status st, const char *fmt, int64_t b,
-                      long long info)
+/* Writes vector b of the dense output w [..., n] (buf of w's dtype). */
+void la_store_vec(const tf_operand *w, int64_t b, const void *buf)
+{
+    int64_t n = w->shape[w->rank - 1], nb = la_batch_count(w, 1);
+    size_t es = la_es(w->dtype);
+    for (int64_t i = 0; i < n; i++)
+        memcpy((char *)w->data + (size_t)(w->offset + b + i * nb) * es,
+               (const char *)buf + (size_t)i * es, es);
+}
+
+tf_status la_fail(const tf_ext_kernel_ctx *k, tf_status st, const char *fmt, int64_t b,
+                  long long info)
 {
     char msg[256], what[160];
     snprintf(what, sizeof what, fmt, info);
@@ -88,10 +90,8 @@ static tf_status fail(const tf_ext_kernel_ctx *k, tf_status st, const char *fmt,
  * element b. A host of extension ABI 1.0 has no report_kind: the failure
  * then is an untyped TF_ERR_BACKEND with the same message.
  */
-static tf_status fail_kind(const tf_ext_kernel_ctx *k, const char *kind, int64_t b, const char *fmt,
-                           ...) __attribute__((format(printf, 4, 5)));
-static tf_status fail_kind(const tf_ext_kernel_ctx *k, const char *kind, int64_t b, const char *fmt,
-                           ...)
+tf_status la_fail_kind(const tf_ext_kernel_ctx *k, const char *kind, int64_t b, const char *fmt,
+                       ...)
 {
     char msg[256], what[160];
     va_list ap;
@@ -107,45 +107,56 @@ static tf_status fail_kind(const tf_ext_kernel_ctx *k, const char *kind, int64_t
 
 /*
  * LAPACK's iterative eigen/singular-value solvers cannot work on NaN or
- * infinite entries: dsyev/ssyev end with info > 0 (no convergence) on NaN,
- * dgesdd/sgesdd refuse NaN as an illegal argument (info -5) and return NaN
+ * infinite entries: syev/heev end with info > 0 (no convergence) on NaN,
+ * gesdd refuses NaN as an illegal argument (info -5) and returns NaN
  * values with info 0 on an infinity. Checking first makes every such input
- * one failure, "no_convergence", naming the entry. `lower`: only the lower
- * triangle is read (eigh).
+ * one failure, "no_convergence", naming the entry (a complex entry is
+ * finite when both parts are). `lower`: only the lower triangle is read
+ * (eigh).
  */
-static tf_status check_finite(const tf_ext_kernel_ctx *k, const tf_operand *a, const void *buf,
-                              int64_t b, int lower)
+tf_status la_check_finite(const tf_ext_kernel_ctx *k, const tf_operand *a, const void *buf,
+                          int64_t b, int lower)
 {
     int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1];
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = lower ? j : 0; i < m; i++) {
-            double x = a->dtype == TF_F64 ? ((const double *)buf)[i + j * m]
-                                          : ((const float *)buf)[i + j * m];
-            if (!isfinite(x))
-                return fail_kind(k, "no_convergence", b,
-                                 "entry (%lld, %lld) is not finite; LAPACK cannot converge on it",
-                                 (long long)i, (long long)j);
+            double complex x = la_getz(buf, a->dtype, i + j * m);
+            if (!isfinite(creal(x)) || !isfinite(cimag(x)))
+                return la_fail_kind(
+                    k, "no_convergence", b,
+                    "entry (%lld, %lld) is not finite; LAPACK cannot converge on it", (long long)i,
+                    (long long)j);
         }
     return TF_OK;
 }
 
-static void *scratch(const tf_ext_kernel_ctx *k, size_t bytes)
+void *la_scratch(const tf_ext_kernel_ctx *k, size_t bytes)
 {
     return k->host->alloc(k->host->ctx, bytes ? bytes : 1, 0);
 }
 
-static tf_status oom(const tf_ext_kernel_ctx *k)
+tf_status la_oom(const tf_ext_kernel_ctx *k)
 {
     k->host->report_error(k->host->ctx, TF_ERR_OUT_OF_MEMORY, "linalg: out of scratch memory");
     return TF_ERR_OUT_OF_MEMORY;
 }
 
+static void release(const tf_ext_kernel_ctx *k, void *const *bufs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        k->host->free(k->host->ctx, bufs[i]);
+}
+#define RELEASE_(k, ...) \
+    release(k, (void *const[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+
 /* ---- LU ---- */
 
 static lapack_int getrf(uint32_t dt, lapack_int n, void *a, lapack_int *ipiv)
 {
-    return dt == TF_F64 ? LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv)
-                        : LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv);
+    return LA_PICK(dt, LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv),
+                   LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv),
+                   LAPACKE_cgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv),
+                   LAPACKE_zgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ipiv));
 }
 
 /* ---- kernels ---- */
@@ -155,26 +166,28 @@ tf_status linalg_cholesky_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, c
     lapack_int n = (lapack_int)a->shape[a->rank - 1];
     if (n == 0)
         return TF_OK; /* empty matrices: nothing to compute or write */
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    void *buf = scratch(k, (size_t)n * (size_t)n * es);
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt);
+    void *buf = la_scratch(k, (size_t)n * (size_t)n * es);
     if (!buf)
-        return oom(k);
+        return la_oom(k);
     tf_status st = TF_OK;
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, buf);
-        lapack_int info = a->dtype == TF_F64
-                              ? LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n)
-                              : LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n);
+    for (int64_t b = 0, nb = la_batch_count(a, 2); b < nb && !st; b++) {
+        la_load(a, b, buf);
+        lapack_int info = LA_PICK(dt, LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n),
+                                  LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n),
+                                  LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n),
+                                  LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, 'L', n, buf, n));
         if (info > 0) {
-            st = fail_kind(k, "not_positive_definite", b,
-                           "the leading minor of order %lld is not positive definite",
-                           (long long)info);
+            st = la_fail_kind(k, "not_positive_definite", b,
+                              "the leading minor of order %lld is not positive definite",
+                              (long long)info);
             break;
         }
         for (lapack_int j = 1; j < n; j++) /* potrf leaves the upper triangle: zero it */
             for (lapack_int i = 0; i < j; i++)
                 memset((char *)buf + (size_t)(i + j * n) * es, 0, es);
-        store(l, b, buf);
+        la_store(l, b, buf);
     }
     k->host->free(k->host->ctx, buf);
     return st;
@@ -186,26 +199,28 @@ tf_status linalg_solve_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, cons
     lapack_int n = (lapack_int)a->shape[a->rank - 1], nrhs = (lapack_int)b->shape[b->rank - 1];
     if (n == 0)
         return TF_OK; /* empty matrices: nothing to compute or write */
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    void *am = scratch(k, (size_t)n * (size_t)n * es),
-         *bm = scratch(k, (size_t)n * (size_t)nrhs * es);
-    lapack_int *ipiv = scratch(k, (size_t)(n ? n : 1) * sizeof *ipiv);
-    tf_status st = am && bm && ipiv ? TF_OK : oom(k);
-    for (int64_t i = 0, nb = batch_count(a, 2); i < nb && !st; i++) {
-        load(a, i, am);
-        load(b, i, bm);
-        lapack_int info = a->dtype == TF_F64
-                              ? LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n)
-                              : LAPACKE_sgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n);
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt);
+    void *am = la_scratch(k, (size_t)n * (size_t)n * es),
+         *bm = la_scratch(k, (size_t)n * (size_t)nrhs * es);
+    lapack_int *ipiv = la_scratch(k, (size_t)n * sizeof *ipiv);
+    tf_status st = am && bm && ipiv ? TF_OK : la_oom(k);
+    for (int64_t i = 0, nb = la_batch_count(a, 2); i < nb && !st; i++) {
+        la_load(a, i, am);
+        la_load(b, i, bm);
+        lapack_int info =
+            LA_PICK(dt, LAPACKE_sgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n),
+                    LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n),
+                    LAPACKE_cgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n),
+                    LAPACKE_zgesv_work(LAPACK_COL_MAJOR, n, nrhs, am, n, ipiv, bm, n));
         if (info > 0)
-            st = fail_kind(k, "singular", i, "U[%lld,%lld] of its LU factorisation is exactly zero",
-                           (long long)info, (long long)info);
+            st = la_fail_kind(k, "singular", i,
+                              "U[%lld,%lld] of its LU factorisation is exactly zero",
+                              (long long)info, (long long)info);
         else
-            store(x, i, bm);
+            la_store(x, i, bm);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, bm);
-    k->host->free(k->host->ctx, ipiv);
+    RELEASE_(k, am, bm, ipiv);
     return st;
 }
 
@@ -215,26 +230,27 @@ tf_status linalg_triangular_solve_cpu(const tf_ext_kernel_ctx *k, const tf_opera
     lapack_int n = (lapack_int)a->shape[a->rank - 1], nrhs = (lapack_int)b->shape[b->rank - 1];
     if (n == 0)
         return TF_OK; /* empty matrices: nothing to compute or write */
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt);
     char uplo = lower ? 'L' : 'U';
-    void *am = scratch(k, (size_t)n * (size_t)n * es),
-         *bm = scratch(k, (size_t)n * (size_t)nrhs * es);
-    tf_status st = am && bm ? TF_OK : oom(k);
-    for (int64_t i = 0, nb = batch_count(a, 2); i < nb && !st; i++) {
-        load(a, i, am);
-        load(b, i, bm);
-        lapack_int info =
-            a->dtype == TF_F64
-                ? LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n)
-                : LAPACKE_strtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n);
+    void *am = la_scratch(k, (size_t)n * (size_t)n * es),
+         *bm = la_scratch(k, (size_t)n * (size_t)nrhs * es);
+    tf_status st = am && bm ? TF_OK : la_oom(k);
+    for (int64_t i = 0, nb = la_batch_count(a, 2); i < nb && !st; i++) {
+        la_load(a, i, am);
+        la_load(b, i, bm);
+        lapack_int info = LA_PICK(
+            dt, LAPACKE_strtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n),
+            LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n),
+            LAPACKE_ctrtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n),
+            LAPACKE_ztrtrs_work(LAPACK_COL_MAJOR, uplo, 'N', 'N', n, nrhs, am, n, bm, n));
         if (info > 0)
-            st = fail_kind(k, "singular", i, "diagonal element %lld is exactly zero",
-                           (long long)info);
+            st = la_fail_kind(k, "singular", i, "diagonal element %lld is exactly zero",
+                              (long long)info);
         else
-            store(x, i, bm);
+            la_store(x, i, bm);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, bm);
+    RELEASE_(k, am, bm);
     return st;
 }
 
@@ -243,43 +259,52 @@ tf_status linalg_inv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const 
     lapack_int n = (lapack_int)a->shape[a->rank - 1];
     if (n == 0)
         return TF_OK; /* empty matrices: nothing to compute or write */
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    void *am = scratch(k, (size_t)n * (size_t)n * es),
-         *work = scratch(k, (size_t)(n ? n : 1) * 64 * es);
-    lapack_int *ipiv = scratch(k, (size_t)(n ? n : 1) * sizeof *ipiv);
-    tf_status st = am && work && ipiv ? TF_OK : oom(k);
-    for (int64_t i = 0, nb = batch_count(a, 2); i < nb && !st; i++) {
-        load(a, i, am);
-        lapack_int info = getrf(a->dtype, n, am, ipiv);
-        if (info == 0 && n > 0)
-            info = a->dtype == TF_F64
-                       ? LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, n * 64)
-                       : LAPACKE_sgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, n * 64);
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt);
+    void *am = la_scratch(k, (size_t)n * (size_t)n * es),
+         *work = la_scratch(k, (size_t)n * 64 * es);
+    lapack_int *ipiv = la_scratch(k, (size_t)n * sizeof *ipiv), lw = n * 64;
+    tf_status st = am && work && ipiv ? TF_OK : la_oom(k);
+    for (int64_t i = 0, nb = la_batch_count(a, 2); i < nb && !st; i++) {
+        la_load(a, i, am);
+        lapack_int info = getrf(dt, n, am, ipiv);
+        if (info == 0)
+            info = LA_PICK(dt, LAPACKE_sgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, lw),
+                           LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, lw),
+                           LAPACKE_cgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, lw),
+                           LAPACKE_zgetri_work(LAPACK_COL_MAJOR, n, am, n, ipiv, work, lw));
         if (info > 0)
-            st = fail_kind(k, "singular", i, "U[%lld,%lld] of its LU factorisation is exactly zero",
-                           (long long)info, (long long)info);
+            st = la_fail_kind(k, "singular", i,
+                              "U[%lld,%lld] of its LU factorisation is exactly zero",
+                              (long long)info, (long long)info);
         else
-            store(y, i, am);
+            la_store(y, i, am);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, work);
-    k->host->free(k->host->ctx, ipiv);
+    RELEASE_(k, am, work, ipiv);
     return st;
 }
 
-/* sign and log|det| of one LU-factored matrix; sign 0 when singular. */
+/*
+ * sign and log|det| of one LU-factored matrix: the sign is +-1 for a real
+ * matrix and the unit complex number det / |det| for a complex one; sign 0
+ * and log|det| -inf when singular.
+ */
 static void lu_logdet(uint32_t dt, lapack_int n, const void *lu, const lapack_int *ipiv,
-                      lapack_int info, double *sign, double *logabs)
+                      lapack_int info, double complex *sign, double *logabs)
 {
-    double sg = 1.0, la = 0.0;
+    double complex sg = 1.0;
+    double la = 0.0;
     for (lapack_int i = 0; i < n; i++) {
-        double u = dt == TF_F64 ? ((const double *)lu)[i + i * n] : ((const float *)lu)[i + i * n];
+        double complex u = la_getz(lu, dt, i + i * n);
+        double au = cabs(u);
         if (ipiv[i] != i + 1)
             sg = -sg;
-        if (u < 0)
-            sg = -sg;
-        la += log(fabs(u));
+        if (au > 0)
+            sg *= u / au;
+        la += log(au);
     }
+    if (la_cx(dt) && info == 0) /* renormalise the rounding of the product of n phases */
+        sg /= cabs(sg);
     if (info > 0) {
         sg = 0.0;
         la = -INFINITY;
@@ -293,32 +318,25 @@ static tf_status logdet_all(const tf_ext_kernel_ctx *k, const tf_operand *a, con
                             const tf_operand *sign, const tf_operand *logabs)
 {
     lapack_int n = (lapack_int)a->shape[a->rank - 1];
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    void *am = scratch(k, (size_t)n * (size_t)n * es);
-    lapack_int *ipiv = scratch(k, (size_t)(n ? n : 1) * sizeof *ipiv);
+    void *am = la_scratch(k, (size_t)n * (size_t)n * la_es(a->dtype));
+    lapack_int *ipiv = la_scratch(k, (size_t)(n ? n : 1) * sizeof *ipiv);
     if (!am || !ipiv) {
-        k->host->free(k->host->ctx, am);
-        k->host->free(k->host->ctx, ipiv);
-        return oom(k);
+        RELEASE_(k, am, ipiv);
+        return la_oom(k);
     }
-    for (int64_t i = 0, nb = batch_count(a, 2); i < nb; i++) {
-        load(a, i, am);
+    for (int64_t i = 0, nb = la_batch_count(a, 2); i < nb; i++) {
+        la_load(a, i, am);
         lapack_int info = n ? getrf(a->dtype, n, am, ipiv) : 0;
-        double sg, la;
+        double complex sg;
+        double la;
         lu_logdet(a->dtype, n, am, ipiv, info, &sg, &la);
-        double vals[3] = {sg * exp(la), sg, la};
+        double complex vals[3] = {sg * exp(la), sg, la};
         const tf_operand *outs[3] = {d, sign, logabs};
-        for (int o = 0; o < 3; o++) {
-            if (!outs[o])
-                continue;
-            if (a->dtype == TF_F64)
-                ((double *)outs[o]->data)[outs[o]->offset + i] = vals[o];
-            else
-                ((float *)outs[o]->data)[outs[o]->offset + i] = (float)vals[o];
-        }
+        for (int o = 0; o < 3; o++)
+            if (outs[o])
+                la_putz(outs[o]->data, outs[o]->dtype, outs[o]->offset + i, vals[o]);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, ipiv);
+    RELEASE_(k, am, ipiv);
     return TF_OK;
 }
 
@@ -335,97 +353,87 @@ tf_status linalg_slogdet_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a,
 
 /* ---- qr (thin) and eigh ---- */
 
-/* a [..., m, n], m >= n: q [..., m, n] with orthonormal columns, r [..., n, n] upper. */
+/* a [..., m, n], m >= n: q [..., m, n] with orthonormal columns, r [..., n, n]
+   upper (geqrf: R's diagonal is real, also for complex a). */
 tf_status linalg_qr_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, const tf_operand *q,
                         const tf_operand *r)
 {
     lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
     if (n == 0)
         return TF_OK;
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    lapack_int lwork = 64 * (n ? n : 1);
-    void *am = scratch(k, (size_t)m * (size_t)n * es), *rm = scratch(k, (size_t)n * (size_t)n * es);
-    void *tau = scratch(k, (size_t)n * es), *work = scratch(k, (size_t)lwork * es);
-    tf_status st = am && rm && tau && work ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, am);
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt);
+    lapack_int lw = 64 * n;
+    void *am = la_scratch(k, (size_t)m * (size_t)n * es),
+         *rm = la_scratch(k, (size_t)n * (size_t)n * es);
+    void *tau = la_scratch(k, (size_t)n * es), *work = la_scratch(k, (size_t)lw * es);
+    tf_status st = am && rm && tau && work ? TF_OK : la_oom(k);
+    for (int64_t b = 0, nb = la_batch_count(a, 2); b < nb && !st; b++) {
+        la_load(a, b, am);
         lapack_int info =
-            a->dtype == TF_F64
-                ? LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, am, m, tau, work, lwork)
-                : LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, m, n, am, m, tau, work, lwork);
+            LA_PICK(dt, LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, m, n, am, m, tau, work, lw),
+                    LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, am, m, tau, work, lw),
+                    LAPACKE_cgeqrf_work(LAPACK_COL_MAJOR, m, n, am, m, tau, work, lw),
+                    LAPACKE_zgeqrf_work(LAPACK_COL_MAJOR, m, n, am, m, tau, work, lw));
         memset(rm, 0, (size_t)n * (size_t)n * es);
         for (lapack_int j = 0; j < n; j++) /* R: the upper triangle of the factored block */
             for (lapack_int i = 0; i <= j; i++)
                 memcpy((char *)rm + (size_t)(i + j * n) * es, (char *)am + (size_t)(i + j * m) * es,
                        es);
         if (info == 0)
-            info = a->dtype == TF_F64
-                       ? LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, n, am, m, tau, work, lwork)
-                       : LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, m, n, n, am, m, tau, work, lwork);
+            info = LA_PICK(dt, LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, m, n, n, am, m, tau, work, lw),
+                           LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, n, am, m, tau, work, lw),
+                           LAPACKE_cungqr_work(LAPACK_COL_MAJOR, m, n, n, am, m, tau, work, lw),
+                           LAPACKE_zungqr_work(LAPACK_COL_MAJOR, m, n, n, am, m, tau, work, lw));
         if (info != 0) {
-            st = fail(k, TF_ERR_BACKEND, "LAPACK geqrf/orgqr failed (info %lld)", b, info);
+            st = la_fail(k, TF_ERR_BACKEND, "LAPACK geqrf/orgqr failed (info %lld)", b, info);
             break;
         }
-        store(q, b, am);
-        store(r, b, rm);
+        la_store(q, b, am);
+        la_store(r, b, rm);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, rm);
-    k->host->free(k->host->ctx, tau);
-    k->host->free(k->host->ctx, work);
+    RELEASE_(k, am, rm, tau, work);
     return st;
 }
 
-/* Writes vector b of the dense output w [..., n]. */
-static void store_vec(const tf_operand *w, int64_t b, const void *buf)
-{
-    int64_t n = w->shape[w->rank - 1], nb = 1;
-    for (uint32_t i = 0; i + 1 < w->rank; i++)
-        nb *= w->shape[i];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t at = w->offset + b + i * nb;
-        if (w->dtype == TF_F64)
-            ((double *)w->data)[at] = ((const double *)buf)[i];
-        else
-            ((float *)w->data)[at] = ((const float *)buf)[i];
-    }
-}
-
-/* a [..., n, n] symmetric (lower triangle read): w ascending [..., n], v [..., n, n]. */
+/* a [..., n, n] symmetric or Hermitian (lower triangle read): w ascending
+   [..., n] (real), v [..., n, n] (syev for real a, heev for complex a). */
 tf_status linalg_eigh_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double eps,
                           const tf_operand *w, const tf_operand *v)
 {
     lapack_int n = (lapack_int)a->shape[a->rank - 1];
     if (n == 0)
         return TF_OK;
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    lapack_int lwork = 3 * n + 64 * n;
-    void *am = scratch(k, (size_t)n * (size_t)n * es), *wm = scratch(k, (size_t)n * es);
-    void *work = scratch(k, (size_t)lwork * es);
-    tf_status st = am && wm && work ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, am);
-        if ((st = check_finite(k, a, am, b, 1)))
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt), res = la_res(dt);
+    lapack_int lw = 3 * n + 64 * n;
+    void *am = la_scratch(k, (size_t)n * (size_t)n * es), *wm = la_scratch(k, (size_t)n * res);
+    void *work = la_scratch(k, (size_t)lw * es), *rwork = la_scratch(k, (size_t)(3 * n) * res);
+    tf_status st = am && wm && work && rwork ? TF_OK : la_oom(k);
+    for (int64_t b = 0, nb = la_batch_count(a, 2); b < nb && !st; b++) {
+        la_load(a, b, am);
+        if ((st = la_check_finite(k, a, am, b, 1)))
             break;
-        lapack_int info =
-            a->dtype == TF_F64
-                ? LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lwork)
-                : LAPACKE_ssyev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lwork);
+        lapack_int info = LA_PICK(
+            dt, LAPACKE_ssyev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lw),
+            LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lw),
+            LAPACKE_cheev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lw, rwork),
+            LAPACKE_zheev_work(LAPACK_COL_MAJOR, 'V', 'L', n, am, n, wm, work, lw, rwork));
         if (info > 0) {
-            st = fail_kind(k, "no_convergence", b,
-                           "%lld off-diagonal elements did not converge to zero", (long long)info);
+            st = la_fail_kind(k, "no_convergence", b,
+                              "%lld off-diagonal elements did not converge to zero",
+                              (long long)info);
             break;
         }
         if (info < 0) {
-            st = fail(k, TF_ERR_BACKEND, "LAPACK syev refused argument %lld", b, -(long long)info);
+            st = la_fail(k, TF_ERR_BACKEND, "LAPACK syev/heev refused argument %lld", b,
+                         -(long long)info);
             break;
         }
-        store_vec(w, b, wm);
-        store(v, b, am);
+        la_store_vec(w, b, wm);
+        la_store(v, b, am);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, wm);
-    k->host->free(k->host->ctx, work);
+    RELEASE_(k, am, wm, work, rwork);
     return st;
 }
 
@@ -434,21 +442,21 @@ tf_status linalg_eigh_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, doubl
 /*
  * Numerical rank deficiency of a after gels: the diagonal of its R (the
  * upper triangle of the factored am, leading dimension m) against the
- * relative threshold max(m, n) * eps * max_i |R[i,i]|, eps of the dtype
- * (NumPy's matrix_rank tolerance, applied to R's diagonal). The smallest
- * |R[j,j]| bounds the smallest singular value from above, so a diagonal
- * below the threshold means a condition number above 1 / (max(m, n) eps):
- * a solution there is noise (a rank-deficient a gives entries near 1e14).
- * Returns the 0-based j of the smallest diagonal when it is below, else -1.
+ * relative threshold max(m, n) * eps * max_i |R[i,i]|, eps of the dtype's
+ * parts (NumPy's matrix_rank tolerance, applied to R's diagonal). The
+ * smallest |R[j,j]| bounds the smallest singular value from above, so a
+ * diagonal below the threshold means a condition number above
+ * 1 / (max(m, n) eps): a solution there is noise (a rank-deficient a gives
+ * entries near 1e14). Returns the 0-based j of the smallest diagonal when it
+ * is below, else -1.
  */
-static int64_t below_rank_threshold(const void *am, lapack_int m, lapack_int n, bool f64,
+static int64_t below_rank_threshold(const void *am, lapack_int m, lapack_int n, uint32_t dt,
                                     double *r_min, double *bound)
 {
     double lo = INFINITY, hi = 0.0;
     int64_t at = -1;
     for (lapack_int j = 0; j < n; j++) {
-        size_t k = (size_t)j + (size_t)j * (size_t)m;
-        double r = fabs(f64 ? ((const double *)am)[k] : (double)((const float *)am)[k]);
+        double r = cabs(la_getz(am, dt, (int64_t)j + (int64_t)j * m));
         if (r < lo) {
             lo = r;
             at = j;
@@ -456,6 +464,7 @@ static int64_t below_rank_threshold(const void *am, lapack_int m, lapack_int n, 
         if (r > hi)
             hi = r;
     }
+    bool f64 = tf_dtype_real_of((tf_dtype)dt) == TF_F64;
     *r_min = lo;
     *bound = (double)(m > n ? m : n) * (f64 ? DBL_EPSILON : (double)FLT_EPSILON) * hi;
     return at >= 0 && lo <= *bound ? at : -1;
@@ -463,19 +472,19 @@ static int64_t below_rank_threshold(const void *am, lapack_int m, lapack_int n, 
 
 /* rank_deficient for batch element b after gels returned `info`, or TF_OK. */
 static tf_status rank_check(const tf_ext_kernel_ctx *k, const void *am, lapack_int m,
-                            lapack_int n, bool f64, int64_t b, lapack_int info)
+                            lapack_int n, uint32_t dt, int64_t b, lapack_int info)
 {
     if (info > 0)
-        return fail_kind(k, "rank_deficient", b, "R[%lld,%lld] of its QR factorisation is zero",
-                         (long long)info, (long long)info);
+        return la_fail_kind(k, "rank_deficient", b, "R[%lld,%lld] of its QR factorisation is zero",
+                            (long long)info, (long long)info);
     double r_min, bound;
-    int64_t j = below_rank_threshold(am, m, n, f64, &r_min, &bound);
+    int64_t j = below_rank_threshold(am, m, n, dt, &r_min, &bound);
     if (j < 0)
         return TF_OK;
-    return fail_kind(k, "rank_deficient", b,
-                     "|R[%lld,%lld]| = %.3g of its QR factorisation is at most max(m, n) * eps * "
-                     "max |R[i,i]| = %.3g",
-                     (long long)j + 1, (long long)j + 1, r_min, bound);
+    return la_fail_kind(k, "rank_deficient", b,
+                        "|R[%lld,%lld]| = %.3g of its QR factorisation is at most max(m, n) * eps "
+                        "* max |R[i,i]| = %.3g",
+                        (long long)j + 1, (long long)j + 1, r_min, bound);
 }
 
 /* a [..., m, n] of full column rank (m >= n), b [..., m, k]: x [..., n, k]
@@ -488,292 +497,28 @@ tf_status linalg_lstsq_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, cons
     lapack_int nrhs = (lapack_int)b->shape[b->rank - 1], ld = m > 1 ? m : 1;
     if (n == 0 || nrhs == 0)
         return TF_OK;
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    lapack_int lwork = (m + nrhs) * 64 + n;
-    void *am = scratch(k, (size_t)m * (size_t)n * es),
-         *bm = scratch(k, (size_t)m * (size_t)nrhs * es);
-    void *xm = scratch(k, (size_t)n * (size_t)nrhs * es), *work = scratch(k, (size_t)lwork * es);
-    tf_status st = am && bm && xm && work ? TF_OK : oom(k);
-    for (int64_t i = 0, nb = batch_count(a, 2); i < nb && !st; i++) {
-        load(a, i, am);
-        load(b, i, bm);
-        lapack_int info = a->dtype == TF_F64 ? LAPACKE_dgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs,
-                                                                  am, ld, bm, ld, work, lwork)
-                                             : LAPACKE_sgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs,
-                                                                  am, ld, bm, ld, work, lwork);
-        if ((st = rank_check(k, am, m, n, a->dtype == TF_F64, i, info)))
+    uint32_t dt = a->dtype;
+    size_t es = la_es(dt);
+    lapack_int lw = (m + nrhs) * 64 + n;
+    void *am = la_scratch(k, (size_t)m * (size_t)n * es),
+         *bm = la_scratch(k, (size_t)m * (size_t)nrhs * es);
+    void *xm = la_scratch(k, (size_t)n * (size_t)nrhs * es), *work = la_scratch(k, (size_t)lw * es);
+    tf_status st = am && bm && xm && work ? TF_OK : la_oom(k);
+    for (int64_t i = 0, nb = la_batch_count(a, 2); i < nb && !st; i++) {
+        la_load(a, i, am);
+        la_load(b, i, bm);
+        lapack_int info = LA_PICK(
+            dt, LAPACKE_sgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs, am, ld, bm, ld, work, lw),
+            LAPACKE_dgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs, am, ld, bm, ld, work, lw),
+            LAPACKE_cgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs, am, ld, bm, ld, work, lw),
+            LAPACKE_zgels_work(LAPACK_COL_MAJOR, 'N', m, n, nrhs, am, ld, bm, ld, work, lw));
+        if ((st = rank_check(k, am, m, n, dt, i, info)))
             break;
         for (lapack_int j = 0; j < nrhs; j++) /* the solution: the first n rows of b */
             memcpy((char *)xm + (size_t)(j * n) * es, (char *)bm + (size_t)(j * m) * es,
                    (size_t)n * es);
-        store(x, i, xm);
+        la_store(x, i, xm);
     }
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, bm);
-    k->host->free(k->host->ctx, xm);
-    k->host->free(k->host->ctx, work);
-    return st;
-}
-
-/* ---- svd (thin) ---- */
-
-/* gesdd's info: > 0, the bidiagonal iteration did not converge; < 0, a bad argument (a bug). */
-static tf_status svd_failed(const tf_ext_kernel_ctx *k, int64_t b, lapack_int info)
-{
-    if (info > 0)
-        return fail_kind(k, "no_convergence", b, "the SVD did not converge (LAPACK info %lld)",
-                         (long long)info);
-    return fail(k, TF_ERR_BACKEND, "LAPACK gesdd refused argument %lld", b, -(long long)info);
-}
-
-static double get(const void *buf, uint32_t dt, int64_t i)
-{
-    return dt == TF_F64 ? ((const double *)buf)[i] : ((const float *)buf)[i];
-}
-
-static void put(void *buf, uint32_t dt, int64_t i, double v)
-{
-    if (dt == TF_F64)
-        ((double *)buf)[i] = v;
-    else
-        ((float *)buf)[i] = (float)v;
-}
-
-/* Scratch of one thin SVD of an m x n matrix (jobz 'S' or 'N'). */
-typedef struct svd_work {
-    void *u, *vt, *s, *work;
-    lapack_int *iwork, lwork;
-} svd_work;
-
-static int svd_work_alloc(const tf_ext_kernel_ctx *k, svd_work *w, lapack_int m, lapack_int n,
-                          size_t es)
-{
-    lapack_int kk = m < n ? m : n;
-    w->lwork = 4 * kk * kk + 8 * (m + n) + 64 * (m + n);
-    w->u = scratch(k, (size_t)m * (size_t)kk * es);
-    w->vt = scratch(k, (size_t)kk * (size_t)n * es);
-    w->s = scratch(k, (size_t)kk * es);
-    w->work = scratch(k, (size_t)w->lwork * es);
-    w->iwork = scratch(k, (size_t)(8 * kk) * sizeof *w->iwork);
-    return w->u && w->vt && w->s && w->work && w->iwork;
-}
-
-static void svd_work_free(const tf_ext_kernel_ctx *k, svd_work *w)
-{
-    void *bufs[] = {w->u, w->vt, w->s, w->work, w->iwork};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        k->host->free(k->host->ctx, bufs[i]);
-}
-
-/* Thin SVD of dense am (destroyed): singular values in w->s, and with
-   jobz 'S' the vectors in w->u, w->vt. */
-static tf_status svd_run(const tf_ext_kernel_ctx *k, const tf_operand *a, void *am, char jobz,
-                         svd_work *w, int64_t b)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    tf_status st = check_finite(k, a, am, b, 0);
-    if (st)
-        return st;
-    lapack_int info = a->dtype == TF_F64
-                          ? LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, am, m, w->s, w->u, m,
-                                                w->vt, kk, w->work, w->lwork, w->iwork)
-                          : LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, am, m, w->s, w->u, m,
-                                                w->vt, kk, w->work, w->lwork, w->iwork);
-    return info ? svd_failed(k, b, info) : TF_OK;
-}
-
-/* a [..., m, n], k = min(m, n): u [..., m, k], s [..., k] descending, v [..., n, k]. */
-tf_status linalg_svd_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double eps,
-                         const tf_operand *u, const tf_operand *s, const tf_operand *v)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    if (kk == 0)
-        return TF_OK;
-    size_t es = a->dtype == TF_F64 ? 8 : 4;
-    svd_work w = {0};
-    void *am = scratch(k, (size_t)m * (size_t)n * es),
-         *vm = scratch(k, (size_t)n * (size_t)kk * es);
-    tf_status st = svd_work_alloc(k, &w, m, n, es) && am && vm ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, am);
-        if ((st = svd_run(k, a, am, 'S', &w, b)))
-            break;
-        for (lapack_int i = 0; i < kk; i++) /* v = vt^T */
-            for (lapack_int j = 0; j < n; j++)
-                memcpy((char *)vm + (size_t)(j + i * n) * es,
-                       (char *)w.vt + (size_t)(i + j * kk) * es, es);
-        store(u, b, w.u);
-        store_vec(s, b, w.s);
-        store(v, b, vm);
-    }
-    svd_work_free(k, &w);
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, vm);
-    return st;
-}
-
-/* ---- pinv ---- */
-
-/* Moore-Penrose inverse of a [..., m, n] -> [..., n, m] by SVD; singular
-   values <= rcond * s_max count as zero. */
-tf_status linalg_pinv_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double rcond,
-                          const tf_operand *p)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    if (kk == 0)
-        return TF_OK;
-    uint32_t dt = a->dtype;
-    size_t es = dt == TF_F64 ? 8 : 4;
-    svd_work w = {0};
-    void *am = scratch(k, (size_t)m * (size_t)n * es), *pm = scratch(k, (size_t)n * (size_t)m * es);
-    tf_status st = svd_work_alloc(k, &w, m, n, es) && am && pm ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, am);
-        if ((st = svd_run(k, a, am, 'S', &w, b)))
-            break;
-        double smax = get(w.s, dt, 0);
-        for (lapack_int i = 0; i < n; i++) /* p[i, j] = sum_l vt[l, i] u[j, l] / s_l */
-            for (lapack_int j = 0; j < m; j++) {
-                double acc = 0;
-                for (lapack_int l = 0; l < kk; l++) {
-                    double sl = get(w.s, dt, l);
-                    if (sl <= rcond * smax || sl == 0)
-                        continue;
-                    acc +=
-                        get(w.vt, dt, l + i * (int64_t)kk) * get(w.u, dt, j + l * (int64_t)m) / sl;
-                }
-                put(pm, dt, i + j * (int64_t)n, acc);
-            }
-        store(p, b, pm);
-    }
-    svd_work_free(k, &w);
-    k->host->free(k->host->ctx, am);
-    k->host->free(k->host->ctx, pm);
-    return st;
-}
-
-/* ---- norm ---- */
-
-/* Frobenius norm of dense m x n buf, with LAPACK's lassq scaling (no overflow or underflow). */
-static double frobenius(const void *buf, uint32_t dt, int64_t mn)
-{
-    double scale = 0, ssq = 1;
-    for (int64_t i = 0; i < mn; i++) {
-        double x = fabs(get(buf, dt, i));
-        if (x == 0)
-            continue;
-        if (scale < x) {
-            ssq = 1 + ssq * (scale / x) * (scale / x);
-            scale = x;
-        } else {
-            ssq += (x / scale) * (x / scale);
-        }
-    }
-    return scale * sqrt(ssq);
-}
-
-/*
- * The column (ord +-1) or row (ord +-inf) whose absolute sum is the largest
- * (ord > 0) or smallest (ord < 0), the first one on ties; its sum in *best.
- */
-static int64_t abs_sum_pick(const void *buf, uint32_t dt, int64_t m, int64_t n, double ord,
-                            double *best)
-{
-    int by_col = fabs(ord) == 1, want_max = ord > 0;
-    int64_t lines = by_col ? n : m, len = by_col ? m : n, pick = 0;
-    for (int64_t l = 0; l < lines; l++) {
-        double sum = 0;
-        for (int64_t e = 0; e < len; e++)
-            sum += fabs(get(buf, dt, by_col ? e + l * m : l + e * m));
-        if (l == 0 || (want_max ? sum > *best : sum < *best)) {
-            *best = sum;
-            pick = l;
-        }
-    }
-    return pick;
-}
-
-/* The norm of order `ord` (see linalg_module.c) of each matrix of a [..., m, n] -> [...]. */
-tf_status linalg_norm_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double ord,
-                          const tf_operand *out)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    uint32_t dt = a->dtype;
-    size_t es = dt == TF_F64 ? 8 : 4;
-    int by_svd = ord == 2 || ord == -2 || ord == LINALG_ORD_NUC;
-    void *buf = scratch(k, (size_t)m * (size_t)n * es);
-    svd_work w = {0};
-    tf_status st = buf && (!by_svd || kk == 0 || svd_work_alloc(k, &w, m, n, es)) ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        double r = 0; /* every norm of an empty matrix is 0 */
-        load(a, b, buf);
-        if (kk == 0) {
-        } else if (ord == LINALG_ORD_FRO) {
-            r = frobenius(buf, dt, (int64_t)m * n);
-        } else if (!by_svd) {
-            abs_sum_pick(buf, dt, m, n, ord, &r);
-        } else if (!(st = svd_run(k, a, buf, 'N', &w, b))) {
-            r = ord == 2 ? get(w.s, dt, 0) : ord == -2 ? get(w.s, dt, kk - 1) : 0;
-            for (lapack_int i = 0; ord == LINALG_ORD_NUC && i < kk; i++)
-                r += get(w.s, dt, i);
-        }
-        put(out->data, dt, out->offset + b, r);
-    }
-    if (by_svd && kk > 0)
-        svd_work_free(k, &w);
-    k->host->free(k->host->ctx, buf);
-    return st;
-}
-
-/*
- * The subgradient G of the norm of order ord in {+-1, +-2, +-inf} (the
- * rules' helper): ||A + dA|| = ||A|| + <G, dA> + o(dA) where the norm is
- * differentiable. +-1 (+-inf): sign(A) on the picked column (row), zero
- * elsewhere; +-2: u v^T of the largest (smallest) singular value.
- */
-tf_status linalg_norm_grad_cpu(const tf_ext_kernel_ctx *k, const tf_operand *a, double ord,
-                               const tf_operand *g)
-{
-    lapack_int m = (lapack_int)a->shape[a->rank - 2], n = (lapack_int)a->shape[a->rank - 1];
-    lapack_int kk = m < n ? m : n;
-    if (kk == 0)
-        return TF_OK;
-    uint32_t dt = a->dtype;
-    size_t es = dt == TF_F64 ? 8 : 4;
-    int by_svd = fabs(ord) == 2;
-    void *buf = scratch(k, (size_t)m * (size_t)n * es),
-         *gm = scratch(k, (size_t)m * (size_t)n * es);
-    svd_work w = {0};
-    tf_status st = buf && gm && (!by_svd || svd_work_alloc(k, &w, m, n, es)) ? TF_OK : oom(k);
-    for (int64_t b = 0, nb = batch_count(a, 2); b < nb && !st; b++) {
-        load(a, b, buf);
-        memset(gm, 0, (size_t)m * (size_t)n * es);
-        if (!by_svd) {
-            double best = 0;
-            int64_t l = abs_sum_pick(buf, dt, m, n, ord, &best);
-            int by_col = fabs(ord) == 1;
-            for (int64_t e = 0; e < (by_col ? m : n); e++) {
-                int64_t at = by_col ? e + l * m : l + e * (int64_t)m;
-                double x = get(buf, dt, at);
-                put(gm, dt, at, (x > 0) - (x < 0));
-            }
-        } else if (!(st = svd_run(k, a, buf, 'S', &w, b))) {
-            lapack_int c = ord > 0 ? 0 : kk - 1;
-            for (lapack_int j = 0; j < n; j++)
-                for (lapack_int i = 0; i < m; i++)
-                    put(gm, dt, i + j * (int64_t)m,
-                        get(w.u, dt, i + c * (int64_t)m) * get(w.vt, dt, c + j * (int64_t)kk));
-        }
-        if (!st)
-            store(g, b, gm);
-    }
-    if (by_svd)
-        svd_work_free(k, &w);
-    k->host->free(k->host->ctx, buf);
-    k->host->free(k->host->ctx, gm);
+    RELEASE_(k, am, bm, xm, work);
     return st;
 }

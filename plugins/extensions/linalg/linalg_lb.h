@@ -8,6 +8,11 @@
  * has failed, after which every lb_* is a no-op and lb_done returns the first
  * error. lb_set hands a result to the rule's caller (a new reference). The
  * functions are static inline: each rule file uses its own share of them.
+ *
+ * Complex operands: the rules are written for PyTorch's convention
+ * (docs/complex.md), where the cotangent map is the adjoint under the real
+ * inner product Re tr(X^H Y): every transpose of a real rule becomes lb_adj
+ * (X^H), which is lb_transpose_last2 for a real X, so one rule serves both.
  */
 #ifndef TF_LINALG_LB_H
 #define TF_LINALG_LB_H
@@ -82,6 +87,7 @@ static inline tf_status lb_done(lb *b)
 LB2_(add)
 LB2_(sub)
 LB2_(mul)
+LB2_(div)
 LB2_(matmul)
 #define LB1_(name)                                           \
     static inline tf_ext_tensor *lb_##name(lb *b, tf_ext_tensor *x) \
@@ -94,6 +100,54 @@ LB2_(matmul)
     }
 LB1_(neg)
 LB1_(transpose_last2)
+LB1_(diagonal)   /* [..., k, k] -> [..., k] */
+LB1_(diag_embed) /* [..., k] -> [..., k, k] */
+
+/* Non-zero when x is c64 or c128. */
+static inline int lb_is_cx(lb *b, tf_ext_tensor *x)
+{
+    return x && tf_dtype_is_complex((tf_dtype)b->o->dtype(x));
+}
+
+/* A unary op by its tf_unary_op code (the ops table's `unary`, ABI 1.2). */
+static inline tf_ext_tensor *lb_unary(lb *b, uint32_t op, tf_ext_tensor *x)
+{
+    tf_ext_tensor *r = NULL;
+    if (b->st || !x)
+        return NULL;
+    if (!TF_ABI_HAS_FIELD(b->o, tf_ext_ops, unary) || !b->o->unary) {
+        b->c->host->report_error(b->c->host->ctx, TF_ERR_UNSUPPORTED_AD_RULE,
+                                 "linalg: complex rules need a host of extension ABI 1.2 or later");
+        b->st = TF_ERR_UNSUPPORTED_AD_RULE;
+        return NULL;
+    }
+    tf_status st_ = b->o->unary(b->s, op, x, &r);
+    return keep(b, st_, r);
+}
+
+/* conj(x) for a complex x; a real x itself (borrowed, no op issued). */
+static inline tf_ext_tensor *lb_conj(lb *b, tf_ext_tensor *x)
+{
+    return lb_is_cx(b, x) ? lb_unary(b, TF_UNARY_CONJ, x) : b->st ? NULL : x;
+}
+
+/* The real part of a complex x (the parts' dtype); a real x itself. */
+static inline tf_ext_tensor *lb_real(lb *b, tf_ext_tensor *x)
+{
+    return lb_is_cx(b, x) ? lb_unary(b, TF_UNARY_REAL, x) : b->st ? NULL : x;
+}
+
+/* x^H: the last two axes swapped and conjugated (x^T for a real x). */
+static inline tf_ext_tensor *lb_adj(lb *b, tf_ext_tensor *x)
+{
+    return lb_conj(b, lb_transpose_last2(b, x));
+}
+
+/* x - x^H: skew-Hermitian (skew-symmetric, zero diagonal, for a real x). */
+static inline tf_ext_tensor *lb_skew(lb *b, tf_ext_tensor *x)
+{
+    return lb_sub(b, x, lb_adj(b, x));
+}
 
 static inline tf_ext_tensor *lb_tri(lb *b, tf_ext_tensor *x, int lower, int64_t k)
 {

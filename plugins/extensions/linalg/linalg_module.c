@@ -3,35 +3,42 @@
  * entry symbol, install hook and the shape/dtype inference of each op.
  *
  * Ops (full names "tenferro.linalg.<op>"; A is [..., n, n], leading axes
- * are batch axes, f32 or f64):
- *   cholesky(a) -> l               lower Cholesky factor (reads a's lower
- *                                  triangle; the AD rules treat a as symmetric)
+ * are batch axes; f32, f64, c64 or c128, every tensor argument of one
+ * dtype; for complex a every transpose below is the conjugate transpose
+ * ^H, and symmetric reads Hermitian):
+ *   cholesky(a) -> l               lower Cholesky factor, a = l l^H (reads a's
+ *                                  lower triangle; the AD rules treat a as
+ *                                  symmetric / Hermitian)
  *   solve(a, b) -> x               a x = b, b [..., n, k] with a's batch axes
  *   triangular_solve(a, b, lower) -> x   a triangular (lower != 0: its lower
  *                                  triangle, else its upper one), b as for solve
  *   inv(a) -> y                    the inverse
  *   det(a) -> d                    determinant, shape [...] (0 for an exactly
  *                                  singular matrix)
- *   slogdet(a) -> sign, logabsdet  sign 0 and logabsdet -inf when singular
+ *   slogdet(a) -> sign, logabsdet  sign 0 and logabsdet -inf when singular;
+ *                                  for complex a sign = det / |det| (a's
+ *                                  dtype), logabsdet real (the parts' dtype)
  *   qr(a) -> q, r                  thin QR of [..., m, n], m >= n
  *   lstsq(a, b) -> x               least squares for a [..., m, n] of full
  *                                  column rank (m >= n), b [..., m, k];
  *                                  rank_deficient when a diagonal of R is at
  *                                  most max(m, n) eps max |R[i,i]|
- *   svd(a, eps: f64) -> u, s, v    thin SVD, a = u diag(s) v^T, s descending;
+ *   svd(a, eps: f64) -> u, s, v    thin SVD, a = u diag(s) v^H, s descending
+ *                                  and real;
  *                                  eps as for eigh (for s_j^2 - s_i^2)
  *   pinv(a, rcond: f64) -> p       Moore-Penrose inverse [..., n, m] by SVD,
  *                                  dropping singular values <= rcond * max;
  *                                  the rules hold where the rank is constant
  *   norm(a, ord: f64) -> n         the matrix norm of order ord of each matrix,
- *                                  [...]: 'F' Frobenius, 'N' nuclear, 2 / -2
+ *                                  [...], real: 'F' Frobenius, 'N' nuclear, 2 / -2
  *                                  largest / smallest singular value, 1 / -1
  *                                  max / min absolute column sum, INFINITY /
  *                                  -INFINITY max / min absolute row sum
  *   norm_grad(a, ord: f64) -> g    the subgradient norm's rules use (ord +-1,
  *                                  +-2, +-inf); not meant for applications
- *   eigh(a, eps: f64) -> w, v      a symmetric (lower triangle read), w
- *                                  ascending [..., n]; the rules use
+ *   eigh(a, eps: f64) -> w, v      a symmetric or Hermitian (lower triangle
+ *                                  read), w ascending and real [..., n];
+ *                                  the rules use
  *                                  (w_j - w_i) / ((w_j - w_i)^2 + eps) for
  *                                  1 / (w_j - w_i): eps = 0 is exact, eps > 0
  *                                  keeps degenerate spectra finite
@@ -56,17 +63,53 @@ static tf_status refuse_arg(const tf_ext_rule_ctx *c, tf_status st, uint32_t arg
     return st;
 }
 
-/* a must be a float batch of matrices (rank >= 2). */
+/* f32, f64, c64 or c128: the dtypes with LAPACK routines (and derivatives). */
+static int linalg_dtype(uint32_t dt)
+{
+    return tf_dtype_is_inexact((tf_dtype)dt);
+}
+
+/* Refuses argument 'a' of a dtype without LAPACK routines (integers, bool), naming it. */
+static tf_status refuse_dtype(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "argument 'a' must be f32, f64, c64 or c128, not %s",
+             tf_dtype_name((tf_dtype)a->dtype));
+    return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, msg);
+}
+
+/*
+ * b must have a's dtype: a real/complex mix is refused rather than promoted
+ * (convert the real operand first, tf_session_convert), as is f32 with f64.
+ */
+static tf_status check_same_dtype(const tf_ext_rule_ctx *c, const tf_ext_meta *a,
+                                  const tf_ext_meta *b)
+{
+    if (b->dtype == a->dtype)
+        return TF_OK;
+    char msg[128];
+    snprintf(msg, sizeof msg, "argument 'b' (%s) must have a's dtype (%s)",
+             tf_dtype_name((tf_dtype)b->dtype), tf_dtype_name((tf_dtype)a->dtype));
+    return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 1, msg);
+}
+
+/* The dtype of a's real parts: a's own for f32/f64, f32/f64 for c64/c128. */
+static uint32_t real_of(const tf_ext_meta *a)
+{
+    return tf_dtype_real_of((tf_dtype)a->dtype);
+}
+
+/* a must be a float or complex batch of matrices (rank >= 2). */
 static tf_status check_matrix(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
 {
-    if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, "argument 'a' must be f32 or f64");
+    if (!linalg_dtype(a->dtype))
+        return refuse_dtype(c, a);
     if (a->rank < 2)
         return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0, "argument 'a' must have rank >= 2");
     return TF_OK;
 }
 
-/* a must be a float batch of square matrices. */
+/* a must be a float or complex batch of square matrices. */
 static tf_status check_square(const tf_ext_rule_ctx *c, const tf_ext_meta *a)
 {
     tf_status st = check_matrix(c, a);
@@ -95,8 +138,8 @@ static tf_status infer_solve(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uin
     if (st)
         return st;
     const tf_ext_meta *a = &t[0], *b = &t[1];
-    if (b->dtype != a->dtype)
-        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 1, "argument 'b' must have a's dtype");
+    if ((st = check_same_dtype(c, a, b)))
+        return st;
     if (b->rank != a->rank)
         return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 1,
                           "argument 'b' must have a's rank ([..., n, k])");
@@ -112,10 +155,11 @@ static tf_status infer_lstsq(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uin
                              const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
 {
     const tf_ext_meta *a = &t[0], *b = &t[1];
-    if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, "argument 'a' must be f32 or f64");
-    if (b->dtype != a->dtype)
-        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 1, "argument 'b' must have a's dtype");
+    if (!linalg_dtype(a->dtype))
+        return refuse_dtype(c, a);
+    tf_status st = check_same_dtype(c, a, b);
+    if (st)
+        return st;
     if (a->rank < 2 || a->shape[a->rank - 2] < a->shape[a->rank - 1])
         return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0,
                           "argument 'a' must be [..., m, n] with m >= n");
@@ -143,7 +187,8 @@ static tf_status infer_svd(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint3
     int64_t m = a->shape[a->rank - 2], n = a->shape[a->rank - 1], k = m < n ? m : n;
     out[0] = out[1] = out[2] = *a;
     out[0].shape[a->rank - 1] = k; /* u [..., m, k] */
-    out[1].rank = a->rank - 1;     /* s [..., k] */
+    out[1].rank = a->rank - 1;     /* s [..., k], real */
+    out[1].dtype = real_of(a);
     out[1].shape[a->rank - 2] = k;
     out[2].shape[a->rank - 2] = n; /* v [..., n, k] */
     out[2].shape[a->rank - 1] = k;
@@ -183,6 +228,7 @@ static tf_status infer_norm(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
                           "argument 'ord' must be 'F', 'N', 1, -1, 2, -2, INFINITY or -INFINITY");
     out[0] = *a;
     out[0].rank = a->rank - 2;
+    out[0].dtype = real_of(a); /* a norm is real */
     return TF_OK;
 }
 
@@ -207,8 +253,10 @@ static tf_status infer_det(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint3
         return st;
     out[0] = t[0];
     out[0].rank = t[0].rank - 2;
-    if (c->op_name && strstr(c->op_name, "slogdet"))
+    if (c->op_name && strstr(c->op_name, "slogdet")) { /* sign: a's dtype; logabsdet: real */
         out[1] = out[0];
+        out[1].dtype = real_of(&t[0]);
+    }
     return TF_OK;
 }
 
@@ -216,8 +264,8 @@ static tf_status infer_qr(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint32
                           const tf_ext_scalar *s, uint32_t ns, tf_ext_meta *out)
 {
     const tf_ext_meta *a = &t[0];
-    if (a->dtype != TF_F32 && a->dtype != TF_F64)
-        return refuse_arg(c, TF_ERR_DTYPE_MISMATCH, 0, "argument 'a' must be f32 or f64");
+    if (!linalg_dtype(a->dtype))
+        return refuse_dtype(c, a);
     if (a->rank < 2 || a->shape[a->rank - 2] < a->shape[a->rank - 1])
         return refuse_arg(c, TF_ERR_SHAPE_MISMATCH, 0,
                           "argument 'a' must be [..., m, n] with m >= n (thin QR)");
@@ -237,6 +285,7 @@ static tf_status infer_eigh(const tf_ext_rule_ctx *c, const tf_ext_meta *t, uint
         return refuse_arg(c, TF_ERR_VALIDATION, 1, "argument 'eps' must be >= 0");
     out[0] = t[0];
     out[0].rank = t[0].rank - 1;
+    out[0].dtype = real_of(&t[0]); /* the eigenvalues of a Hermitian matrix are real */
     out[1] = t[0];
     return TF_OK;
 }
@@ -282,7 +331,7 @@ KERNELS_(norm_grad);
 
 static const tf_ext_op k_ops[] = {
     OP_(cholesky, k_a, n_a, 1, infer_same, linalg_cholesky_vjp, linalg_cholesky_jvp,
-        "lower Cholesky factor of a symmetric positive definite matrix"),
+        "lower Cholesky factor of a symmetric (Hermitian) positive definite matrix"),
     OP_(solve, k_ab, n_ab, 1, infer_solve, linalg_solve_vjp, linalg_solve_jvp,
         "x with a x = b (LU with partial pivoting)"),
     OP_(triangular_solve, k_abl, n_abl, 1, infer_solve, linalg_trisolve_vjp, linalg_trisolve_jvp,
@@ -294,7 +343,7 @@ static const tf_ext_op k_ops[] = {
     OPF_(qr, k_a, n_a, 2, infer_qr, linalg_qr_vjp, linalg_qr_jvp,
          "thin QR (Householder): q [..., m, n], r [..., n, n], m >= n", READS_OUTPUTS_),
     OPF_(eigh, k_ae, n_ae, 2, infer_eigh, linalg_eigh_vjp, linalg_eigh_jvp,
-         "symmetric eigendecomposition: ascending w, eigenvectors v; eps regularises the "
+         "symmetric (Hermitian) eigendecomposition: ascending real w, eigenvectors v; eps regularises the "
          "derivative for close eigenvalues",
          READS_OUTPUTS_),
     OP_(lstsq, k_ab, n_ab, 1, infer_lstsq, linalg_lstsq_vjp, linalg_lstsq_jvp,
@@ -334,7 +383,7 @@ static const tf_extension_module_desc k_desc = {
     TF_EXTENSION_ABI_MINOR,
     0,
     LINALG_ID,
-    "0.2.0",
+    "0.3.0",
     "dense linear algebra (LAPACKE): cholesky, solve, triangular_solve, inv, det, slogdet, qr, "
     "eigh, lstsq, svd, pinv, norm",
     install,

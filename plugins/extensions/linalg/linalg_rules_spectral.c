@@ -4,7 +4,9 @@
  * svd, pinv and norm (its spectral orders through the singular values),
  * written only with ops of the host's ops table (so they are recorded and
  * differentiable again; the builder is linalg_lb.h). Matrices on the last
- * two axes; X^T below swaps them. Each section gives its formulas.
+ * two axes; X^H below swaps them and conjugates (X^T for real X: one rule
+ * for f32, f64, c64 and c128, in PyTorch's convention for complex,
+ * docs/complex.md). Each section gives its formulas.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -47,7 +49,7 @@ static tf_ext_tensor *lb_vec2(lb *b, tf_ext_tensor *w, int as_row)
 /* The identity of w's batch shape, [..., n, n]. */
 static tf_ext_tensor *lb_eye(lb *b, tf_ext_tensor *w)
 {
-    tf_ext_tensor *ones = NULL, *eye = NULL;
+    tf_ext_tensor *ones = NULL;
     if (b->st || !w)
         return NULL;
     uint32_t rank = b->o->rank(w);
@@ -55,11 +57,7 @@ static tf_ext_tensor *lb_eye(lb *b, tf_ext_tensor *w)
     for (uint32_t i = 0; i < rank; i++)
         shape[i] = b->o->extent(w, i);
     tf_status st = b->o->full(b->s, w, rank, shape, 1.0, &ones);
-    ones = keep(b, st, ones);
-    if (b->st)
-        return NULL;
-    st = b->o->diag_embed(b->s, ones, &eye);
-    return keep(b, st, eye);
+    return lb_diag_embed(b, keep(b, st, ones));
 }
 
 /*
@@ -73,13 +71,16 @@ static tf_ext_tensor *eig_f(lb *b, tf_ext_tensor *w, double eps)
     tf_ext_tensor *den = lb_add(b, lb_mul(b, e, e), lb_eye(b, w)); /* 1 on the diagonal */
     if (eps > 0)
         den = lb_addc(b, den, eps);
-    tf_ext_tensor *r = NULL;
-    if (b->st || !e || !den)
-        return NULL;
-    tf_status st = b->o->div(b->s, e, den, &r);
-    return keep(b, st, r);
+    return lb_div(b, e, den);
 }
 
+/* ---- eigh ----
+ * A = V diag(w) V^H, w real; F as eig_f; M = V^H dA V:
+ *   wbar: Abar = V diag(wbar) V^H;  Vbar: Abar = V (F o (V^H Vbar - Vbar^H V) / 2) V^H
+ *   dw = Re diag(M);  dV = V (F o M)
+ * For complex A each eigenvector's phase is a free gauge: a loss must not
+ * depend on it (Im diag(V^H Vbar) = 0), and dV has diag(V^H dV) = 0.
+ */
 tf_status linalg_eigh_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
                           const int *need, tf_ext_tensor **cin)
 {
@@ -87,20 +88,14 @@ tf_status linalg_eigh_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_
     tf_ext_tensor *wv[2];
     lb_outputs(&b, EIGH, call, 2, wv);
     tf_ext_tensor *w = wv[0], *v = wv[1];
-    tf_ext_tensor *vt = lb_transpose_last2(&b, v), *mid;
-    if (call->out_index == 0) { /* wbar: V diag(wbar) V^T */
-        tf_ext_tensor *d = NULL;
-        if (!b.st) {
-            tf_status st = b.o->diag_embed(b.s, cot, &d);
-            d = keep(&b, st, d);
-        }
-        mid = d;
-    } else { /* Vbar: V (F o (V^T Vbar - Vbar^T V) / 2) V^T */
-        tf_ext_tensor *g = lb_matmul(&b, vt, cot);
-        tf_ext_tensor *skew = lb_scale(&b, lb_sub(&b, g, lb_transpose_last2(&b, g)), 0.5);
-        mid = lb_mul(&b, eig_f(&b, w, call->scalars[0].f), skew);
+    tf_ext_tensor *vt = lb_adj(&b, v), *left;
+    if (call->out_index == 0) { /* wbar: V diag(wbar) V^H, as (V's column j times wbar_j) V^H */
+        left = lb_mul(&b, v, lb_vec2(&b, cot, 1));
+    } else { /* Vbar: V (F o (V^H Vbar - Vbar^H V) / 2) V^H */
+        tf_ext_tensor *skew = lb_scale(&b, lb_skew(&b, lb_matmul(&b, vt, cot)), 0.5);
+        left = lb_matmul(&b, v, lb_mul(&b, eig_f(&b, w, call->scalars[0].f), skew));
     }
-    lb_set(&b, lb_matmul(&b, lb_matmul(&b, v, mid), vt), &cin[0]);
+    lb_set(&b, lb_matmul(&b, left, vt), &cin[0]);
     return lb_done(&b);
 }
 
@@ -111,14 +106,9 @@ tf_status linalg_eigh_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
     tf_ext_tensor *wv[2];
     lb_outputs(&b, EIGH, call, 2, wv);
     tf_ext_tensor *w = wv[0], *v = wv[1];
-    tf_ext_tensor *m = lb_matmul(&b, lb_matmul(&b, lb_transpose_last2(&b, v), tan[0]), v);
+    tf_ext_tensor *m = lb_matmul(&b, lb_matmul(&b, lb_adj(&b, v), tan[0]), v);
     if (call->out_index == 0) {
-        tf_ext_tensor *d = NULL;
-        if (!b.st && m) {
-            tf_status st = b.o->diagonal(b.s, m, &d);
-            d = keep(&b, st, d);
-        }
-        lb_set(&b, d, tout);
+        lb_set(&b, lb_real(&b, lb_diagonal(&b, m)), tout);
     } else {
         lb_set(&b, lb_matmul(&b, v, lb_mul(&b, eig_f(&b, w, call->scalars[0].f), m)), tout);
     }
@@ -126,18 +116,25 @@ tf_status linalg_eigh_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
 }
 
 /* ---- svd (thin) ----
- * A = U diag(s) V^T, F_ij = 1/(s_j^2 - s_i^2) (regularised by eps as for
- * eigh), P = U^T dA V:
- *   Ubar: Abar = U (F o (U^T Ubar - Ubar^T U)) S V^T + (Ubar - U U^T Ubar) S^-1 V^T
- *   sbar: Abar = U diag(sbar) V^T
- *   Vbar: Abar = U S (F o (V^T Vbar - Vbar^T V)) V^T + U S^-1 (Vbar - V V^T Vbar)^T
- *   ds = diag(P); dU = U (F o (P S + S P^T)) + (dA V - U P) S^-1;
- *   dV = V (F o (S P + P^T S)) + (dA^T U - V P^T) S^-1
+ * A = U diag(s) V^H, s real, F_ij = 1/(s_j^2 - s_i^2) (regularised by eps
+ * as for eigh), P = U^H dA V, J = U^H Ubar, K = V^H Vbar:
+ *   Ubar: Abar = U ((F o (J - J^H)) S + D) V^H + (Ubar - U J) S^-1 V^H
+ *   sbar: Abar = U diag(sbar) V^H
+ *   Vbar: Abar = U (S (F o (K - K^H)) - D') V^H + U S^-1 (Vbar - V K)^H
+ *   ds = Re diag(P); dU = U (F o (P S + S P^H) + E) + (dA V - U P) S^-1;
+ *   dV = V (F o (S P + P^H S) - E) + (dA^H U - V P^H) S^-1
+ * with, for complex A only (zero for real A), the imaginary-diagonal terms
+ * D = Q o (J - J^H), D' = Q o (K - K^H), E = Q o (P - P^H), Q = diag(1/(4 s)):
+ * a common phase of u_j and v_j is a free gauge, fixed here by splitting
+ * i Im P_jj / s_j evenly between U^H dU and -V^H dV. A loss must not depend
+ * on the gauge (Im diag(U^H Ubar + V^H Vbar) = 0); for such a loss the
+ * gradient is PyTorch's (which puts the whole term on U), and D - D' is
+ * its i Im diag(U^H Ubar) / s.
  */
 #define SVD LINALG_ID ".svd"
 
 typedef struct svd_parts {
-    tf_ext_tensor *u, *s, *v, *srow, *scol, *f;
+    tf_ext_tensor *u, *s, *v, *srow, *scol, *f, *q; /* q: Q above (complex A, U's or V's rule) */
 } svd_parts;
 
 static void svd_parts_of(lb *b, const tf_ext_call *call, svd_parts *p)
@@ -155,23 +152,25 @@ static void svd_parts_of(lb *b, const tf_ext_call *call, svd_parts *p)
     /* F only where U's or V's rule reads it: s's rule is U diag(sbar) V^T */
     if (call->out_index != 1)
         p->f = eig_f(b, lb_mul(b, p->s, p->s), call->scalars[0].f);
+    if (call->out_index != 1 && lb_is_cx(b, p->u)) {
+        tf_ext_tensor *quarter = NULL;
+        tf_status st = b->o->scalar(b->s, p->s, 0.25, &quarter);
+        quarter = keep(b, st, quarter);
+        p->q = lb_diag_embed(b, lb_div(b, quarter, p->s));
+    }
 }
 
-static tf_ext_tensor *lb_div(lb *b, tf_ext_tensor *x, tf_ext_tensor *y)
+/* x + sign Q o y (the imaginary-diagonal term; x itself for real A). */
+static tf_ext_tensor *plus_q(lb *b, const svd_parts *p, tf_ext_tensor *x, tf_ext_tensor *y,
+                             int sign)
 {
-    tf_ext_tensor *r = NULL;
-    if (b->st || !x || !y)
-        return NULL;
-    tf_status st = b->o->div(b->s, x, y, &r);
-    return keep(b, st, r);
+    if (!p->q)
+        return x;
+    tf_ext_tensor *t = lb_mul(b, p->q, y);
+    return sign > 0 ? lb_add(b, x, t) : lb_sub(b, x, t);
 }
 
-/* F o (X^T Y - Y^T X) */
-static tf_ext_tensor *skew_f(lb *b, tf_ext_tensor *f, tf_ext_tensor *x, tf_ext_tensor *y)
-{
-    tf_ext_tensor *g = lb_matmul(b, lb_transpose_last2(b, x), y);
-    return lb_mul(b, f, lb_sub(b, g, lb_transpose_last2(b, g)));
-}
+
 
 tf_status linalg_svd_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
                          const int *need, tf_ext_tensor **cin)
@@ -179,23 +178,24 @@ tf_status linalg_svd_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_e
     lb b = lb_begin(c);
     svd_parts p;
     svd_parts_of(&b, call, &p);
-    tf_ext_tensor *vt = lb_transpose_last2(&b, p.v), *abar = NULL;
+    tf_ext_tensor *vt = lb_adj(&b, p.v), *abar = NULL;
     if (call->out_index == 1) {
-        /* U diag(sbar) V^T as (U with column j scaled by sbar_j) V^T: one product
+        /* U diag(sbar) V^H as (U with column j scaled by sbar_j) V^H: one product
            fewer than through diag_embed, and the same values (the diagonal
            product only adds zeros) */
         abar = lb_matmul(&b, lb_mul(&b, p.u, lb_vec2(&b, cot, 1)), vt);
     } else if (call->out_index == 0) {
-        tf_ext_tensor *core = lb_mul(&b, skew_f(&b, p.f, p.u, cot), p.srow);
-        tf_ext_tensor *perp =
-            lb_sub(&b, cot, lb_matmul(&b, p.u, lb_matmul(&b, lb_transpose_last2(&b, p.u), cot)));
+        tf_ext_tensor *j = lb_matmul(&b, lb_adj(&b, p.u), cot), *sk = lb_skew(&b, j);
+        tf_ext_tensor *core = plus_q(&b, &p, lb_mul(&b, lb_mul(&b, p.f, sk), p.srow), sk, 1);
+        tf_ext_tensor *perp = lb_sub(&b, cot, lb_matmul(&b, p.u, j));
         abar = lb_add(&b, lb_matmul(&b, lb_matmul(&b, p.u, core), vt),
                       lb_matmul(&b, lb_div(&b, perp, p.srow), vt));
     } else {
-        tf_ext_tensor *core = lb_mul(&b, p.scol, skew_f(&b, p.f, p.v, cot));
-        tf_ext_tensor *perp = lb_sub(&b, cot, lb_matmul(&b, p.v, lb_matmul(&b, vt, cot)));
+        tf_ext_tensor *kk = lb_matmul(&b, vt, cot), *sk = lb_skew(&b, kk);
+        tf_ext_tensor *core = plus_q(&b, &p, lb_mul(&b, p.scol, lb_mul(&b, p.f, sk)), sk, -1);
+        tf_ext_tensor *perp = lb_sub(&b, cot, lb_matmul(&b, p.v, kk));
         abar = lb_add(&b, lb_matmul(&b, lb_matmul(&b, p.u, core), vt),
-                      lb_matmul(&b, lb_div(&b, p.u, p.srow), lb_transpose_last2(&b, perp)));
+                      lb_matmul(&b, lb_div(&b, p.u, p.srow), lb_adj(&b, perp)));
     }
     lb_set(&b, abar, &cin[0]);
     return lb_done(&b);
@@ -208,22 +208,21 @@ tf_status linalg_svd_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
     svd_parts p;
     svd_parts_of(&b, call, &p);
     tf_ext_tensor *da = tan[0];
-    tf_ext_tensor *pm = lb_matmul(&b, lb_matmul(&b, lb_transpose_last2(&b, p.u), da), p.v);
-    tf_ext_tensor *pt = lb_transpose_last2(&b, pm), *r = NULL;
+    tf_ext_tensor *pm = lb_matmul(&b, lb_matmul(&b, lb_adj(&b, p.u), da), p.v);
+    tf_ext_tensor *pt = call->out_index == 1 ? NULL : lb_adj(&b, pm), *r = NULL;
+    tf_ext_tensor *pskew = p.q ? lb_sub(&b, pm, pt) : NULL; /* P - P^H */
     if (call->out_index == 1) {
-        if (!b.st && pm) {
-            tf_status st = b.o->diagonal(b.s, pm, &r);
-            r = keep(&b, st, r);
-        }
+        r = lb_real(&b, lb_diagonal(&b, pm));
     } else if (call->out_index == 0) {
         tf_ext_tensor *in = lb_add(&b, lb_mul(&b, pm, p.srow), lb_mul(&b, p.scol, pt));
         tf_ext_tensor *rest = lb_sub(&b, lb_matmul(&b, da, p.v), lb_matmul(&b, p.u, pm));
-        r = lb_add(&b, lb_matmul(&b, p.u, lb_mul(&b, p.f, in)), lb_div(&b, rest, p.srow));
+        r = lb_add(&b, lb_matmul(&b, p.u, plus_q(&b, &p, lb_mul(&b, p.f, in), pskew, 1)),
+                   lb_div(&b, rest, p.srow));
     } else {
         tf_ext_tensor *in = lb_add(&b, lb_mul(&b, p.scol, pm), lb_mul(&b, pt, p.srow));
-        tf_ext_tensor *rest =
-            lb_sub(&b, lb_matmul(&b, lb_transpose_last2(&b, da), p.u), lb_matmul(&b, p.v, pt));
-        r = lb_add(&b, lb_matmul(&b, p.v, lb_mul(&b, p.f, in)), lb_div(&b, rest, p.srow));
+        tf_ext_tensor *rest = lb_sub(&b, lb_matmul(&b, lb_adj(&b, da), p.u), lb_matmul(&b, p.v, pt));
+        r = lb_add(&b, lb_matmul(&b, p.v, plus_q(&b, &p, lb_mul(&b, p.f, in), pskew, -1)),
+                   lb_div(&b, rest, p.srow));
     }
     lb_set(&b, r, tout);
     return lb_done(&b);
@@ -231,8 +230,8 @@ tf_status linalg_svd_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
 
 /* ---- pinv (at points where the rank does not change) ----
  * P = A^+, with I - A P and I - P A the projectors off A's range / row space:
- *   Abar = -P^T Pbar P^T + (I - A P) Pbar^T P P^T + P^T P Pbar^T (I - P A)
- *   dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+ *   Abar = -P^H Pbar P^H + (I - A P) Pbar^H P P^H + P^H P Pbar^H (I - P A)
+ *   dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
  */
 /* X - A (P X): (I - A P) X without forming the projector. */
 static tf_ext_tensor *perp_left(lb *b, tf_ext_tensor *a, tf_ext_tensor *p, tf_ext_tensor *x)
@@ -250,8 +249,8 @@ tf_status linalg_pinv_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_
                           const int *need, tf_ext_tensor **cin)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *a = call->tensors[0], *p = call->output, *pt = lb_transpose_last2(&b, p);
-    tf_ext_tensor *ct = lb_transpose_last2(&b, cot);
+    tf_ext_tensor *a = call->tensors[0], *p = call->output, *pt = lb_adj(&b, p);
+    tf_ext_tensor *ct = lb_adj(&b, cot);
     tf_ext_tensor *t1 = lb_neg(&b, lb_matmul(&b, lb_matmul(&b, pt, cot), pt));
     tf_ext_tensor *t2 = lb_matmul(&b, perp_left(&b, a, p, ct), lb_matmul(&b, p, pt));
     tf_ext_tensor *t3 = lb_matmul(&b, lb_matmul(&b, pt, p), perp_right(&b, ct, p, a));
@@ -263,8 +262,8 @@ tf_status linalg_pinv_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
                           tf_ext_tensor *const *tan, tf_ext_tensor **tout)
 {
     lb b = lb_begin(c);
-    tf_ext_tensor *a = call->tensors[0], *p = call->output, *pt = lb_transpose_last2(&b, p);
-    tf_ext_tensor *dat = lb_transpose_last2(&b, tan[0]);
+    tf_ext_tensor *a = call->tensors[0], *p = call->output, *pt = lb_adj(&b, p);
+    tf_ext_tensor *dat = lb_adj(&b, tan[0]);
     tf_ext_tensor *t1 = lb_neg(&b, lb_matmul(&b, lb_matmul(&b, p, tan[0]), p));
     tf_ext_tensor *t2 = lb_matmul(&b, lb_matmul(&b, p, pt), perp_right(&b, dat, a, p));
     tf_ext_tensor *pa_perp = perp_left(&b, p, a, lb_matmul(&b, dat, lb_matmul(&b, pt, p)));
@@ -273,12 +272,12 @@ tf_status linalg_pinv_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
 }
 
 /* ---- norm ----
- * Frobenius:  Abar = nbar A / ||A||;  dn = sum(A o dA) / ||A||  (NaN at A = 0)
- * others:     Abar = nbar G;  dn = sum(G o dA), G the subgradient:
- *   nuclear   G = U V^T (thin SVD, recomputed through svd: differentiable again)
- *   +-2       G = u v^T of the largest / smallest singular value (through svd as
+ * Frobenius:  Abar = nbar A / ||A||;  dn = Re sum(conj(A) o dA) / ||A||  (NaN at A = 0)
+ * others:     Abar = nbar G;  dn = Re sum(conj(G) o dA), G the subgradient:
+ *   nuclear   G = U V^H (thin SVD, recomputed through svd: differentiable again)
+ *   +-2       G = u v^H of the largest / smallest singular value (through svd as
  *             the nuclear norm's, so differentiable again; ties share evenly)
- *   +-1, +-inf  G = sign(A) on the column / row of the largest / smallest
+ *   +-1, +-inf  G = sign(A) (A / |A|) on the column / row of the largest / smallest
  *             absolute sum, the first one on ties (norm_grad; G is piecewise
  *             constant, so its own derivative is zero)
  */
@@ -359,7 +358,13 @@ static tf_ext_tensor *norm_subgrad(lb *b, const tf_ext_call *call)
     tf_ext_tensor *u = keep(b, TF_OK, o[0]), *sv = keep(b, TF_OK, o[1]), *v = keep(b, TF_OK, o[2]);
     if (spectral)
         u = lb_mul(b, u, spectral_weights(b, sv, ord));
-    return lb_matmul(b, u, lb_transpose_last2(b, v));
+    return lb_matmul(b, u, lb_adj(b, v));
+}
+
+/* Re sum(conj(g) o t) over the last two axes: <g, t> of the real inner product. */
+static tf_ext_tensor *real_dot2(lb *b, tf_ext_tensor *g, tf_ext_tensor *t)
+{
+    return lb_real(b, lb_sum2(b, lb_mul(b, lb_conj(b, g), t)));
 }
 
 tf_status linalg_norm_vjp(const tf_ext_rule_ctx *c, const tf_ext_call *call, tf_ext_tensor *cot,
@@ -380,10 +385,10 @@ tf_status linalg_norm_jvp(const tf_ext_rule_ctx *c, const tf_ext_call *call,
 {
     lb b = lb_begin(c);
     if (call->scalars[0].f == LINALG_ORD_FRO) {
-        tf_ext_tensor *dot = lb_sum2(&b, lb_mul(&b, call->tensors[0], tan[0]));
+        tf_ext_tensor *dot = real_dot2(&b, call->tensors[0], tan[0]);
         lb_set(&b, lb_div(&b, dot, call->output), tout);
     } else {
-        lb_set(&b, lb_sum2(&b, lb_mul(&b, norm_subgrad(&b, call), tan[0])), tout);
+        lb_set(&b, real_dot2(&b, norm_subgrad(&b, call), tan[0]), tout);
     }
     return lb_done(&b);
 }
