@@ -147,7 +147,7 @@ static tf_tensor *host_cx(int64_t B, int64_t m, int64_t n, double shift, unsigne
     return t;
 }
 
-/* t's last two axes swapped: a strided view. */
+/* t's last two axes swapped: a strided view (t is not released). */
 static tf_tensor *transposed(tf_tensor *t)
 {
     int r = (int)tf_tensor_rank(t), perm[3] = {0, 1, 2};
@@ -203,7 +203,7 @@ static void test_factorisations(void **state)
     tf_tensor *h = host_cx(2, 3, 3, 0.0, &st); /* eigh: distinct eigenvalues */
     tf_tensor *tall = host_cx(2, 4, 3, 0.0, &st), *sq = host_cx(0, 3, 3, 1.0, &st);
     tf_tensor *rt = host_cx(2, 4, 2, 0.0, &st), *bsq = host_cx(0, 3, 2, 0.0, &st);
-    tf_tensor *tall_t = transposed(host_cx(2, 3, 4, 0.0, &st)); /* [2, 4, 3], strided */
+    tf_tensor *wide = host_cx(2, 3, 4, 0.0, &st), *tall_t = transposed(wide); /* [2, 4, 3] */
     static const cspec chol = {"cholesky", -1, -1, 1, 0, 0}, qr_q = {"qr", -1, 0, 0, 0, 0},
                        qr_r = {"qr", -1, 1, 0, 0, 0}, eig_w = {"eigh", -1, 0, 1, 0, 0},
                        eig_v = {"eigh", -1, 1, 1, POST_ABS2, 0}, lsq = {"lstsq", -1, -1, 0, 0, 0};
@@ -218,7 +218,7 @@ static void test_factorisations(void **state)
     check("lstsq batched", &lsq, tall, rt, 0);
     check("lstsq square", &lsq, sq, bsq, 0);
     check("lstsq of a transposed view", &lsq, tall_t, rt, 0);
-    tf_tensor *gone[] = {a, ba, h, tall, sq, rt, bsq, tall_t};
+    tf_tensor *gone[] = {a, ba, h, tall, sq, rt, bsq, tall_t, wide};
     for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
         tf_tensor_release(gone[i]);
 }

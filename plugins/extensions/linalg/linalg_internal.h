@@ -1,13 +1,14 @@
 /*
  * linalg_internal.h - shared declarations of the tenferro.linalg module:
- * its kernels (linalg_kernels.c), AD rules (linalg_rules.c, and
+ * its kernels (linalg_kernels.c, linalg_kernels_svd.c), AD rules (linalg_rules.c, and
  * linalg_rules_spectral.c for eigh, svd, pinv and norm, both written with the
  * builder of linalg_lb.h) and the module descriptor (linalg_module.c).
  *
  * Conventions: matrices live on the last two axes (row i on axis rank-2,
  * column j on axis rank-1, as tril/diagonal in ops.h); every leading axis is
  * a batch axis, so A of shape [b1, ..., n, n] is a batch of b1*... matrices
- * and the outputs keep those leading axes. f32 and f64.
+ * and the outputs keep those leading axes. f32, f64, c64 and c128 (the
+ * kernels' shared code is linalg_kern.h).
  */
 #ifndef TF_LINALG_INTERNAL_H
 #define TF_LINALG_INTERNAL_H
