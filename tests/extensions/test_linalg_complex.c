@@ -531,7 +531,8 @@ static void test_refusals(void **state)
     expect_call_kind(&e, "inv", es, NULL, NULL, 1, "singular", 0);
     expect_call_kind(&e, "solve", es, b2, NULL, 1, "singular", 0);
     expect_call_kind(&e, "cholesky", en, NULL, NULL, 1, "not_positive_definite", 0);
-    cx nan_in[4] = {1, CMPLX(0, NAN), 2, 1}; /* in the lower triangle, which eigh reads */
+    cx nan_in[4] = {1, 0, 2, 1};
+    ((double *)&nan_in[1])[1] = NAN; /* imaginary, in the lower triangle, which eigh reads */
     tf_eager *enan = cx_eager(&e, TF_C128, 0, 2, 2, nan_in);
     tf_call_arg zero = TF_ARG_F64(0);
     expect_call_kind(&e, "svd", enan, NULL, &zero, 3, "no_convergence", 0);
