@@ -510,6 +510,13 @@ static void test_refusals(void **state)
                        strcmp(int_ops[i], "qr") ? 1 : 2, TF_ERR_DTYPE_MISMATCH, "a", "not i32");
     expect_refused(&e, "norm", (tf_call_arg[]){TF_ARG_TENSOR(ai), TF_ARG_F64('F')}, 2, 1,
                    TF_ERR_DTYPE_MISMATCH, "a", "i32");
+    uint8_t bits[4] = {1, 0, 0, 1};
+    tf_eager *ab = tft_constant(e.rt, TF_BOOL, 2, (int64_t[]){2, 2}, bits, 4);
+    expect_refused(&e, "cholesky", (tf_call_arg[]){TF_ARG_TENSOR(ab)}, 1, 1,
+                   TF_ERR_DTYPE_MISMATCH, "a", "not bool");
+    expect_refused(&e, "svd", (tf_call_arg[]){TF_ARG_TENSOR(ab), TF_ARG_F64(0)}, 2, 3,
+                   TF_ERR_DTYPE_MISMATCH, "a", "not bool");
+    tf_eager_release(ab);
     /* a real/complex mix, and c64 with c128, are refused naming both dtypes */
     expect_refused(&e, "solve", (tf_call_arg[]){TF_ARG_TENSOR(a), TF_ARG_TENSOR(bf)}, 2, 1,
                    TF_ERR_DTYPE_MISMATCH, "b", "'b' (f64) must have a's dtype (c128)");
