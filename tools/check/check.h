@@ -218,6 +218,10 @@ typedef void (*ck_check_fn)(ck_ctx *ctx, int index);
 
 /* The checks of the sections (grads.c, lifecycle.c, abi.c): the ones isolate.c can run. */
 void ck_grads_one(ck_ctx *ctx, int index);
+
+/* Whether the kit checks dtype d on this engine: --dtypes, and complex only for an
+   engine of ABI minor >= 4 (prims.c). */
+int ck_wants_dtype(const ck_ctx *ctx, tf_dtype d);
 void ck_lifecycle_one(ck_ctx *ctx, int index);
 void ck_abi_descriptor_one(ck_ctx *ctx, int index);
 void ck_abi_data_error_one(ck_ctx *ctx, int index);

@@ -13,6 +13,15 @@
  * about half of the 24 bits to cancellation. An op the engine cannot run
  * (TF_ERR_UNSUPPORTED from the op or from its derivative) is reported as
  * unsupported, not as a failure.
+ *
+ * The ops defined for complex values run again in c128 (c64 where the
+ * engine multiplies c64 but not c128, with f32's step and tolerance) for an
+ * engine of ABI 1.4 or later that claims complex multiplication: each
+ * complex element is two real coordinates (re, im), and the VJP in
+ * PyTorch's convention is the adjoint under the real inner product
+ * Re(sum(conj(a) b)) (docs/complex.md), so in those coordinates it is the
+ * real VJP, and the same central differences along every real and every
+ * imaginary part check both modes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +37,8 @@ typedef struct g_check {
     int n;
     size_t rank[3];
     int64_t shape[3][3];
-    double lo, hi;
+    double lo, hi;  /* each part's range for complex */
+    int complex_ok; /* defined for complex values (and checked in c128 or c64 too) */
 } g_check;
 
 /* ---- the functions checked ---- */
@@ -218,38 +228,38 @@ static tf_status g_layer_norm(tf_session *s, tf_eager *const *xs, tf_eager **out
         2, 3 \
     }
 static const g_check k_checks[] = {
-    {"exp", g_exp, 1, {2}, {M23}, -1, 1},
-    {"log", g_log, 1, {2}, {M23}, 0.5, 2},
-    {"sin", g_sin, 1, {2}, {M23}, -2, 2},
-    {"tanh", g_tanh, 1, {2}, {M23}, -2, 2},
-    {"sqrt", g_sqrt, 1, {2}, {M23}, 0.5, 2},
-    {"sigmoid", g_sigmoid, 1, {2}, {M23}, -2, 2},
-    {"erf", g_erf, 1, {2}, {M23}, -1.5, 1.5},
-    {"add (broadcast [3])", g_add, 2, {2, 1}, {M23, {3}}, -2, 2},
-    {"mul", g_mul, 2, {2, 2}, {M23, M23}, -2, 2},
-    {"div", g_div, 2, {2, 2}, {M23, M23}, 0.5, 2},
-    {"pow", g_pow, 2, {2, 2}, {M23, M23}, 0.5, 2},
-    {"maximum", g_maximum, 2, {2, 2}, {M23, M23}, -2, 2},
-    {"reduce_sum (axis 1)", g_sum, 1, {2}, {M23}, -2, 2},
-    {"reduce_prod (all)", g_prod, 1, {2}, {M23}, 0.5, 1.5},
-    {"reduce_max (axis 0)", g_max, 1, {2}, {M23}, -2, 2},
-    {"logsumexp", g_lse, 1, {2}, {M23}, -2, 2},
-    {"matmul", g_matmul, 2, {2, 2}, {M23, {3, 2}}, -2, 2},
-    {"dot_general (batch)", g_dot, 2, {3, 3}, {{2, 3, 2}, {3, 2, 2}}, -2, 2},
-    {"transpose", g_transpose, 1, {2}, {M23}, -2, 2},
-    {"reshape", g_reshape, 1, {2}, {M23}, -2, 2},
-    {"slice", g_slice, 1, {2}, {M23}, -2, 2},
-    {"concatenate", g_concat, 2, {2, 2}, {M23, {1, 3}}, -2, 2},
-    {"pad", g_pad, 1, {2}, {M23}, -2, 2},
-    {"reverse", g_reverse, 1, {2}, {M23}, -2, 2},
-    {"broadcast_in_dim", g_broadcast, 1, {2}, {M23}, -2, 2},
-    {"select (x > y ? x : y)", g_select, 2, {2, 2}, {M23, M23}, -2, 2},
-    {"index_select", g_index_select, 1, {2}, {M23}, -2, 2},
-    {"take_along_axis", g_take_along, 1, {2}, {M23}, -2, 2},
-    {"scatter add", g_scatter, 2, {2, 2}, {M23, {2, 2}}, -2, 2},
-    {"dynamic_slice", g_dynamic_slice, 1, {2}, {M23}, -2, 2},
-    {"softmax", g_softmax, 1, {2}, {M23}, -2, 2},
-    {"layer_norm", g_layer_norm, 2, {2, 1}, {M23, {3}}, -2, 2},
+    {"exp", g_exp, 1, {2}, {M23}, -1, 1, 1},
+    {"log", g_log, 1, {2}, {M23}, 0.5, 2, 1},
+    {"sin", g_sin, 1, {2}, {M23}, -2, 2, 1},
+    {"tanh", g_tanh, 1, {2}, {M23}, -2, 2, 0},
+    {"sqrt", g_sqrt, 1, {2}, {M23}, 0.5, 2, 1},
+    {"sigmoid", g_sigmoid, 1, {2}, {M23}, -2, 2, 0},
+    {"erf", g_erf, 1, {2}, {M23}, -1.5, 1.5, 0},
+    {"add (broadcast [3])", g_add, 2, {2, 1}, {M23, {3}}, -2, 2, 1},
+    {"mul", g_mul, 2, {2, 2}, {M23, M23}, -2, 2, 1},
+    {"div", g_div, 2, {2, 2}, {M23, M23}, 0.5, 2, 1},
+    {"pow", g_pow, 2, {2, 2}, {M23, M23}, 0.5, 2, 1},
+    {"maximum", g_maximum, 2, {2, 2}, {M23, M23}, -2, 2, 0},
+    {"reduce_sum (axis 1)", g_sum, 1, {2}, {M23}, -2, 2, 1},
+    {"reduce_prod (all)", g_prod, 1, {2}, {M23}, 0.5, 1.5, 1},
+    {"reduce_max (axis 0)", g_max, 1, {2}, {M23}, -2, 2, 0},
+    {"logsumexp", g_lse, 1, {2}, {M23}, -2, 2, 0},
+    {"matmul", g_matmul, 2, {2, 2}, {M23, {3, 2}}, -2, 2, 1},
+    {"dot_general (batch)", g_dot, 2, {3, 3}, {{2, 3, 2}, {3, 2, 2}}, -2, 2, 1},
+    {"transpose", g_transpose, 1, {2}, {M23}, -2, 2, 1},
+    {"reshape", g_reshape, 1, {2}, {M23}, -2, 2, 1},
+    {"slice", g_slice, 1, {2}, {M23}, -2, 2, 1},
+    {"concatenate", g_concat, 2, {2, 2}, {M23, {1, 3}}, -2, 2, 1},
+    {"pad", g_pad, 1, {2}, {M23}, -2, 2, 1},
+    {"reverse", g_reverse, 1, {2}, {M23}, -2, 2, 1},
+    {"broadcast_in_dim", g_broadcast, 1, {2}, {M23}, -2, 2, 1},
+    {"select (x > y ? x : y)", g_select, 2, {2, 2}, {M23, M23}, -2, 2, 0},
+    {"index_select", g_index_select, 1, {2}, {M23}, -2, 2, 1},
+    {"take_along_axis", g_take_along, 1, {2}, {M23}, -2, 2, 1},
+    {"scatter add", g_scatter, 2, {2, 2}, {M23, {2, 2}}, -2, 2, 1},
+    {"dynamic_slice", g_dynamic_slice, 1, {2}, {M23}, -2, 2, 1},
+    {"softmax", g_softmax, 1, {2}, {M23}, -2, 2, 0},
+    {"layer_norm", g_layer_norm, 2, {2, 1}, {M23, {3}}, -2, 2, 0},
 };
 
 /* ---- the checker ---- */
@@ -281,17 +291,29 @@ static int failed(g_run *r, tf_status st, const char *where)
     return 1;
 }
 
-/* A host tensor of r->dt from doubles. */
+/* Real coordinates per element of dtype dt: 2 for complex (re, im), else 1. */
+static size_t parts(tf_dtype dt)
+{
+    return tf_dtype_is_complex(dt) ? 2 : 1;
+}
+
+/* The real coordinates of a tensor of r->dt's shape (2 per complex element). */
+static size_t coords(const g_run *r, size_t rank, const int64_t *shape)
+{
+    return count(rank, shape) * parts(r->dt);
+}
+
+/* A host tensor of r->dt from doubles (a complex element from two: re, im). */
 static tf_status host_tensor(const g_run *r, size_t rank, const int64_t *shape, const double *v,
                              tf_tensor **out)
 {
-    size_t n = count(rank, shape);
+    size_t n = count(rank, shape), m = n * parts(r->dt);
     float *f = NULL;
-    if (r->dt == TF_F32) {
-        f = malloc((n ? n : 1) * sizeof *f);
+    if (r->dt == TF_F32 || r->dt == TF_C64) {
+        f = malloc((m ? m : 1) * sizeof *f);
         if (!f)
             return TF_ERR_OUT_OF_MEMORY;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < m; i++)
             f[i] = (float)v[i];
     }
     tf_status st = tf_tensor_from_host(r->dt, rank, shape, f ? (const void *)f : v, n, out);
@@ -299,20 +321,23 @@ static tf_status host_tensor(const g_run *r, size_t rank, const int64_t *shape, 
     return st;
 }
 
-/* The values of an engine tensor as doubles (allocated). */
+/* The values of an engine tensor as doubles (allocated; 2 per complex element). */
 static tf_status fetch(const g_run *r, const tf_tensor *t, double **out, size_t *n)
 {
     tf_tensor *h = NULL;
     tf_status st = tf_engine_download(r->ctx->eut, t, &h);
     if (st)
         return st;
-    *n = tf_tensor_numel(h);
+    tf_dtype dt = tf_tensor_dtype(h);
+    size_t numel = tf_tensor_numel(h);
+    *n = numel * parts(dt);
+    int single = dt == TF_F32 || dt == TF_C64;
     double *d = malloc((*n ? *n : 1) * sizeof *d);
-    float *f = r->dt == TF_F32 ? malloc((*n ? *n : 1) * sizeof *f) : NULL;
-    if (!d || (r->dt == TF_F32 && !f))
+    float *f = single ? malloc((*n ? *n : 1) * sizeof *f) : NULL;
+    if (!d || (single && !f))
         st = TF_ERR_OUT_OF_MEMORY;
     else
-        st = tf_tensor_copy_to_host(h, r->dt, f ? (void *)f : d, *n);
+        st = tf_tensor_copy_to_host(h, dt, f ? (void *)f : d, numel);
     for (size_t i = 0; !st && f && i < *n; i++)
         d[i] = f[i];
     free(f);
@@ -389,9 +414,10 @@ static int ad_side(g_run *r, double *const *vals, const double *w, double *const
     if (failed(r, c->fn(s, xs, &y), "forward"))
         goto out;
     const tf_tensor *yv = tf_eager_value(y);
-    if (tf_tensor_numel(yv) != out_n) {
+    size_t y_coords = tf_tensor_numel(yv) * parts(tf_tensor_dtype(yv));
+    if (y_coords != out_n) {
         snprintf(r->msg, sizeof r->msg, "forward: %zu outputs with variables, %zu with constants",
-                 tf_tensor_numel(yv), out_n);
+                 y_coords, out_n);
         r->st = TF_ERR_SHAPE_MISMATCH;
         goto out;
     }
@@ -403,7 +429,7 @@ static int ad_side(g_run *r, double *const *vals, const double *w, double *const
     if (failed(r, st, "cotangent"))
         goto out;
     for (int i = 0; i < c->n; i++) {
-        size_t ni = count(c->rank[i], c->shape[i]), got = 0;
+        size_t ni = coords(r, c->rank[i], c->shape[i]), got = 0;
         tf_eager *g = NULL, *ve = NULL;
         if (failed(r, tf_runtime_vjp_optional(rt, r->ctx->eut, y, xs[i], we, &g), "backward (VJP)"))
             goto out;
@@ -450,13 +476,15 @@ static int agree(g_run *r, const char *mode, int input, const double *got, const
     double scale = 1;
     for (size_t k = 0; k < n; k++)
         scale = fmax(scale, fabs(ref[k]));
+    int cx = tf_dtype_is_complex(r->dt); /* coordinate k: element k / 2, re or im */
     for (size_t k = 0; k < n; k++) {
         double err = fabs(got[k] - ref[k]) / scale;
         if (!(err <= tol)) {
             snprintf(r->msg, sizeof r->msg,
-                     "%s of input %d, element %zu: AD gives %.10g, finite "
+                     "%s of input %d, element %zu%s: AD gives %.10g, finite "
                      "differences %.10g (error %.3g > %.3g of max(|ref|, 1))",
-                     mode, input, k, got[k], ref[k], err, tol);
+                     mode, input, cx ? k / 2 : k, cx ? (k % 2 ? " (imaginary part)" : " (real part)") : "",
+                     got[k], ref[k], err, tol);
             return 0;
         }
     }
@@ -467,20 +495,21 @@ static int agree(g_run *r, const char *mode, int input, const double *got, const
 static ck_state check_one(g_run *r, uint64_t seed)
 {
     const g_check *c = r->c;
-    double h = r->dt == TF_F64 ? 1e-6 : 1e-2, tol = r->dt == TF_F64 ? 1e-6 : 2e-2;
+    int dbl = r->dt == TF_F64 || r->dt == TF_C128;
+    double h = dbl ? 1e-6 : 1e-2, tol = dbl ? 1e-6 : 2e-2;
     double *vals[3] = {0}, *v[3] = {0}, *vjp[3] = {0}, *jvp[3] = {0}, *w = NULL, *y0 = NULL;
     double *rev = NULL, *fwd = NULL;
     size_t out_n = 0;
     ck_state state = CK_FAIL;
     for (int i = 0; i < c->n; i++) {
-        size_t ni = count(c->rank[i], c->shape[i]);
+        size_t ni = coords(r, c->rank[i], c->shape[i]);
         vals[i] = malloc((ni ? ni : 1) * sizeof(double));
         v[i] = malloc((ni ? ni : 1) * sizeof(double));
         if (!vals[i] || !v[i])
             goto out;
         fill_random(vals[i], ni, c->lo, c->hi, &seed);
         fill_random(v[i], ni, -1, 1, &seed);
-        if (r->dt == TF_F32) /* the values the engine sees */
+        if (!dbl) /* the values the engine sees */
             for (size_t k = 0; k < ni; k++)
                 vals[i][k] = (float)vals[i][k];
     }
@@ -495,7 +524,7 @@ static ck_state check_one(g_run *r, uint64_t seed)
         goto out;
     state = CK_PASS;
     for (int i = 0; i < c->n && state == CK_PASS; i++) {
-        size_t ni = count(c->rank[i], c->shape[i]);
+        size_t ni = coords(r, c->rank[i], c->shape[i]);
         free(rev);
         if (!(rev = calloc(ni ? ni : 1, sizeof *rev))) {
             state = CK_FAIL;
@@ -551,14 +580,35 @@ static tf_dtype grads_dtype(ck_ctx *ctx)
     return ck_claims(ctx, NULL, TF_F64, TF_PRIM_BINARY, TF_BINARY_MUL, d3, 3) > 0 ? TF_F64 : TF_F32;
 }
 
-/* Check i of k_checks (a job of isolate.c). */
-void ck_grads_one(ck_ctx *ctx, int i)
+/* The complex dtype the complex checks run in: c128 where the engine multiplies it, else
+   c64 where it multiplies that; TF_DTYPE_COUNT for none (or an engine older than 1.4,
+   which is never asked about complex). */
+static tf_dtype grads_complex_dtype(ck_ctx *ctx)
 {
-    tf_dtype dt = grads_dtype(ctx);
+    static const tf_dtype k_order[2] = {TF_C128, TF_C64};
+    for (int i = 0; i < 2; i++) {
+        tf_dtype d = k_order[i], d3[3] = {d, d, d};
+        if (ck_wants_dtype(ctx, d) &&
+            ck_claims(ctx, NULL, d, TF_PRIM_BINARY, TF_BINARY_MUL, d3, 3) > 0)
+            return d;
+    }
+    return TF_DTYPE_COUNT;
+}
+
+#define N_CHECKS ((int)(sizeof k_checks / sizeof k_checks[0]))
+
+/* Check `index` (a job of isolate.c): k_checks[index] in the real dtype, or for
+   index >= N_CHECKS k_checks[index - N_CHECKS] in the complex one. */
+void ck_grads_one(ck_ctx *ctx, int index)
+{
+    int i = index % N_CHECKS;
+    tf_dtype dt = index < N_CHECKS ? grads_dtype(ctx) : grads_complex_dtype(ctx);
+    if (dt == TF_DTYPE_COUNT)
+        return; /* not asked: ck_run_grads makes no such job */
     g_run r = {.ctx = ctx, .c = &k_checks[i], .dt = dt};
     tf_error_clear();
     ck_doing("gradient check of %s (%s)", k_checks[i].name, tf_dtype_name(dt));
-    ck_state s = check_one(&r, 0x6a09e667f3bcc908ull + (uint64_t)i);
+    ck_state s = check_one(&r, 0x6a09e667f3bcc908ull + (uint64_t)index);
     if (s == CK_PASS)
         ck_line_add(ctx, CK_SEC_GRADS, s, "%s (%s): VJP and JVP match finite differences",
                     k_checks[i].name, tf_dtype_name(dt));
@@ -569,15 +619,16 @@ void ck_grads_one(ck_ctx *ctx, int i)
 
 void ck_run_grads(ck_ctx *ctx)
 {
-    tf_dtype dt = grads_dtype(ctx);
-    int n = (int)(sizeof k_checks / sizeof k_checks[0]);
+    tf_dtype real = grads_dtype(ctx), cx = grads_complex_dtype(ctx);
     ck_iso_group(ctx);
-    for (int i = 0; i < n; i++) {
-        if (ctx->quick && i % 2)
+    for (int index = 0; index < 2 * N_CHECKS; index++) {
+        const g_check *c = &k_checks[index % N_CHECKS];
+        int complex_pass = index >= N_CHECKS;
+        if ((ctx->quick && index % 2) || (complex_pass && (cx == TF_DTYPE_COUNT || !c->complex_ok)))
             continue;
         char what[96];
-        snprintf(what, sizeof what, "gradient check of %s (%s)", k_checks[i].name,
-                 tf_dtype_name(dt));
-        ck_iso_check(ctx, CK_SEC_GRADS, ck_grads_one, i, what);
+        snprintf(what, sizeof what, "gradient check of %s (%s)", c->name,
+                 tf_dtype_name(complex_pass ? cx : real));
+        ck_iso_check(ctx, CK_SEC_GRADS, ck_grads_one, index, what);
     }
 }

@@ -63,9 +63,6 @@ enum {
  */
 #define CK_N_DTYPES 7
 
-/* Whether the kit checks dtype d on this engine: --dtypes, and complex only for an
-   engine of ABI minor >= 4. */
-int ck_wants_dtype(const ck_ctx *ctx, tf_dtype d);
 
 /* Whether the ABI defines sub-op op of UNARY (BINARY) for dtype d. */
 int ck_unary_defined(uint32_t op, tf_dtype d);
