@@ -28,12 +28,9 @@
  * same checks: c128 values in the f64 replay (the test is named "... c128"),
  * c64 in the f32 one ("... c64"), every error measured with the modulus, the
  * loss sum(Re(output * W)), gradients in PyTorch's convention and the HVP's
- * inner product sum(Re(conj(g) v)) (tf_prog_run.c). Two outcomes are skips,
- * each printed with the library's message and counted in the summary line,
- * never passed silently:
- *   - "waiting on complex linalg": a tenferro.linalg op refused a complex
- *     operand with TF_ERR_DTYPE_MISMATCH (the op and its message are
- *     printed); such a program runs as soon as the op accepts complex;
+ * inner product sum(Re(conj(g) v)) (tf_prog_run.c). Every op, tenferro.linalg's
+ * included, takes complex, so one outcome only is a skip, printed with the
+ * library's message and counted in the summary line, never passed silently:
  *   - "engine refuses complex": on an engine other than the CPU reference
  *     engine, an op, a read or a derivative of complex values was
  *     TF_ERR_UNSUPPORTED naming the complex dtype (an engine of ABI minor < 4,
@@ -107,12 +104,11 @@ typedef struct oracle_case {
 
 /* What the run of all cases counted (for the summary line); [0] the f64
    replays, [1] the f32 ones. */
-static size_t g_complex_passed[2], g_waiting[2], g_refused[2];
+static size_t g_complex_passed[2], g_refused[2];
 
 /* Why a replay was skipped (see the top of the file). */
 typedef enum skip_reason {
     SKIP_NONE = 0,
-    SKIP_WAITING_LINALG,
     SKIP_ENGINE_REFUSES
 } skip_reason;
 
@@ -425,34 +421,18 @@ static void check_derivative(replay *r, const char *what, bool ok, tfp_data *got
     tfp_data_free(got);
 }
 
-static bool value_is_complex(const replay *r, uint32_t id)
-{
-    const tf_eager *e = r->run.vals[id];
-    return e && tf_dtype_is_complex(tf_tensor_dtype(tf_eager_value(e)));
-}
-
 /*
- * Whether the failure of op k is one of the two skips (see the top of the
- * file): a tenferro.linalg op refusing a complex operand by its dtype, or a
- * non-reference engine refusing the op on complex values (engine_refuses).
- * Anything else is a failure of the replay.
+ * Whether the failure of op k is the skip (see the top of the file): a
+ * non-reference engine refusing an op other than tenferro.linalg's on
+ * complex values (engine_refuses). Anything else, a linalg op refusing a
+ * complex operand included, is a failure of the replay.
  */
 static bool classify_skip(replay *r, uint32_t k)
 {
-    const tfp_op *op = &r->prog.ops[k];
-    bool linalg = false, cx = false;
-    for (uint32_t i = 0; i < op->n_args; i++)
-        cx = cx || value_is_complex(r, op->args[i]);
-    if (!tfp_op_known(op->name, &linalg))
+    bool linalg = false;
+    if (!tfp_op_known(r->prog.ops[k].name, &linalg))
         return false;
-    const char *dt = tf_dtype_name(tf_dtype_complex_of(r->dtype));
-    if (linalg && cx && r->run.status == TF_ERR_DTYPE_MISMATCH) {
-        r->skip = SKIP_WAITING_LINALG;
-        snprintf(r->skip_msg, sizeof r->skip_msg,
-                 "waiting on complex linalg: %s refuses %s (%s)", op->name, dt, r->run.msg);
-        return true;
-    }
-    return !linalg && engine_refuses(r, op->name);
+    return !linalg && engine_refuses(r, r->prog.ops[k].name);
 }
 
 /* Everything after the inputs: ops, output, loss and the derivatives. */
@@ -531,7 +511,7 @@ static void test_replay(void **state)
     skip_reason skipped = failures ? SKIP_NONE : r->skip;
     if (skipped) {
         print_message("[ oracle ] %s: %s\n", c->name, r->skip_msg);
-        (skipped == SKIP_WAITING_LINALG ? g_waiting : g_refused)[slot]++;
+        g_refused[slot]++;
     } else if (!failures && complex_program) {
         g_complex_passed[slot]++;
     }
@@ -734,10 +714,10 @@ int main(int argc, char **argv)
     int rc = _cmocka_run_group_tests("oracle", tests, count, group_setup, group_teardown);
     fprintf(stderr,
             "test_oracle: %s on engine %s: %ld programs replayed in f64 and f32, %zu of them "
-            "complex: %zu passed in c128 and %zu in c64, %zu/%zu (c128/c64) waiting on complex "
-            "linalg, %zu/%zu refused by the engine; %d failed test(s)\n",
+            "complex: %zu passed in c128 and %zu in c64, %zu/%zu (c128/c64) refused by the "
+            "engine; %d failed test(s)\n",
             dir, g_engine_name, n, n_complex, g_complex_passed[0], g_complex_passed[1],
-            g_waiting[0], g_waiting[1], g_refused[0], g_refused[1], rc);
+            g_refused[0], g_refused[1], rc);
     for (size_t i = 0; i < 2 * (size_t)n; i++) {
         free(cases[i].path);
         free(cases[i].name);

@@ -3,7 +3,7 @@
  * when built) run for real, so that the bench cannot rot: every stdout line
  * is `<workload> <metric> <value> <unit>` with a finite number, every
  * expected figure is there, a workload list selects, the extra workloads
- * (gemm, elementwise_f32, growth) run only when named, bad arguments exit
+ * (gemm, elementwise_f32, complex, growth) run only when named, bad arguments exit
  * with 2.
  * Timings are never asserted.
  *
@@ -26,9 +26,9 @@ static int run(const char *cmd, char **out)
 
 static const char *const k_units[] = {"ns", "ms", "MiB", "GFLOP/s", "TFLOP/s"};
 
-static const char *const k_workloads[] = {"dispatch",    "mlp",      "elementwise",
-                                          "matmul",      "gemm",     "elementwise_f32",
-                                          "transformer", "svd_grad", "growth"};
+static const char *const k_workloads[] = {
+    "dispatch", "mlp",         "elementwise", "matmul", "gemm",
+    "elementwise_f32", "complex", "transformer", "svd_grad", "growth"};
 
 /*
  * Checks one line: exactly four fields separated by single spaces, the
@@ -111,6 +111,9 @@ static const char *const k_extra_figures[] = {
     "gemm peak_rss MiB",
     "elementwise_f32 fwd_bwd ms",
     "elementwise_f32 peak_rss MiB",
+    "complex c128_16_fwd_bwd_gflops GFLOP/s",
+    "complex elementwise_fwd_bwd ms",
+    "complex peak_rss MiB",
 };
 
 #ifndef TF_BENCH_VULKAN
@@ -162,7 +165,8 @@ static void test_bench_extra_quick_format(void **state)
     (void)state;
     char *out;
     assert_int_equal(
-        run(TF_CLI_PATH " bench --quick --engine cpu elementwise_f32 gemm 2>/dev/null", &out), 0);
+        run(TF_CLI_PATH " bench --quick --engine cpu elementwise_f32 gemm complex 2>/dev/null", &out),
+        0);
     check_output(out, "", k_extra_figures, sizeof k_extra_figures / sizeof k_extra_figures[0]);
     free(out);
 }
@@ -280,7 +284,7 @@ static void test_limits_quick_format(void **state)
     static const char *const figures[] = {
         "matmul f64_16_fwd_bwd_gflops GFLOP/s", "matmul f32_16_fwd_bwd_gflops GFLOP/s",
         "elementwise fwd_bwd ms", "elementwise fwd_bwd_2grads ms", "mlp step ms",
-        "svd_grad fwd_bwd ms"};
+        "svd_grad fwd_bwd ms", "complex c128_16_fwd_bwd_gflops GFLOP/s"};
     char *out;
     assert_int_equal(run(TF_LIMITS_PATH " --threads 2 --quick 2>/dev/null", &out), 0);
     check_output(out, "limit:", figures, sizeof figures / sizeof figures[0]);
