@@ -6,6 +6,9 @@
  * claims exactly what it runs. f64 arithmetic needs shaderFloat64; the bool
  * dtype needs 8-bit storage and int8 arithmetic; i64 arithmetic needs
  * shaderInt64 (without it i64 is still moved by the type-blind shaders).
+ * Complex (ABI 1.4): c64 everywhere the ABI has it; c128 computed only with
+ * shaderFloat64 (moved without it, like i64), so every arithmetic primitive
+ * of c128 is refused there (supports() 0, TF_ERR_UNSUPPORTED at execute).
  *
  * A call with TF_EXEC_VALIDATED (libtenferro sets it on every call) was
  * checked by the host against every rule of engine_abi.h, with the operands
@@ -27,13 +30,16 @@ static int movable(const vk_engine *e, uint32_t d)
     return d < TF_DTYPE_COUNT && (d != TF_BOOL || e->phys->bool8);
 }
 
-/* Computed on: f32, i32, bool (8-bit support), f64 (shaderFloat64), i64 (shaderInt64). */
+/* Computed on: f32, i32, c64, bool (8-bit support), f64 and c128 (shaderFloat64), i64
+   (shaderInt64). */
 static int computable(const vk_engine *e, uint32_t d)
 {
     switch (d) {
     case TF_F32:
-    case TF_I32: return 1;
-    case TF_F64: return e->phys->f64;
+    case TF_I32:
+    case TF_C64: return 1;
+    case TF_F64:
+    case TF_C128: return e->f64;
     case TF_I64: return e->phys->i64;
     case TF_BOOL: return e->phys->bool8;
     default: return 0;
@@ -50,8 +56,47 @@ static int unary_ok(uint32_t d, uint32_t op)
         return op == TF_UNARY_NEG || op == TF_UNARY_ABS || op == TF_UNARY_SIGN ||
                op == TF_UNARY_SQUARE;
     case TF_BOOL: return op == TF_UNARY_LOGICAL_NOT;
+    case TF_C64:
+    case TF_C128:
+        switch (op) {
+        case TF_UNARY_NEG:
+        case TF_UNARY_ABS:
+        case TF_UNARY_SIGN:
+        case TF_UNARY_EXP:
+        case TF_UNARY_LOG:
+        case TF_UNARY_SIN:
+        case TF_UNARY_COS:
+        case TF_UNARY_TANH:
+        case TF_UNARY_SQRT:
+        case TF_UNARY_RSQRT:
+        case TF_UNARY_RECIPROCAL:
+        case TF_UNARY_SQUARE:
+        case TF_UNARY_CONJ:
+        case TF_UNARY_REAL:
+        case TF_UNARY_IMAG:
+        case TF_UNARY_ANGLE: return 1;
+        default: return 0;
+        }
     }
     return 0;
+}
+
+/* The part dtype of a complex one (f32 for c64, f64 for c128); TF_DTYPE_COUNT otherwise. */
+static uint32_t part_of(uint32_t d)
+{
+    return d == TF_C64 ? (uint32_t)TF_F32 : d == TF_C128 ? (uint32_t)TF_F64 : (uint32_t)TF_DTYPE_COUNT;
+}
+
+/* ABS, REAL, IMAG, ANGLE of a complex value give its part dtype. */
+static int unary_to_part(uint32_t op)
+{
+    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
+           op == TF_UNARY_ANGLE;
+}
+
+static int is_complex(uint32_t d)
+{
+    return d == TF_C64 || d == TF_C128;
 }
 
 static int binary_ok(uint32_t d, uint32_t op)
@@ -64,6 +109,8 @@ static int binary_ok(uint32_t d, uint32_t op)
     case TF_BOOL:
         return op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR ||
                op == TF_BINARY_MAX || op == TF_BINARY_MIN;
+    case TF_C64:
+    case TF_C128: return op <= TF_BINARY_POW;
     }
     return 0;
 }
@@ -99,16 +146,26 @@ static int dtypes_ok(const vk_engine *e, uint32_t prim, uint32_t op, const uint3
     case TF_PRIM_SELECT:
         return n == 4 && op == 0 && d[0] == TF_BOOL && e->phys->bool8 && same(d + 1, 3) &&
                movable(e, d[1]);
-    case TF_PRIM_IOTA: return n == 1 && op == 0 && d[0] != TF_BOOL && computable(e, d[0]);
-    case TF_PRIM_UNARY: return n == 2 && same(d, 2) && computable(e, d[0]) && unary_ok(d[0], op);
-    case TF_PRIM_BINARY: return n == 3 && same(d, 3) && computable(e, d[0]) && binary_ok(d[0], op);
+    case TF_PRIM_IOTA:
+        return n == 1 && op == 0 && d[0] != TF_BOOL && !is_complex(d[0]) && computable(e, d[0]);
+    case TF_PRIM_UNARY:
+        /* complex ABS, REAL, IMAG, ANGLE: the part dtype out */
+        return n == 2 && computable(e, d[0]) && unary_ok(d[0], op) &&
+               (is_complex(d[0]) && unary_to_part(op) ? d[1] == part_of(d[0]) : d[1] == d[0]);
+    case TF_PRIM_BINARY:
+        if (op == TF_BINARY_COMPLEX) /* two parts in, the complex dtype out */
+            return n == 3 && d[0] == d[1] && is_complex(d[2]) && d[0] == part_of(d[2]) &&
+                   computable(e, d[2]);
+        return n == 3 && same(d, 3) && computable(e, d[0]) && binary_ok(d[0], op);
     case TF_PRIM_COMPARE:
         return n == 3 && d[0] == d[1] && d[2] == TF_BOOL && computable(e, d[0]) && e->phys->bool8 &&
-               op < TF_COMPARE_COUNT_;
+               op < TF_COMPARE_COUNT_ &&
+               (!is_complex(d[0]) || op == TF_COMPARE_EQ || op == TF_COMPARE_NE);
     case TF_PRIM_CONVERT: return n == 2 && op == 0 && computable(e, d[0]) && computable(e, d[1]);
     case TF_PRIM_REDUCE:
         return n == 2 && same(d, 2) && computable(e, d[0]) && op < TF_REDUCE_COUNT_ &&
-               (d[0] != TF_BOOL || op == TF_REDUCE_MAX || op == TF_REDUCE_MIN);
+               (d[0] != TF_BOOL || op == TF_REDUCE_MAX || op == TF_REDUCE_MIN) &&
+               (!is_complex(d[0]) || op == TF_REDUCE_SUM || op == TF_REDUCE_PROD);
     case TF_PRIM_DOT_GENERAL:
         return n == 3 && op == 0 && same(d, 3) && d[0] != TF_BOOL && computable(e, d[0]);
     case TF_PRIM_FUSED:
@@ -125,9 +182,8 @@ int tf__vk_supports(const vk_engine *e, uint32_t prim, uint32_t op, const uint32
 {
     if (prim >= TF_PRIM_COUNT_ || n_dtypes == 0 || dtypes == NULL)
         return 0;
-    /* the complex dtypes (ABI 1.4) have no shaders here: never claimed */
     for (uint32_t i = 0; i < n_dtypes; i++) {
-        if (dtypes[i] >= TF_DTYPE_COUNT || tf_dtype_is_complex((tf_dtype)dtypes[i]))
+        if (dtypes[i] >= TF_DTYPE_COUNT)
             return 0;
     }
     return dtypes_ok(e, prim, op, dtypes, n_dtypes);
@@ -317,5 +373,12 @@ tf_status tf__vk_check(vk_engine *e, const tf_exec *x)
         st = check_fused(e, x);
     if (st == TF_OK)
         st = check_dtypes(e, x, n_out, needs_params ? tf__vk_exec_op(x) : 0);
+    /* as the host: a checked conversion from complex is only to complex */
+    if (st == TF_OK && x->prim == TF_PRIM_CONVERT &&
+        ((const tf_convert_params *)x->params)->checked && is_complex(x->inputs[0]->dtype) &&
+        !is_complex(x->outputs[0]->dtype))
+        st = tf__vk_fail(e->host, TF_ERR_DTYPE_MISMATCH,
+                         "vulkan: CONVERT: a checked conversion from complex to a real dtype is "
+                         "not defined (the unchecked cast takes the real part)");
     return st;
 }

@@ -13,8 +13,8 @@
  * index 0 is a real GPU whenever one exists. CPU-type devices (lavapipe) are
  * chosen only when the option device_type=cpu or device_type=any is given,
  * or when no other device exists. The other extra options (subgroup_reduce,
- * memory_limit, fused_pipelines, debug_fail) are read here too; README.md
- * describes them.
+ * shader_float64, memory_limit, fused_pipelines, debug_fail) are read here
+ * too; README.md describes them.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -327,6 +327,13 @@ static tf_status read_option(vk_plugin *pl, const char *k, const char *v, allow_
                                "off)",
                                v);
         opts->subgroup_reduce = strcmp(v, "on") == 0;
+    } else if (strcmp(k, "shader_float64") == 0) {
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+            return tf__vk_fail(host, TF_ERR_VALIDATION,
+                               "vulkan: create: option shader_float64 = \"%s\" (expected on or "
+                               "off)",
+                               v);
+        opts->float64 = strcmp(v, "on") == 0;
     } else if (strcmp(k, "memory_limit") == 0) {
         opts->memory_limit = parse_bytes(v);
         if (opts->memory_limit == 0)
@@ -366,7 +373,7 @@ static tf_status read_option(vk_plugin *pl, const char *k, const char *v, allow_
         return tf__vk_fail(host, TF_ERR_VALIDATION,
                            "vulkan: create: unknown option \"%s\" (the Vulkan engine takes "
                            "device_type = gpu | cpu | any, subgroup_reduce = on | off, "
-                           "memory_limit = <bytes>, fused_pipelines = <N> and debug_fail = "
+                           "shader_float64 = on | off, memory_limit = <bytes>, fused_pipelines = <N> and debug_fail = "
                            "<fault>@<N>)",
                            k);
     }
@@ -380,6 +387,7 @@ static tf_status read_extra(vk_plugin *pl, const tf_engine_options *o, allow_kin
     *allow = has_gpu ? ALLOW_GPU : ALLOW_ANY;
     memset(opts, 0, sizeof *opts);
     opts->subgroup_reduce = 1;
+    opts->float64 = 1;
     opts->fused_pipelines = VK_FUSED_PIPELINES;
     if (o == NULL || !TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values))
         return TF_OK;

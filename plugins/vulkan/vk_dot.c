@@ -15,7 +15,9 @@
  * would be almost all padding there. Otherwise gemm_choose() picks one of
  * the tile shapes gemm.comp is built in, or, for large f32/f64 products
  * whose A is contiguous along M and B along K, the 128 x 128 tile of
- * gemm_big.comp (see there and README.md).
+ * gemm_big.comp (see there and README.md). Complex operands (c64, c128)
+ * take the same paths with complex products; TF_DOT_CONJ_* conjugate an
+ * operand's elements as the shader loads them.
  */
 #include <string.h>
 
@@ -122,13 +124,15 @@ static tf_status materialise(vk_engine *e, const tf_operand *op, dot_side *s,
     return TF_OK;
 }
 
-/* The shader of a family laid out f32, f64, i32, i64 (GEMM or GEMV). */
+/* The shader of a family laid out f32, f64, i32, i64, c64 (GEMM) and c128 (GEMV). */
 static uint32_t typed(uint32_t first_f32, uint32_t dtype)
 {
     switch (dtype) {
     case TF_F64: return first_f32 + 1;
     case TF_I32: return first_f32 + 2;
     case TF_I64: return first_f32 + 3;
+    case TF_C64: return first_f32 + 4;
+    case TF_C128: return first_f32 + 5;
     default: return first_f32;
     }
 }
@@ -139,7 +143,8 @@ static uint32_t typed(uint32_t first_f32, uint32_t dtype)
  */
 static tf_status record_gemv(vk_engine *e, uint32_t dtype, const tf_operand *out,
                              tf_engine_buffer *mat, const int64_t *mat_pos, tf_engine_buffer *vec,
-                             const int64_t *vec_pos, int64_t rows, int64_t k, int64_t nb)
+                             const int64_t *vec_pos, int64_t rows, int64_t k, int64_t nb,
+                             uint32_t conj)
 {
     int32_t p[11] = {(int32_t)rows,       (int32_t)k,          (int32_t)nb,
                      (int32_t)mat_pos[0], (int32_t)mat_pos[1], (int32_t)mat_pos[2],
@@ -154,7 +159,7 @@ static tf_status record_gemv(vk_engine *e, uint32_t dtype, const tf_operand *out
         .writes = {1, 0, 0},
         .params = p,
         .n_params = 11,
-        .push = {(uint32_t)total, 0, per_thread ? 1u : 0u, 0},
+        .push = {(uint32_t)total, 0, per_thread ? 1u : 0u, conj},
         .groups = {per_thread ? tf__vk_groups(total) : (uint32_t)(total < 65535 ? total : 65535), 1,
                    1}};
     return tf__vk_record_dispatch(e, &d);
@@ -164,7 +169,7 @@ static tf_status record_gemv(vk_engine *e, uint32_t dtype, const tf_operand *out
    families. */
 typedef struct gemm_tile {
     int64_t bm, bn;
-    uint32_t f32; /* the family's f32 variant (f64, i32, i64 follow; gemm_big: f64 only) */
+    uint32_t shader; /* the variant of the dtype */
 } gemm_tile;
 
 /*
@@ -181,19 +186,23 @@ typedef struct gemm_tile {
  * products per invocation per pair of loaded 8-value groups, coalesced
  * loads, the next K-slice loaded while the current one is computed); from
  * 512 on it still makes at least 16 workgroups per batch. Not tuned on a
- * real GPU yet (docs/performance.md).
+ * real GPU yet (docs/performance.md). c64 takes the same tiles but the
+ * largest; c128 the 32 x 32 one (its two 16-byte tiles fill the 16 KiB of
+ * shared memory every device has).
  */
 static gemm_tile gemm_choose(int64_t m, int64_t n, uint32_t dtype, int contiguous)
 {
+    if (dtype == TF_C128)
+        return (gemm_tile){32, 32, VK_SHADER_GEMM_M_C128};
     if (m >= 512 && n >= 512 && contiguous && (dtype == TF_F32 || dtype == TF_F64))
-        return (gemm_tile){128, 128, VK_SHADER_GEMM_BIG_F32};
+        return (gemm_tile){128, 128, typed(VK_SHADER_GEMM_BIG_F32, dtype)};
     if (n <= 16 && m > 16)
-        return (gemm_tile){64, 16, VK_SHADER_GEMM_T_F32};
+        return (gemm_tile){64, 16, typed(VK_SHADER_GEMM_T_F32, dtype)};
     if (m <= 16 && n > 16)
-        return (gemm_tile){16, 64, VK_SHADER_GEMM_W_F32};
+        return (gemm_tile){16, 64, typed(VK_SHADER_GEMM_W_F32, dtype)};
     if (m >= 96 && n >= 96)
-        return (gemm_tile){64, 64, VK_SHADER_GEMM_F32};
-    return (gemm_tile){32, 32, VK_SHADER_GEMM_M_F32};
+        return (gemm_tile){64, 64, typed(VK_SHADER_GEMM_F32, dtype)};
+    return (gemm_tile){32, 32, typed(VK_SHADER_GEMM_M_F32, dtype)};
 }
 
 static int small(int64_t v)
@@ -210,6 +219,13 @@ tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x)
     side_init(&r, rhs, pr->rhs_contracting, pr->rhs_batch, pr->n_contracting, pr->n_batch, 0);
     int l_direct = side_merge(&l, lhs), r_direct = side_merge(&r, rhs);
     int64_t m = l.ext[0], k = l.ext[1], nb = l.ext[2], n = r.ext[1];
+    /* ABI 1.4: TF_DOT_CONJ_LHS (bit 0) and TF_DOT_CONJ_RHS (bit 1), applied as loaded */
+    uint32_t conj = TF_ABI_HAS_FIELD(pr, tf_dot_general_params, conjugate) &&
+                            tf_dtype_is_complex((tf_dtype)lhs->dtype)
+                        ? pr->conjugate & (TF_DOT_CONJ_LHS | TF_DOT_CONJ_RHS)
+                        : 0u;
+    /* GEMV with the roles swapped (M = 1): the matrix is rhs */
+    uint32_t conj_swapped = ((conj & TF_DOT_CONJ_LHS) << 1) | ((conj & TF_DOT_CONJ_RHS) >> 1);
     if (m == 0 || n == 0 || nb == 0)
         return TF_OK;
     int64_t span_l = 0, span_r = 0;
@@ -244,8 +260,9 @@ tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x)
         int64_t rhs_pos[4] = {r_off, r.stride[1], r.stride[0], r.stride[2]};
         int64_t lhs_vec[3] = {l_off, l.stride[1], l.stride[2]};
         int64_t rhs_vec[3] = {r_off, r.stride[0], r.stride[2]};
-        st = n == 1 ? record_gemv(e, lhs->dtype, out, lb, lhs_pos, rb, rhs_vec, m, k, nb)
-                    : record_gemv(e, lhs->dtype, out, rb, rhs_pos, lb, lhs_vec, n, k, nb);
+        st = n == 1 ? record_gemv(e, lhs->dtype, out, lb, lhs_pos, rb, rhs_vec, m, k, nb, conj)
+                    : record_gemv(e, lhs->dtype, out, rb, rhs_pos, lb, lhs_vec, n, k, nb,
+                                  conj_swapped);
     } else if (st == TF_OK) {
         int32_t p[13] = {(int32_t)m,           (int32_t)n,           (int32_t)k,
                          (int32_t)nb,          (int32_t)l_off,       (int32_t)l.stride[0],
@@ -253,13 +270,13 @@ tf_status tf__vk_exec_dot_general(vk_engine *e, const tf_exec *x)
                          (int32_t)r.stride[0], (int32_t)r.stride[1], (int32_t)r.stride[2],
                          (int32_t)out->offset};
         vk_dispatch d = {
-            .shader = typed(tile.f32, lhs->dtype),
+            .shader = tile.shader,
             .n_bind = 3,
             .bind = {out->buffer, lb, rb},
             .writes = {1, 0, 0},
             .params = p,
             .n_params = 13,
-            .push = {0, 0, 0, 0},
+            .push = {0, 0, 0, conj},
             .groups = {(uint32_t)((m + tile.bm - 1) / tile.bm),
                        (uint32_t)((n + tile.bn - 1) / tile.bn),
                        (uint32_t)(nb < 65535 ? nb : 65535)},

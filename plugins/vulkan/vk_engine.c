@@ -302,6 +302,7 @@ static tf_status vk_create(void *plugin_ctx, const tf_engine_options *options,
     e->plugin = pl;
     e->phys = &pl->devices[index];
     e->subgroup_reduce = opts.subgroup_reduce && e->phys->subgroups;
+    e->f64 = opts.float64 && e->phys->f64;
     e->mem_limit = opts.memory_limit;
     e->max_programs = opts.fused_pipelines;
     e->fault = opts.fault;

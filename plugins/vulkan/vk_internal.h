@@ -87,6 +87,7 @@ typedef struct vk_options {
     vk_fault fault;           /* "debug_fail" = <fault>@<N> */
     uint64_t fault_at;        /* N, counted from 1 */
     uint32_t fused_pipelines; /* "fused_pipelines" = FUSED program pipelines kept */
+    int float64;              /* "shader_float64" = on (default where supported) | off */
 } vk_options;
 
 /* The plugin context made by init: the instance and the devices. */
@@ -199,6 +200,7 @@ struct tf_engine_state {
     VkDeviceSize max_range; /* maxStorageBufferRange */
     VkDeviceSize param_align;
     int subgroup_reduce; /* REDUCE uses the subgroup shader variants */
+    int f64;             /* computes f64 and c128: shaderFloat64, unless shader_float64=off */
 
     /* Device memory: guarded by `lock` (buffer_alloc/free come from any thread). */
     pthread_mutex_t lock;

@@ -6,7 +6,10 @@
  * dispatch table. What the engine supports, and its checks of unvalidated
  * calls, live in vk_check.c.
  *
- * f64 transcendental ops come from shaders/math64.glsl. PAD and CONCATENATE
+ * f64 transcendental ops come from shaders/math64.glsl; complex UNARY and
+ * BINARY are cunary.comp and cbinary.comp (on complex.glsl), complex
+ * COMPARE, REDUCE, CONVERT and SCATTER variants of the common shaders, and
+ * the type-blind shaders move c128 as 16-byte words. PAD and CONCATENATE
  * are FILL and COPY dispatches into strided views of the output; the dynamic
  * slices read their start indices on the device (dslice.comp). GATHER moves
  * every dtype; SCATTER is computed per output element, without atomics (ADD
@@ -26,7 +29,7 @@
 
 /* ---- layouts ------------------------------------------------------------------------- */
 
-/* Index of a dtype in the per-dtype shader families (f32, f64, i32, b8, i64). */
+/* Index of a dtype in the per-dtype shader families (f32, f64, i32, b8, i64, c64, c128). */
 static uint32_t family(uint32_t d)
 {
     switch (d) {
@@ -34,15 +37,17 @@ static uint32_t family(uint32_t d)
     case TF_I32: return 2;
     case TF_BOOL: return 3;
     case TF_I64: return 4;
+    case TF_C64: return 5;
+    case TF_C128: return 6;
     default: return 0;
     }
 }
 
-/* Type-blind variant index by element size (8, 32 or 64 bits). */
+/* Type-blind variant index by element size (8, 32, 64 or 128 bits). */
 static uint32_t width(uint32_t d)
 {
     size_t s = tf_dtype_size((tf_dtype)d);
-    return s == 1 ? 0u : (s == 4 ? 1u : 2u);
+    return s == 1 ? 0u : s == 4 ? 1u : s == 8 ? 2u : 3u;
 }
 
 static int64_t numel(const tf_operand *op)
@@ -160,9 +165,11 @@ static int vec4_ok(const int32_t *p, uint32_t nops, uint64_t n)
     return 1;
 }
 
-/* One elementwise dispatch over ops (ops[0] the output, written). */
-static tf_status elementwise(vk_engine *e, uint32_t prim, uint32_t shader, uint32_t spec,
-                             const tf_operand *const *ops, uint32_t nops, vk_push push)
+/* One elementwise dispatch over ops (ops[0] the output, written), with n_extra parameter
+   words after the walk's (FILL's 16-byte value). */
+static tf_status elementwise_ex(vk_engine *e, uint32_t prim, uint32_t shader, uint32_t spec,
+                                const tf_operand *const *ops, uint32_t nops, vk_push push,
+                                const int32_t *extra, uint32_t n_extra)
 {
     int32_t p[VK_LAYOUT_WORDS];
     uint64_t n;
@@ -170,11 +177,13 @@ static tf_status elementwise(vk_engine *e, uint32_t prim, uint32_t shader, uint3
         return tf__vk_too_large(e, prim);
     if (n == 0)
         return TF_OK;
+    if (n_extra > 0)
+        memcpy(p + 9 + 9 * nops, extra, n_extra * sizeof *extra);
     vk_dispatch d = {.shader = shader,
                      .spec = spec,
                      .n_bind = nops,
                      .params = p,
-                     .n_params = 9 + 9 * nops,
+                     .n_params = 9 + 9 * nops + n_extra,
                      .push = push};
     for (uint32_t j = 0; j < nops; j++) {
         d.bind[j] = ops[j]->buffer;
@@ -191,13 +200,30 @@ static tf_status elementwise(vk_engine *e, uint32_t prim, uint32_t shader, uint3
     return tf__vk_record_dispatch(e, &d);
 }
 
+static tf_status elementwise(vk_engine *e, uint32_t prim, uint32_t shader, uint32_t spec,
+                             const tf_operand *const *ops, uint32_t nops, vk_push push)
+{
+    return elementwise_ex(e, prim, shader, spec, ops, nops, push, NULL, 0);
+}
+
 /* ---- primitives ------------------------------------------------------------------------ */
 
-/* Every element of the (possibly strided) operand = value. */
-static tf_status fill_op(vk_engine *e, uint32_t prim, const tf_operand *out, tf_scalar value)
+/* Every element of the (possibly strided) operand = value (+ imag i for complex). */
+static tf_status fill_op(vk_engine *e, uint32_t prim, const tf_operand *out, tf_scalar value,
+                         double imag)
 {
-    uint32_t w[2] = {0, 0};
+    uint32_t w[4] = {0, 0, 0, 0};
     switch (out->dtype) {
+    case TF_C64: {
+        float f[2] = {(float)value.f, (float)imag};
+        memcpy(w, f, 8);
+        break;
+    }
+    case TF_C128: {
+        double f[2] = {value.f, imag};
+        memcpy(w, f, 16);
+        break;
+    }
     case TF_F32: {
         float f = (float)value.f;
         memcpy(w, &f, 4);
@@ -212,14 +238,22 @@ static tf_status fill_op(vk_engine *e, uint32_t prim, const tf_operand *out, tf_
     case TF_I64: memcpy(w, &value.i, 8); break;
     default: w[0] = value.i != 0; break;
     }
-    static const uint32_t shaders[3] = {VK_SHADER_FILL_W8, VK_SHADER_FILL_W32, VK_SHADER_FILL_W64};
+    static const uint32_t shaders[4] = {VK_SHADER_FILL_W8, VK_SHADER_FILL_W32, VK_SHADER_FILL_W64,
+                                        VK_SHADER_FILL_W128};
     const tf_operand *ops[1] = {out};
-    return elementwise(e, prim, shaders[width(out->dtype)], 0, ops, 1, (vk_push){0, w[0], w[1], 0});
+    int32_t extra[4];
+    memcpy(extra, w, sizeof extra);
+    uint32_t wi = width(out->dtype);
+    /* the 16-byte value travels after the walk (P[18..21]), the others in push words */
+    return elementwise_ex(e, prim, shaders[wi], 0, ops, 1, (vk_push){0, w[0], w[1], 0}, extra,
+                          wi == 3 ? 4u : 0u);
 }
 
 tf_status tf__vk_exec_fill(vk_engine *e, const tf_exec *x)
 {
-    return fill_op(e, x->prim, x->outputs[0], ((const tf_fill_params *)x->params)->value);
+    const tf_fill_params *pr = x->params;
+    double imag = TF_ABI_HAS_FIELD(pr, tf_fill_params, imag) ? pr->imag : 0.0;
+    return fill_op(e, x->prim, x->outputs[0], pr->value, imag);
 }
 
 tf_status tf__vk_exec_iota(vk_engine *e, const tf_exec *x)
@@ -244,7 +278,8 @@ tf_status tf__vk_exec_iota(vk_engine *e, const tf_exec *x)
 
 tf_status tf__vk_copy_op(vk_engine *e, const tf_operand *dst, const tf_operand *src)
 {
-    static const uint32_t shaders[3] = {VK_SHADER_COPY_W8, VK_SHADER_COPY_W32, VK_SHADER_COPY_W64};
+    static const uint32_t shaders[4] = {VK_SHADER_COPY_W8, VK_SHADER_COPY_W32, VK_SHADER_COPY_W64,
+                                        VK_SHADER_COPY_W128};
     const tf_operand *ops[2] = {dst, src};
     return elementwise(e, TF_PRIM_COPY, shaders[width(dst->dtype)], 0, ops, 2,
                        (vk_push){0, 0, 0, 0});
@@ -263,7 +298,8 @@ tf_status tf__vk_exec_pad(vk_engine *e, const tf_exec *x)
 {
     const tf_pad_params *pr = x->params;
     const tf_operand *in = x->inputs[0], *out = x->outputs[0];
-    tf_status st = fill_op(e, x->prim, out, pr->value);
+    tf_status st =
+        fill_op(e, x->prim, out, pr->value, TF_ABI_HAS_FIELD(pr, tf_pad_params, imag) ? pr->imag : 0.0);
     int64_t shape[TF_MAX_RANK], dst_strides[TF_MAX_RANK];
     tf_operand src = *in, dst = *out;
     for (uint32_t k = 0; k < in->rank && st == TF_OK; k++) {
@@ -450,12 +486,14 @@ tf_status tf__vk_exec_scatter(vk_engine *e, const tf_exec *x)
     p[49] = (int32_t)out->shape[a];
     for (uint32_t k = 0; k < TF_MAX_RANK; k++)
         p[50 + k] = k < out->rank ? (int32_t)(select ? out->shape[k] : index->shape[k]) : 0;
-    /* scatter_<f32|f64|i32|i64|b8>_<index> */
-    uint32_t fam = out->dtype == TF_F32   ? 0u
-                   : out->dtype == TF_F64 ? 1u
-                   : out->dtype == TF_I32 ? 2u
-                   : out->dtype == TF_I64 ? 3u
-                                          : 4u;
+    /* scatter_<f32|f64|i32|i64|b8|c64|c128>_<index> */
+    uint32_t fam = out->dtype == TF_F32    ? 0u
+                   : out->dtype == TF_F64  ? 1u
+                   : out->dtype == TF_I32  ? 2u
+                   : out->dtype == TF_I64  ? 3u
+                   : out->dtype == TF_C64  ? 5u
+                   : out->dtype == TF_C128 ? 6u
+                                           : 4u;
     vk_dispatch d = {.shader = VK_SHADER_SCATTER_F32_I32 + 2 * fam + index_variant(index->dtype),
                      .n_bind = 4,
                      .bind = {out->buffer, base->buffer, upd->buffer, index->buffer},
@@ -475,34 +513,40 @@ static void gather_ops(const tf_exec *x, const tf_operand **ops)
         ops[i + 1] = x->inputs[i];
 }
 
-static tf_status exec_family(vk_engine *e, const tf_exec *x, uint32_t base, uint32_t spec)
+/* The family member of `dtype` (laid out f32, f64, i32, b8, i64, c64, c128: see
+   plugins/vulkan/CMakeLists.txt). */
+static tf_status exec_family(vk_engine *e, const tf_exec *x, uint32_t base, uint32_t spec,
+                             uint32_t dtype)
 {
     const tf_operand *ops[VK_MAX_BINDINGS];
     gather_ops(x, ops);
-    /* Families are laid out f32, f64, i32, b8 (see plugins/vulkan/CMakeLists.txt). */
-    return elementwise(e, x->prim, base + family(x->inputs[0]->dtype), spec, ops, x->n_inputs + 1,
+    return elementwise(e, x->prim, base + family(dtype), spec, ops, x->n_inputs + 1,
                        (vk_push){0, 0, 0, 0});
 }
 
 tf_status tf__vk_exec_unary(vk_engine *e, const tf_exec *x)
 {
-    return exec_family(e, x, VK_SHADER_UNARY_F32, ((const tf_unary_params *)x->params)->op);
+    return exec_family(e, x, VK_SHADER_UNARY_F32, ((const tf_unary_params *)x->params)->op,
+                       x->inputs[0]->dtype);
 }
 
 tf_status tf__vk_exec_binary(vk_engine *e, const tf_exec *x)
 {
-    return exec_family(e, x, VK_SHADER_BINARY_F32, ((const tf_binary_params *)x->params)->op);
+    /* COMPLEX: real parts in, the complex shader of the output's dtype */
+    return exec_family(e, x, VK_SHADER_BINARY_F32, ((const tf_binary_params *)x->params)->op,
+                       x->outputs[0]->dtype);
 }
 
 tf_status tf__vk_exec_compare(vk_engine *e, const tf_exec *x)
 {
-    return exec_family(e, x, VK_SHADER_COMPARE_F32, ((const tf_compare_params *)x->params)->op);
+    return exec_family(e, x, VK_SHADER_COMPARE_F32, ((const tf_compare_params *)x->params)->op,
+                       x->inputs[0]->dtype);
 }
 
 tf_status tf__vk_exec_select(vk_engine *e, const tf_exec *x)
 {
-    static const uint32_t shaders[3] = {VK_SHADER_SELECT_W8, VK_SHADER_SELECT_W32,
-                                        VK_SHADER_SELECT_W64};
+    static const uint32_t shaders[4] = {VK_SHADER_SELECT_W8, VK_SHADER_SELECT_W32,
+                                        VK_SHADER_SELECT_W64, VK_SHADER_SELECT_W128};
     const tf_operand *ops[VK_MAX_BINDINGS];
     gather_ops(x, ops);
     return elementwise(e, x->prim, shaders[width(ops[0]->dtype)], 0, ops, 4, (vk_push){0, 0, 0, 0});
@@ -512,9 +556,9 @@ tf_status tf__vk_exec_convert(vk_engine *e, const tf_exec *x)
 {
     const tf_convert_params *pr = x->params;
     const tf_operand *ops[2] = {x->outputs[0], x->inputs[0]};
-    /* convert_<src>_<dst>: rows by source family, 5 destinations each, in the table's order. */
+    /* convert_<src>_<dst>: rows by source family, 7 destinations each, in the table's order. */
     uint32_t src = family(ops[1]->dtype), dst = family(ops[0]->dtype);
-    return elementwise(e, x->prim, VK_SHADER_CONVERT_F32_F32 + 5 * src + dst, 0, ops, 2,
+    return elementwise(e, x->prim, VK_SHADER_CONVERT_F32_F32 + 7 * src + dst, 0, ops, 2,
                        (vk_push){0, pr->checked != 0, 0, 0});
 }
 

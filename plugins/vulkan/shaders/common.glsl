@@ -1,8 +1,9 @@
 /*
  * common.glsl - what every compute shader of the Vulkan engine shares: the
  * element types chosen by the build (-DS_<dtype> for the source operand
- * with dtype F32, F64, I32, I64 or B8 (bool),
- * -DD_<dtype> for the destination, -DW_<bits> for type-blind shaders), the
+ * with dtype F32, F64, I32, I64, B8 (bool), C64 or C128 (S = vec2 or dvec2,
+ * R its part type), -DD_<dtype> for the destination, -DW_<bits> for
+ * type-blind shaders, W_128 the 16-byte c128 elements), the
  * parameter block (binding 13), the per-batch error word (binding 14), the
  * push constants and the strided-offset walk. Bindings 0 .. 12 are the
  * operands (VK_MAX_BINDINGS in vk_internal.h; only FUSED names them all).
@@ -56,6 +57,14 @@ void raise_error(uint code, uint index)
 #define S int64_t
 #elif defined(S_B8)
 #define S uint8_t
+#elif defined(S_C64)
+#define S vec2 /* (re, im); R the part type */
+#define R float
+#define S_CPLX 1
+#elif defined(S_C128)
+#define S dvec2
+#define R double
+#define S_CPLX 1
 #endif
 
 #if defined(D_F32)
@@ -88,6 +97,8 @@ void raise_error(uint code, uint index)
 #define W uint
 #elif defined(W_64)
 #define W uvec2
+#elif defined(W_128)
+#define W uvec4
 #endif
 
 /* Element offsets of the first `count` of NOPS operands for column-major linear index i

@@ -7,9 +7,34 @@
  * x != 0; bool is 0 or 1.
  */
 #define NOPS 2
+/* A complex side converts as its part dtype: real values become x + 0i, each part of a
+   complex value converts as a float (checked too), complex to real or integer takes the
+   real part (unchecked only: the host refuses the checked form), to bool is z != 0. */
+#if defined(S_C64)
+#define S_F32
+#define SRC_CPLX vec2
+#elif defined(S_C128)
+#define S_F64
+#define SRC_CPLX dvec2
+#endif
+#if defined(D_C64)
+#define D_F32
+#define DST_CPLX vec2
+#elif defined(D_C128)
+#define D_F64
+#define DST_CPLX dvec2
+#endif
 #include "common.glsl"
+#if defined(DST_CPLX)
+layout(std430, binding = 0) writeonly buffer Out { DST_CPLX o[]; };
+#else
 layout(std430, binding = 0) writeonly buffer Out { D o[]; };
+#endif
+#if defined(SRC_CPLX)
+layout(std430, binding = 1) readonly buffer In { SRC_CPLX x[]; };
+#else
 layout(std430, binding = 1) readonly buffer In { S x[]; };
+#endif
 
 bool bad = false;
 
@@ -132,7 +157,19 @@ void main()
         int off[NOPS];
         walk(i, off);
         bad = false;
+#if defined(SRC_CPLX) && defined(DST_CPLX)
+        SRC_CPLX v = x[off[1]];
+        o[off[0]] = DST_CPLX(convert(v.x), convert(v.y));
+#elif defined(SRC_CPLX) && defined(D_B8)
+        SRC_CPLX v = x[off[1]];
+        o[off[0]] = uint8_t(v.x != S(0) || v.y != S(0) ? 1u : 0u);
+#elif defined(SRC_CPLX)
+        o[off[0]] = convert(x[off[1]].x);
+#elif defined(DST_CPLX)
+        o[off[0]] = DST_CPLX(convert(x[off[1]]), D(0));
+#else
         o[off[0]] = convert(x[off[1]]);
+#endif
         if (bad && pc.a0 != 0u)
             raise_error(ERR_OUT_OF_RANGE, i);
     }

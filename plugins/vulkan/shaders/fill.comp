@@ -1,5 +1,6 @@
 #version 450
-/* FILL: every element of a strided output (binding 0) = the value's bits in a0/a1. */
+/* FILL: every element of a strided output (binding 0) = the value's bits in a0/a1
+   (W_128: in P[18..21], after the walk). */
 #define NOPS 1
 #include "common.glsl"
 layout(std430, binding = 0) writeonly buffer Out { W o[]; };
@@ -9,7 +10,9 @@ layout(std430, binding = 0) writeonly buffer Out4 { V4 o4[]; };
 
 void main()
 {
-#if defined(W_64)
+#if defined(W_128) /* the value's four words follow the walk (P[18..21]) */
+    W v = uvec4(uint(P[18]), uint(P[19]), uint(P[20]), uint(P[21]));
+#elif defined(W_64)
     W v = uvec2(pc.a0, pc.a1);
 #else
     W v = W(pc.a0);

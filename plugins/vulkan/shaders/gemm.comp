@@ -15,7 +15,9 @@
  * problems), 32 x 32 (2 x 2, medium), 64 x 16 (4 x 1, few columns) and
  * 16 x 64 (1 x 4, few rows). Edge tiles read zeros outside A and B and
  * store only inside C.
- * Variants: f32, f64 (fused multiply-add), i32, i64 (wrapping).
+ * Variants: f32, f64 (fused multiply-add), i32, i64 (wrapping), c64 and
+ * c128 (complex products of fused multiply-adds; pc.a2 bit 0 conjugates A,
+ * bit 1 B, as each element is loaded).
  */
 #define NOPS 1
 #include "common.glsl"
@@ -32,6 +34,21 @@ layout(std430, binding = 2) readonly buffer InB { S b[]; };
 #define BM (16 * TM)
 #define BN (16 * TN)
 #define BK 16
+
+#if defined(S_CPLX)
+S ld_a(S v) { return (pc.a2 & 1u) != 0u ? S(v.x, -v.y) : v; }
+S ld_b(S v) { return (pc.a2 & 2u) != 0u ? S(v.x, -v.y) : v; }
+#define MAC(acc, u, w) \
+    acc = S(fma(u.x, w.x, fma(-u.y, w.y, acc.x)), fma(u.x, w.y, fma(u.y, w.x, acc.y)))
+#else
+#define ld_a(v) (v)
+#define ld_b(v) (v)
+#if defined(S_INT)
+#define MAC(acc, u, w) acc += (u) * (w) /* wraps */
+#else
+#define MAC(acc, u, w) acc = fma(u, w, acc)
+#endif
+#endif
 
 shared S As[BK][BM];
 shared S Bs[BK][BN];
@@ -54,12 +71,12 @@ void main()
             for (int e = int(lid); e < BK * BM; e += WG) {
                 int i = e % BM, p = e / BM;
                 As[p][i] = (i0 + i < M && p0 + p < K)
-                    ? a[abase + (i0 + i) * P[5] + (p0 + p) * P[6]] : S(0);
+                    ? ld_a(a[abase + (i0 + i) * P[5] + (p0 + p) * P[6]]) : S(0);
             }
             for (int e = int(lid); e < BK * BN; e += WG) {
                 int pb = e % BK, j = e / BK;
                 Bs[pb][j] = (j0 + j < N && p0 + pb < K)
-                    ? b[bbase + (p0 + pb) * P[9] + (j0 + j) * P[10]] : S(0);
+                    ? ld_b(b[bbase + (p0 + pb) * P[9] + (j0 + j) * P[10]]) : S(0);
             }
             barrier();
             for (int p = 0; p < BK; p++) {
@@ -70,11 +87,7 @@ void main()
                     bv[q] = Bs[p][ty + 16 * q];
                 for (int r = 0; r < TM; r++)
                     for (int q = 0; q < TN; q++)
-#if defined(S_INT)
-                        acc[r][q] += av[r] * bv[q]; /* wraps */
-#else
-                        acc[r][q] = fma(av[r], bv[q], acc[r][q]);
-#endif
+                        MAC(acc[r][q], av[r], bv[q]);
             }
             barrier();
         }

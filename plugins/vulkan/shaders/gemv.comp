@@ -7,6 +7,8 @@
  * and strides (r, p, b), vector offset and strides (p, b), y offset.
  * pc.a1 = 0: a workgroup per output element, strided partial sums and a
  * shared-memory tree (long K); 1: an invocation per output element.
+ * Complex (S_C64, S_C128): pc.a2 bit 0 conjugates the matrix, bit 1 the
+ * vector.
  */
 #define NOPS 1
 #include "common.glsl"
@@ -18,13 +20,20 @@ shared S partial[WG];
 
 S dot_range(uint g, int first, int step)
 {
-    int R = P[0], K = P[1];
-    int r = int(g % uint(R)), b = int(g / uint(R));
+    int NR = P[0], K = P[1];
+    int r = int(g % uint(NR)), b = int(g / uint(NR));
     int mb = P[3] + r * P[4] + b * P[6], vb = P[7] + b * P[9];
     S acc = S(0);
     for (int p = first; p < K; p += step) {
 #if defined(S_INT)
         acc += m[mb + p * P[5]] * v[vb + p * P[8]];
+#elif defined(S_CPLX)
+        S u = m[mb + p * P[5]], w = v[vb + p * P[8]];
+        if ((pc.a2 & 1u) != 0u)
+            u.y = -u.y;
+        if ((pc.a2 & 2u) != 0u)
+            w.y = -w.y;
+        acc = S(fma(u.x, w.x, fma(-u.y, w.y, acc.x)), fma(u.x, w.y, fma(u.y, w.x, acc.y)));
 #else
         acc = fma(m[mb + p * P[5]], v[vb + p * P[8]], acc);
 #endif

@@ -7,7 +7,8 @@
  * the reduced axes, P[35] output offset. pc.n outputs, pc.a0 elements per
  * output (R). pc.a1 = 0: one workgroup per output, a strided partial per
  * invocation, then a tree in shared memory; pc.a1 = 1: one invocation per
- * output (small R). Float sums accumulate in the dtype itself.
+ * output (small R). Float sums accumulate in the dtype itself; complex
+ * (S_C64, S_C128): SUM and PROD.
  *
  * Built with -DSUBGROUP, the workgroup tree starts inside each subgroup
  * (xor-shuffles, with the same NaN-propagating combine), so only one value
@@ -75,6 +76,15 @@ A combine(A u, A v)
 }
 #define LOAD(k) x[k]
 #define STORE(v) S(v)
+#elif defined(S_CPLX)
+/* complex SUM from -0 - 0i (the exact neutral element, as the CPU engine), PROD by C's
+   product */
+#define A S
+#include "complex.glsl"
+A ident() { return OP == 1u ? A(R(1), R(0)) : A(-R(0), -R(0)); }
+A combine(A u, A v) { return OP == 1u ? c_mul(u, v) : u + v; }
+#define LOAD(k) x[k]
+#define STORE(v) (v)
 #elif defined(S_B8)
 #define A uint
 A ident() { return OP == 3 ? 1u : 0u; }

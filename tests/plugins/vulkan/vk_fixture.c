@@ -96,6 +96,8 @@ static tf_scalar draw(tfr_rng *rng, tf_dtype dtype, vk_gen gen)
     case TF_F32:
     case TF_F64: return tfr_f(v);
     case TF_BOOL: return tfr_i(tfr_rng_int(rng, 0, 1));
+    case TF_C64:
+    case TF_C128: return tfr_c(v, tfr_rng_real(rng, gen.lo, gen.hi));
     default: return tfr_i((int64_t)llround(v));
     }
 }
@@ -178,13 +180,22 @@ void vk_pair_output(vk_pair *p, tf_dtype dtype, size_t rank, const int64_t *shap
     TF_ASSERT_OK(tf_tensor_empty(vk_engine, dtype, rank, shape, &p->vk));
 }
 
+/* numel doubles; for a complex dtype 2 numel, the parts of each element in turn */
 static double *to_doubles(const tf_tensor *host)
 {
     tf_scalar *vals = tfr_read(host);
     size_t n = tf_tensor_numel(host);
-    double *d = calloc(n ? n : 1, sizeof *d);
-    for (size_t i = 0; i < n; i++)
-        d[i] = tfr_as_double(tf_tensor_dtype(host), vals[i]);
+    tf_dtype dt = tf_tensor_dtype(host);
+    int cx = tf_dtype_is_complex(dt);
+    double *d = calloc(n ? (cx ? 2 * n : n) : 1, sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        if (cx) {
+            d[2 * i] = vals[i].f;
+            d[2 * i + 1] = tfr_im(vals[i]);
+        } else {
+            d[i] = tfr_as_double(dt, vals[i]);
+        }
+    }
     free(vals);
     return d;
 }
@@ -205,13 +216,22 @@ void vk_compare(const char *what, const tf_tensor *cpu_t, const tf_tensor *vk_t,
 {
     size_t n = tf_tensor_numel(cpu_t);
     assert_int_equal(n, tf_tensor_numel(vk_t));
+    assert_int_equal(tf_tensor_dtype(cpu_t), tf_tensor_dtype(vk_t));
     double *want = vk_read(vk_cpu, cpu_t), *got = vk_read(vk_engine, vk_t);
-    for (size_t i = 0; i < n; i++) {
+    /* complex: both parts, against the tolerance of the element's modulus */
+    int cx = tf_dtype_is_complex(tf_tensor_dtype(cpu_t));
+    for (size_t i = 0; i < (cx ? 2 * n : n); i++) {
         double w = want[i], g = got[i];
-        int ok = (isnan(w) && isnan(g)) || w == g || fabs(g - w) <= atol + rtol * fabs(w);
+        double mag = cx ? hypot(want[i & ~(size_t)1], want[i | 1]) : fabs(w);
+        if (isinf(mag) || isnan(mag))
+            mag = fabs(w);
+        int ok = (isnan(w) && isnan(g)) || w == g || fabs(g - w) <= atol + rtol * mag;
         if (!ok) {
             free(want);
             free(got);
+            if (cx)
+                fail_msg("%s: element %zu (%s part): vulkan %.9g, cpu %.9g", what, i / 2,
+                         i % 2 ? "imaginary" : "real", g, w);
             fail_msg("%s: element %zu: vulkan %.9g, cpu %.9g", what, i, g, w);
         }
     }

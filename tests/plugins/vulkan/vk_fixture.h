@@ -32,7 +32,8 @@ typedef enum vk_layout {
     VK_LAYOUT_COUNT_
 } vk_layout;
 
-/* Values drawn for an input: uniform in [lo, hi] (integers rounded; bool 0/1). */
+/* Values drawn for an input: uniform in [lo, hi] (integers rounded; bool 0/1; complex:
+   both parts). */
 typedef struct vk_gen {
     double lo, hi;
 } vk_gen;
@@ -48,9 +49,11 @@ void vk_pair_output(vk_pair *p, tf_dtype dtype, size_t rank, const int64_t *shap
 void vk_run_compare(const char *what, tf_prim prim, const void *params, size_t n_in, vk_pair *in,
                     vk_pair *out, double rtol, double atol);
 
-/* Downloads a Vulkan tensor to doubles (numel of them; caller frees). */
+/* Downloads a tensor to doubles (numel of them, 2 numel for complex: re, im of each
+   element in turn; caller frees). */
 double *vk_read(tf_engine *engine, const tf_tensor *t);
-/* Compares two tensors' values (NaN equals NaN). */
+/* Compares two tensors' values (NaN equals NaN); complex: both parts, each within
+   atol + rtol |element| (the modulus). */
 void vk_compare(const char *what, const tf_tensor *cpu_t, const tf_tensor *vk_t, double rtol,
                 double atol);
 
