@@ -461,8 +461,13 @@ static void test_unvalidated_calls_refused(void **state)
     tf_unary_params lnot = {sizeof neg, TF_UNARY_LOGICAL_NOT};
     tf_binary_params add = {sizeof add, TF_BINARY_ADD};
     tf_concatenate_params cat = {sizeof cat, 0};
-    tf_operand ib = t.b, away = t.a, deep = t.a;
+    tf_operand ib = t.b, away = t.a, deep = t.a, za = t.a, zb = t.b, zo = t.out;
     ib.dtype = TF_I32;
+    za.dtype = zb.dtype = zo.dtype = TF_C64; /* (refused before anything reads them) */
+    tf_convert_params checked = {sizeof checked, 1};
+    tf_unary_params abs_op = {sizeof abs_op, TF_UNARY_ABS};
+    tf_binary_params max_op = {sizeof max_op, TF_BINARY_MAX}, cx = {sizeof cx, TF_BINARY_COMPLEX};
+    const tf_operand *z1[1] = {&za}, *z2[2] = {&za, &zb}, *zo1[1] = {&zo}, *ab[2] = {&t.a, &t.b};
     away.buffer = NULL;
     deep.rank = TF_MAX_RANK + 1;
     const tf_operand *a1[1] = {&t.a}, *none[1] = {NULL}, *away1[1] = {&away}, *deep1[1] = {&deep};
@@ -492,6 +497,12 @@ static void test_unvalidated_calls_refused(void **state)
          TF_ERR_DTYPE_MISMATCH},
         {"an input without a buffer", TF_PRIM_UNARY, &neg, 1, away1, 1, o1, TF_ERR_PLACEMENT},
         {"an input of rank 9", TF_PRIM_UNARY, &neg, 1, deep1, 1, o1, TF_ERR_PLACEMENT},
+        /* complex (ABI 1.4): what the host refuses is refused here too, with its kinds */
+        {"checked convert of c64 to f32", TF_PRIM_CONVERT, &checked, 1, z1, 1, o1,
+         TF_ERR_DTYPE_MISMATCH},
+        {"abs of c64 into c64", TF_PRIM_UNARY, &abs_op, 1, z1, 1, zo1, TF_ERR_UNSUPPORTED},
+        {"max of c64", TF_PRIM_BINARY, &max_op, 2, z2, 1, zo1, TF_ERR_UNSUPPORTED},
+        {"complex of f32 parts into f32", TF_PRIM_BINARY, &cx, 2, ab, 1, o1, TF_ERR_UNSUPPORTED},
     };
     for (size_t i = 0; i < COUNT(bads); i++) {
         const struct bad *c = &bads[i];
