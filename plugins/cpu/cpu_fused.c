@@ -29,7 +29,11 @@
  */
 #define FUSED_SCRATCH 8192  /* bytes of slots on the stack of a row call */
 #define FUSED_CHUNK_MAX 256 /* elements: enough to amortise the calls of each step */
-#define FUSED_REGS (TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS)
+/* Registers: the inputs, the steps, then (ABI 1.5) the immediates from FUSED_IMM_REG. */
+#define FUSED_IMM_REG (TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS)
+#define FUSED_REGS (FUSED_IMM_REG + TF_FUSED_MAX_IMMEDIATES)
+/* loc[] of immediate j: FUSED_LOC_IMM + j, read from fused_prog.imm[j] with stride 0. */
+#define FUSED_LOC_IMM 1024
 
 typedef struct fused_step {
     cpu_row_fn fn;
@@ -47,9 +51,11 @@ typedef struct fused_prog {
     int64_t chunk;
     int64_t esize;
     /* where register r lives: operand loc[r] >= 0 of the row (the outputs, then the
-       inputs), or slot -1 - loc[r] */
+       inputs), immediate loc[r] - FUSED_LOC_IMM, or slot -1 - loc[r] */
     int loc[FUSED_REGS];
     fused_step steps[TF_FUSED_MAX_STEPS];
+    /* ABI 1.5: the immediates, rounded to the dtype (its bytes) */
+    _Alignas(8) unsigned char imm[TF_FUSED_MAX_IMMEDIATES][8];
 } fused_prog;
 
 /* dst (stride in elements) = n elements of src. */
@@ -84,6 +90,11 @@ static int fused_row(const void *ctx, int64_t n, char *const *p, const int64_t *
             const int regs[3] = {st->dst, st->src[0], st->src[1]};
             for (int j = 0; j <= st->nsrc; j++) {
                 const int where = fp->loc[regs[j]];
+                if (where >= FUSED_LOC_IMM) { /* never written: only steps write */
+                    q[j] = (char *)(uintptr_t)fp->imm[where - FUSED_LOC_IMM];
+                    qs[j] = 0;
+                    continue;
+                }
                 q[j] =
                     where >= 0 ? p[where] + i * s[where] * es : scratch + (-1 - where) * slot_bytes;
                 qs[j] = where >= 0 ? s[where] : 1;
@@ -99,6 +110,13 @@ static int fused_row(const void *ctx, int64_t n, char *const *p, const int64_t *
         }
     }
     return 0;
+}
+
+/* The register a step's operand names: an input or step as it is, immediate j (ABI 1.5,
+   TF_FUSED_IMM | j) as FUSED_IMM_REG + j. */
+static int fused_reg(uint32_t r)
+{
+    return r & TF_FUSED_IMM ? FUSED_IMM_REG + (int)(r & ~TF_FUSED_IMM) : (int)r;
 }
 
 /* The output each register goes to (-1: none) and which registers the outputs depend on
@@ -118,8 +136,8 @@ static void fused_needed(const tf_fused_params *pp, int n_in, int n_out, int *ou
     for (int k = (int)pp->n_steps - 1; k >= 0; k--) {
         const tf_fused_step *st = &pp->steps[k];
         if (need[n_in + k]) {
-            need[st->a] = 1;
-            need[st->b] |= st->kind == TF_FUSED_BINARY;
+            need[fused_reg(st->a)] = 1;
+            need[fused_reg(st->b)] |= st->kind == TF_FUSED_BINARY;
         }
     }
 }
@@ -149,9 +167,9 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
     fused_needed(pp, n_in, n_out, out_of, need);
     for (int k = 0; k < (int)pp->n_steps; k++) {
         if (need[n_in + k]) {
-            last_read[pp->steps[k].a] = k;
+            last_read[fused_reg(pp->steps[k].a)] = k;
             if (pp->steps[k].kind == TF_FUSED_BINARY) {
-                last_read[pp->steps[k].b] = k;
+                last_read[fused_reg(pp->steps[k].b)] = k;
             }
         }
     }
@@ -163,6 +181,13 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
     for (int r = 0; r < n_in; r++) {
         fp->loc[r] = n_out + r;
     }
+    const uint32_t n_imm = TF_ABI_HAS_FIELD(pp, tf_fused_params, imm) ? pp->n_imm : 0;
+    for (uint32_t j = 0; j < n_imm && j < TF_FUSED_MAX_IMMEDIATES; j++) {
+        /* rounded as FILL rounds value.f into the dtype */
+        tf_scalar v = {pp->imm[j], 0};
+        tf__cpu_scalar_bytes(dtype, v, 0.0, fp->imm[j]);
+        fp->loc[FUSED_IMM_REG + j] = FUSED_LOC_IMM + (int)j;
+    }
     for (int k = 0; k < (int)pp->n_steps; k++) {
         const tf_fused_step *ps = &pp->steps[k];
         const int reg = n_in + k;
@@ -173,8 +198,8 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
         fused_step *st = &fp->steps[fp->n_steps++];
         st->fn = binary ? tf__cpu_binary_row(dtype, ps->op) : tf__cpu_unary_row(dtype, ps->op);
         st->nsrc = binary ? 2 : 1;
-        st->src[0] = (int)ps->a;
-        st->src[1] = (int)ps->b;
+        st->src[0] = fused_reg(ps->a);
+        st->src[1] = fused_reg(ps->b);
         st->dst = reg;
         /* The own slot is taken before the operands' are freed: a row function's
            output never overlaps its inputs. */

@@ -343,6 +343,13 @@ static int check_fused_outputs(const tf_exec *x, cpu_err *err)
  * (TF_ERR_DTYPE_MISMATCH for an op the dtype lacks, as the host reports it), reading
  * registers set before it (b == 0 for a unary step).
  */
+/* Whether operand register r of a step is set: a register below regs, or (ABI 1.5)
+   TF_FUSED_IMM | j for an immediate j < n_imm. */
+static int fused_operand_set(uint32_t r, uint32_t regs, uint32_t n_imm)
+{
+    return r & TF_FUSED_IMM ? (r & ~TF_FUSED_IMM) < n_imm : r < regs;
+}
+
 static int check_fused(const tf_exec *x, cpu_err *err)
 {
     const tf_fused_params *pp = x->params;
@@ -350,6 +357,11 @@ static int check_fused(const tf_exec *x, cpu_err *err)
     if (pp->n_steps < 1 || pp->n_steps > TF_FUSED_MAX_STEPS || pp->steps == NULL) {
         return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: FUSED: %u steps%s (1 to %d steps wanted)",
                             pp->n_steps, pp->steps == NULL ? " at NULL" : "", TF_FUSED_MAX_STEPS);
+    }
+    const uint32_t n_imm = TF_ABI_HAS_FIELD(pp, tf_fused_params, imm) ? pp->n_imm : 0;
+    if (n_imm > TF_FUSED_MAX_IMMEDIATES || (n_imm > 0 && pp->imm == NULL)) {
+        return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: FUSED: %u immediates%s (0 to %d)",
+                            n_imm, pp->imm == NULL ? " at NULL" : "", TF_FUSED_MAX_IMMEDIATES);
     }
     for (uint32_t k = 0; k < pp->n_steps; k++) {
         const tf_fused_step *st = &pp->steps[k];
@@ -367,7 +379,8 @@ static int check_fused(const tf_exec *x, cpu_err *err)
                                 "cpu: FUSED: step %u: %s is not an op of %s", k, op,
                                 tf__cpu_dtype_name(dtype));
         }
-        if (st->a >= regs || (binary ? st->b >= regs : st->b != 0)) {
+        if (!fused_operand_set(st->a, regs, n_imm) ||
+            (binary ? !fused_operand_set(st->b, regs, n_imm) : st->b != 0)) {
             return tf__cpu_fail(err, TF_ERR_VALIDATION,
                                 "cpu: FUSED: step %u (%s) reads registers a %u, b %u; %u are set",
                                 k, op, st->a, st->b, regs);

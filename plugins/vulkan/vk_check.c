@@ -288,12 +288,19 @@ static tf_status check_fused(vk_engine *e, const tf_exec *x)
     if (st != TF_OK)
         return st;
     uint32_t dtype = x->outputs[0]->dtype;
+    /* ABI 1.5: operands TF_FUSED_IMM | j read immediate j < n_imm */
+    uint32_t n_imm = TF_ABI_HAS_FIELD(pr, tf_fused_params, imm) ? pr->n_imm : 0;
+    if (n_imm > TF_FUSED_MAX_IMMEDIATES || (n_imm && pr->imm == NULL))
+        return tf__vk_fail(e->host, TF_ERR_VALIDATION, "vulkan: FUSED: %u immediates (0 to %d)%s",
+                           n_imm, TF_FUSED_MAX_IMMEDIATES, pr->imm ? "" : " at NULL");
     for (uint32_t k = 0; k < pr->n_steps; k++) {
         const tf_fused_step *s = &pr->steps[k];
         int binary = s->kind == TF_FUSED_BINARY;
+        int a_ok = s->a & TF_FUSED_IMM ? (s->a & ~TF_FUSED_IMM) < n_imm : s->a < n + k;
+        int b_ok = s->b & TF_FUSED_IMM ? (s->b & ~TF_FUSED_IMM) < n_imm : s->b < n + k;
         if (s->kind >= TF_FUSED_KIND_COUNT_ ||
-            s->op >= (binary ? (uint32_t)TF_BINARY_COUNT_ : (uint32_t)TF_UNARY_COUNT_) ||
-            s->a >= n + k || (binary ? s->b >= n + k : s->b != 0))
+            s->op >= (binary ? (uint32_t)TF_BINARY_COUNT_ : (uint32_t)TF_UNARY_COUNT_) || !a_ok ||
+            (binary ? !b_ok : s->b != 0))
             return tf__vk_fail(e->host, TF_ERR_VALIDATION,
                                "vulkan: FUSED: step %u (kind %u, op %u, a %u, b %u) is invalid "
                                "with %u registers",

@@ -38,12 +38,18 @@
  * with vector accesses when the non-broadcast operands start at element
  * offsets that are multiples of 4 and there are at least 4 elements;
  * otherwise strided, compiled for the walk's rank. Inputs whose strides
- * are all 0 are read once in every form. The parameter block holds the walk
- * and then 2 zero words per step (the fences of fused.comp).
+ * are all 0 are read once in every form. The parameter block holds the walk,
+ * then 2 zero words per step (the fences of fused.comp), then 2 words per
+ * immediate (ABI 1.5): its value rounded to the dtype, as float bits in the
+ * first word (f32) or as the two words of a double (f64). Immediates are
+ * data, not part of the pipeline: a new learning rate compiles nothing.
  */
 #define FUSED_FIRST_OUT (1 + TF_FUSED_MAX_INPUTS) /* walk operand of out[1] */
-/* The walk, then 2 words per step that are 0 (fused.comp's fences). */
-#define FUSED_PARAMS (VK_LAYOUT_WORDS + 2 * TF_FUSED_MAX_STEPS)
+/* The walk, then 2 words per step that are 0 (fused.comp's fences), then 2 per immediate. */
+#define FUSED_IMMS (VK_LAYOUT_WORDS + 2 * TF_FUSED_MAX_STEPS)
+#define FUSED_PARAMS (FUSED_IMMS + 2 * TF_FUSED_MAX_IMMEDIATES)
+/* fused.comp's register of immediate j: after the inputs' and the steps' */
+#define FUSED_IMM_REG (TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS)
 _Static_assert(VK_MAX_BINDINGS == 13 && VK_LAYOUT_WORDS == 126, "fused.comp's NOPS and ZEROS");
 
 /* Walk operand j (of the first nwalk, from layout p) never moves: stride 0 on every axis. */
@@ -56,11 +62,25 @@ static int still(const int32_t *p, uint32_t j)
     return 1;
 }
 
+/* The immediates a call's params carry (ABI 1.5). */
+static uint32_t fused_n_imm(const tf_fused_params *pr)
+{
+    return TF_ABI_HAS_FIELD(pr, tf_fused_params, imm) ? pr->n_imm : 0;
+}
+
+/* A step operand as fused.comp's register: inputs 0 .. 4, step k 5 + k, immediate j 21 + j. */
+static uint32_t fused_reg(uint32_t r, uint32_t n_in)
+{
+    if (r & TF_FUSED_IMM)
+        return FUSED_IMM_REG + (r & ~TF_FUSED_IMM);
+    return r < n_in ? r : r - n_in + TF_FUSED_MAX_INPUTS;
+}
+
 /*
  * The specialisation constants of a call (fused.comp): *op the form word,
  * prog[0 .. 15] the steps with registers renumbered (inputs 0 .. 4, step k
- * 5 + k), prog[16 .. 17] the register of each output (a byte each); and
- * whether the vector form applies.
+ * 5 + k, immediate j 21 + j), prog[16 .. 17] the register of each output (a
+ * byte each); and whether the vector form applies.
  */
 static int fused_program(const tf_fused_params *pr, uint32_t n_in, uint32_t m, const int32_t *p,
                          uint64_t n, uint32_t *op, uint32_t prog[VK_SPEC_WORDS - 1])
@@ -82,13 +102,13 @@ static int fused_program(const tf_fused_params *pr, uint32_t n_in, uint32_t m, c
             aligned = 0;
     }
     uint32_t rank = dense ? 0 : (uint32_t)p[0];
-    *op = n_in | pr->n_steps << 3 | rank << 8 | dense << 12 | bcast << 13 | m << 18;
+    *op = n_in | pr->n_steps << 3 | rank << 8 | dense << 12 | bcast << 13 | m << 18 |
+          fused_n_imm(pr) << 22;
     memset(prog, 0, (VK_SPEC_WORDS - 1) * sizeof *prog);
     for (uint32_t k = 0; k < pr->n_steps; k++) {
         const tf_fused_step *s = &pr->steps[k];
-        uint32_t a = s->a < n_in ? s->a : s->a - n_in + TF_FUSED_MAX_INPUTS;
-        uint32_t b =
-            s->kind == TF_FUSED_BINARY && s->b >= n_in ? s->b - n_in + TF_FUSED_MAX_INPUTS : s->b;
+        uint32_t a = fused_reg(s->a, n_in);
+        uint32_t b = s->kind == TF_FUSED_BINARY ? fused_reg(s->b, n_in) : 0;
         prog[k] = s->kind | s->op << 1 | a << 8 | b << 16;
     }
     for (uint32_t i = 0; i < m; i++) {
@@ -120,6 +140,14 @@ tf_status tf__vk_exec_fused(vk_engine *e, const tf_exec *x)
     uint32_t op, prog[VK_SPEC_WORDS - 1];
     int vec4 = fused_program(pr, n_in, m, p, n, &op, prog);
     int f64 = ops[0]->dtype == TF_F64;
+    for (uint32_t j = 0; j < fused_n_imm(pr); j++) { /* rounded as FILL rounds value.f */
+        if (f64) {
+            memcpy(&p[FUSED_IMMS + 2 * j], &pr->imm[j], sizeof(double));
+        } else {
+            float v = (float)pr->imm[j];
+            memcpy(&p[FUSED_IMMS + 2 * j], &v, sizeof v);
+        }
+    }
     vk_dispatch d = {.shader = vec4 ? (f64 ? VK_SHADER_FUSED_F64_V4 : VK_SHADER_FUSED_F32_V4)
                                     : (f64 ? VK_SHADER_FUSED_F64 : VK_SHADER_FUSED_F32),
                      .spec = op,

@@ -162,7 +162,7 @@ static void test_engine_old_minor_no_fused_outputs(void **state)
     static const tf_fused_step steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
                                            {TF_FUSED_UNARY, TF_UNARY_NEG, 1, 0}};
     static const uint32_t outputs[2] = {0, 1};
-    tf_fused_params fp = {sizeof fp, 2, steps, 2, outputs};
+    tf_fused_params fp = {sizeof fp, 2, steps, 2, outputs, 0, NULL};
     TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &fp, 1, &x, 2, out), TF_ERR_UNSUPPORTED);
     expect_text("old-minor", tf_error_message(), "older than 1.3");
     assert_null(strstr(tf_error_cause(), "fixture")); /* its execute never ran */

@@ -427,6 +427,27 @@ static int fused_program(uint64_t *seed, const fused_ops *o, uint32_t n_in, uint
     return kind;
 }
 
+/*
+ * ABI 1.5: n_imm immediates into a program: some operands (b of the first
+ * BINARY step reading an input, then at random) read immediate j instead,
+ * each immediate read at least once where the program has room. Values with
+ * a fraction no f32 holds, so that the rounding to the dtype shows.
+ */
+static void fused_immediates(uint64_t *seed, uint32_t n_steps, tf_fused_step *steps,
+                             uint32_t n_imm, double *imm)
+{
+    for (uint32_t j = 0; j < n_imm; j++)
+        imm[j] = (ck_rand(seed) * 4 - 2) * (1 + 1e-9 * (double)(j + 1));
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < n_steps; k++) {
+        tf_fused_step *s = &steps[k];
+        if (s->kind == TF_FUSED_BINARY && (j < n_imm || ck_rand(seed) < 0.3))
+            s->b = TF_FUSED_IMM | (j < n_imm ? j++ : rand_below(seed, n_imm));
+        else if (k + 1 < n_steps && ck_rand(seed) < 0.1 && s->kind == TF_FUSED_BINARY)
+            s->a = TF_FUSED_IMM | rand_below(seed, n_imm);
+    }
+}
+
 /* n_out (2 .. n_steps) outputs: n_out - 1 distinct earlier steps in order, then the last. */
 static void fused_outputs(uint64_t *seed, uint32_t n_steps, uint32_t n_out, uint32_t *outputs)
 {
@@ -442,8 +463,9 @@ static void fused_outputs(uint64_t *seed, uint32_t n_steps, uint32_t n_out, uint
 #define FUSED_PER_SHAPE 3
 
 /* The "fused" row's cell (one output), or with `several` the "fused/outputs" row's (2 to
-   CK_MAX_OUT outputs, ABI 1.3: supports() is asked with op m - 1). */
-static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several)
+   CK_MAX_OUT outputs, ABI 1.3: supports() is asked with op m - 1); with `imms` the
+   "fused/immediates" row's (ABI 1.5: one or several outputs, 1 to 8 immediates). */
+static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several, int imms)
 {
     tf_dtype sig[2] = {dt, dt};
     int claims = ck_claims(ctx, row, dt, TF_PRIM_FUSED, 0, sig, 2);
@@ -453,7 +475,7 @@ static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several)
     fused_ops_of(ctx, dt, claims, &ops);
     if (!ops.n)
         return; /* it claims FUSED but no step it could run */
-    uint64_t seed = 0xf05edull + (uint64_t)dt + (several ? 0x1000u : 0);
+    uint64_t seed = 0xf05edull + (uint64_t)dt + (several ? 0x1000u : 0) + (imms ? 0x2000u : 0);
     for (int i = 0; i < n_shapes(ctx); i++) {
         const ck_shape *sh = &k_shapes[i];
         for (int j = 0; j < FUSED_PER_SHAPE; j++) {
@@ -470,8 +492,14 @@ static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several)
             int kind = fused_program(&seed, &ops, n_in, n_steps, steps);
             if (several)
                 fused_outputs(&seed, n_steps, n_out, outputs);
+            double imm[TF_FUSED_MAX_IMMEDIATES];
+            uint32_t n_imm = !imms                ? 0
+                             : v == 0             ? TF_FUSED_MAX_IMMEDIATES
+                                                  : 1 + rand_below(&seed, TF_FUSED_MAX_IMMEDIATES);
+            if (n_imm)
+                fused_immediates(&seed, n_steps, steps, n_imm, imm);
             tf_fused_params p = {sizeof p, n_steps, steps, several ? n_out : 0,
-                                 several ? outputs : NULL};
+                                 several ? outputs : NULL, n_imm, n_imm ? imm : NULL};
             ck_case c = {
                 .prim = TF_PRIM_FUSED, .op = n_out - 1, .params = &p, .n_in = n_in, .n_out = n_out};
             for (uint32_t k = 0; k < n_in; k++) /* POS for some: fewer NaN from log and sqrt */
@@ -489,10 +517,19 @@ void ck_cases_fused(ck_ctx *ctx)
     ck_row *row = ck_row_add(ctx, "fused");
     for (int d = 0; row && d < 2; d++)
         if (want(ctx, k_all[d]))
-            fused_cell(ctx, row, k_all[d], 0);
+            fused_cell(ctx, row, k_all[d], 0, 0);
     /* ABI 1.3: an engine answering no for op > 0 gets "unsup" here, no failure */
     row = ck_row_add(ctx, "fused/outputs");
     for (int d = 0; row && d < 2; d++)
         if (want(ctx, k_all[d]))
-            fused_cell(ctx, row, k_all[d], 1);
+            fused_cell(ctx, row, k_all[d], 1, 0);
+    /* ABI 1.5: immediates, only for engines that declare it (older ones never get them) */
+    if (ctx->meta.abi_minor < 5)
+        return;
+    row = ck_row_add(ctx, "fused/immediates");
+    for (int d = 0; row && d < 2; d++)
+        if (want(ctx, k_all[d])) {
+            fused_cell(ctx, row, k_all[d], 0, 1);
+            fused_cell(ctx, row, k_all[d], 1, 1);
+        }
 }

@@ -322,10 +322,19 @@ static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *i
     const tf_fused_params *p = c->params;
     tf_tensor *reg[CK_MAX_IN + TF_FUSED_MAX_STEPS] = {0};
     tf_tensor *own[TF_FUSED_MAX_STEPS] = {0}; /* the temporaries, to release */
+    tf_tensor *imm[TF_FUSED_MAX_IMMEDIATES] = {0}; /* ABI 1.5: FILLs of the immediates */
+    uint32_t n_imm = TF_ABI_HAS_FIELD(p, tf_fused_params, imm) ? p->n_imm : 0;
     size_t n = c->n_in, m = n_outs(c), next = 0;
     tf_status st = TF_OK;
     memcpy(reg, in, n * sizeof *reg);
     *mag = 0;
+    for (uint32_t j = 0; j < n_imm && j < TF_FUSED_MAX_IMMEDIATES && !st; j++) {
+        /* an immediate is what a FILL of the dtype with its value gives */
+        tf_fill_params fp = {.struct_size = sizeof fp, .value = {p->imm[j], 0}};
+        st = tf_tensor_empty(e, c->out.dtype, c->out.rank, c->out.shape, &imm[j]);
+        if (!st)
+            st = tf_engine_execute(e, TF_PRIM_FILL, &fp, 0, NULL, 1, &imm[j]);
+    }
     for (uint32_t k = 0; k < p->n_steps && !st; k++) {
         const tf_fused_step *s = &p->steps[k];
         int last = k + 1 == p->n_steps;
@@ -338,7 +347,8 @@ static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *i
         reg[n + k] = dst;
         tf_unary_params up = {sizeof up, s->op};
         tf_binary_params bp = {sizeof bp, s->op};
-        tf_tensor *ab[2] = {reg[s->a], reg[s->b]};
+        tf_tensor *ab[2] = {s->a & TF_FUSED_IMM ? imm[s->a & ~TF_FUSED_IMM] : reg[s->a],
+                            s->b & TF_FUSED_IMM ? imm[s->b & ~TF_FUSED_IMM] : reg[s->b]};
         st = s->kind == TF_FUSED_UNARY ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, ab, 1, &dst)
                                        : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, ab, 1, &dst);
         if (!st && !last)
@@ -346,6 +356,8 @@ static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *i
     }
     for (uint32_t k = 0; k < p->n_steps; k++)
         tf_tensor_release(own[k]);
+    for (uint32_t j = 0; j < TF_FUSED_MAX_IMMEDIATES; j++)
+        tf_tensor_release(imm[j]);
     return st;
 }
 

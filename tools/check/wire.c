@@ -109,6 +109,8 @@ void ck_wire_case(wbuf *b, int row, int col, int claimed, const ck_row *r, const
         put(b, f->steps, f->n_steps * sizeof *f->steps);
         if (f->n_outputs > 1)
             put(b, f->outputs, f->n_outputs * sizeof *f->outputs);
+        if (TF_ABI_HAS_FIELD(f, tf_fused_params, imm) && f->n_imm)
+            put(b, f->imm, f->n_imm * sizeof *f->imm);
     }
 }
 
@@ -183,13 +185,19 @@ int ck_wire_decode(const unsigned char *p, size_t n, job *j)
     j->c.params = size ? j->params.bytes : NULL;
     if (j->c.prim == TF_PRIM_FUSED && size) {
         tf_fused_params *f = (tf_fused_params *)(void *)j->params.bytes;
-        if (f->n_steps > TF_FUSED_MAX_STEPS || f->n_outputs > CK_MAX_OUT)
+        uint32_t n_imm = TF_ABI_HAS_FIELD(f, tf_fused_params, imm) ? f->n_imm : 0;
+        if (f->n_steps > TF_FUSED_MAX_STEPS || f->n_outputs > CK_MAX_OUT ||
+            n_imm > TF_FUSED_MAX_IMMEDIATES)
             return 0;
         get(&r, j->steps, f->n_steps * sizeof *j->steps);
         f->steps = j->steps;
         if (f->n_outputs > 1)
             get(&r, j->outputs, f->n_outputs * sizeof *j->outputs);
         f->outputs = f->n_outputs > 1 ? j->outputs : NULL;
+        if (n_imm)
+            get(&r, j->imm, n_imm * sizeof *j->imm);
+        if (TF_ABI_HAS_FIELD(f, tf_fused_params, imm))
+            f->imm = n_imm ? j->imm : NULL;
     }
     return !r.bad && j->c.n_in <= CK_MAX_IN && j->c.n_out <= CK_MAX_OUT;
 }

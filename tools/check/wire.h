@@ -55,6 +55,7 @@ typedef struct job {
     } params;
     tf_fused_step steps[TF_FUSED_MAX_STEPS];
     uint32_t outputs[CK_MAX_OUT];
+    double imm[TF_FUSED_MAX_IMMEDIATES]; /* ABI 1.5 */
     int section, index;
     ck_check_fn fn;
     char what[200];          /* JOB_CHECK: its name */

@@ -4,18 +4,17 @@
  *
  * The step's session defers its elementwise ops (TF_DEFER_ALWAYS), so what
  * is issued back to back with one shape and dtype becomes one FUSED call
- * that writes only the results still held when it runs. Two things follow,
- * and the code is shaped by them:
+ * that writes only the results still held when it runs. So:
  *
  * - Intermediates are released as soon as the next op is issued: a result
  *   nobody holds when its batch runs is never written.
- * - A batch takes at most 5 inputs (scalar constants included) and 8 steps.
- *   Adam's update needs more, so it is cut where its state is complete: the
- *   moments are computed on views of shape [n] (phase A), the parameter on
- *   views of shape [n, 1] (phase B), and AdamW's decay on [n, 1, 1]: a new
- *   shape closes the open batch, so each phase is one call, and what crosses
- *   from one to the next (m, v, the decayed p) is exactly what must be
- *   written anyway. The views cost nothing (reshape of dense memory).
+ * - Scalar constants (lr, betas, bias corrections, eps) are 0-d tensors the
+ *   session filled, which an engine of ABI 1.5 or later takes as FUSED
+ *   immediates: they spend none of a program's 5 inputs. An update reads at
+ *   most 4 tensors (p, g and two state tensors), has at most 14 steps
+ *   (Adam with L2 decay), of a batch's 16, and holds at most 3 results, so
+ *   each update is one FUSED call; optim_step.c closes the batch after each
+ *   parameter's update, so that the next one starts its own.
  *
  * Every helper takes the chain and does nothing once it holds an error;
  * `own` says which operands the helper releases once the op is issued.
@@ -64,20 +63,6 @@ static tf_eager *K(chain *k, double value)
     return e;
 }
 
-/* x viewed with another shape (a new reference; x is released if `own`). */
-static tf_eager *view(chain *k, tf_eager *x, size_t rank, const int64_t *shape, int own)
-{
-    tf_eager *r = NULL;
-    if (!k->st && x) {
-        tf_status st = tf_session_reshape(k->s, x, rank, shape, &r);
-        if (st)
-            k->st = tt_fail_core(st, "optim step: reshape");
-    }
-    if (own)
-        tf_eager_release(x);
-    return r;
-}
-
 static tf_eager *sqrt_of(chain *k, tf_eager *x)
 {
     tf_eager *r = NULL;
@@ -96,59 +81,30 @@ static tf_eager *retained(tf_eager *x)
     return x;
 }
 
-/* The shapes of one update: the parameter's own, and the phases' views. */
-typedef struct shapes {
-    size_t rank;
-    const int64_t *shape;
-    int64_t a[1], b[2], c[3]; /* [n], [n, 1], [n, 1, 1] */
-} shapes;
-
-static shapes shapes_of(const tf_eager *p)
-{
-    const tf_tensor *t = tf_eager_value(p);
-    int64_t n = (int64_t)tf_tensor_numel(t);
-    shapes z = {tf_tensor_rank(t), tf_tensor_shape(t), {n}, {n, 1}, {n, 1, 1}};
-    return z;
-}
-
 /* ---- SGD ---- */
 
 /* The momentum buffer of this step (new reference), from the direction d (borrowed). */
-static tf_eager *sgd_buffer(chain *k, const tt_update *u, const shapes *z, tf_eager *d)
+static tf_eager *sgd_buffer(chain *k, const tt_update *u, tf_eager *d)
 {
     if (!u->state[0])
         return retained(d); /* PyTorch: the buffer starts as a copy of d */
     const tf_optim_options *o = u->o;
-    tf_eager *b = op2(k, tf_session_mul, view(k, u->state[0], 1, z->a, 0), K(k, o->momentum),
-                      OWN_X);
+    tf_eager *b = op2(k, tf_session_mul, u->state[0], K(k, o->momentum), 0);
     tf_eager *scaled = o->dampening != 0
                            ? op2(k, tf_session_mul, K(k, 1 - o->dampening), d, 0)
                            : retained(d);
     return op2(k, tf_session_add, b, scaled, OWN_XY);
 }
 
-/*
- * Makes the constants of an update before its first elementwise op, so that
- * nothing else is issued between the ops of a phase.
- */
-static void prepare(chain *k, const double *values, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        K(k, values[i]);
-}
-
 static void sgd(chain *k, tt_update *u)
 {
     const tf_optim_options *o = u->o;
-    shapes z = shapes_of(u->p);
-    prepare(k, (const double[]){o->weight_decay, o->momentum, 1 - o->dampening, o->lr}, 4);
-    tf_eager *p = view(k, u->p, 1, z.a, 0);
-    tf_eager *d = view(k, u->g, 1, z.a, 0);
+    tf_eager *d = retained(u->g);
     if (o->weight_decay != 0)
-        d = op2(k, tf_session_add, d, op2(k, tf_session_mul, K(k, o->weight_decay), p, 0),
+        d = op2(k, tf_session_add, d, op2(k, tf_session_mul, K(k, o->weight_decay), u->p, 0),
                 OWN_XY);
     if (o->momentum != 0) {
-        tf_eager *b = sgd_buffer(k, u, &z, d);
+        tf_eager *b = sgd_buffer(k, u, d);
         if (o->nesterov) {
             d = op2(k, tf_session_add, d, op2(k, tf_session_mul, K(k, o->momentum), b, 0),
                     OWN_XY);
@@ -156,11 +112,9 @@ static void sgd(chain *k, tt_update *u)
             tf_eager_release(d);
             d = retained(b);
         }
-        u->state_out[0] = view(k, b, z.rank, z.shape, 1);
+        u->state_out[0] = b;
     }
-    tf_eager *next = op2(k, tf_session_sub, p, op2(k, tf_session_mul, K(k, o->lr), d, OWN_Y),
-                         OWN_XY);
-    u->p_out = view(k, next, z.rank, z.shape, 1);
+    u->p_out = op2(k, tf_session_sub, u->p, op2(k, tf_session_mul, K(k, o->lr), d, OWN_Y), 0);
 }
 
 /* ---- Adam and AdamW ---- */
@@ -174,26 +128,24 @@ static void adam_ac(const tf_optim_options *o, uint64_t step, double *a, double 
     *c = o->eps * bc1 / o->lr;
 }
 
-/* Phase A: the moments m, v on [n] views (new references in *m, *v). */
-static void adam_moments(chain *k, tf_optim_kind kind, tt_update *u, const shapes *z,
-                         tf_eager **m, tf_eager **v)
+/* The moments m, v (new references in *m, *v). */
+static void adam_moments(chain *k, tf_optim_kind kind, tt_update *u, tf_eager **m, tf_eager **v)
 {
     const tf_optim_options *o = u->o;
-    tf_eager *g = view(k, u->g, 1, z->a, 0);
+    tf_eager *g = retained(u->g);
     if (kind == TF_OPTIM_ADAM && o->weight_decay != 0) {
-        tf_eager *decay = op2(k, tf_session_mul, K(k, o->weight_decay),
-                              view(k, u->p, 1, z->a, 0), OWN_Y);
+        tf_eager *decay = op2(k, tf_session_mul, K(k, o->weight_decay), u->p, 0);
         g = op2(k, tf_session_add, g, decay, OWN_XY);
     }
     double c1 = 1 - o->beta1, c2 = 1 - o->beta2;
     tf_eager *gg = op2(k, tf_session_mul, g, g, 0);
     if (u->state[0]) { /* m + c1 (g - m), v + c2 (g g - v): PyTorch's lerp */
-        tf_eager *m0 = view(k, u->state[0], 1, z->a, 0), *v0 = view(k, u->state[1], 1, z->a, 0);
+        tf_eager *m0 = u->state[0], *v0 = u->state[1];
         tf_eager *dm = op2(k, tf_session_mul, K(k, c1), op2(k, tf_session_sub, g, m0, 0), OWN_Y);
-        *m = op2(k, tf_session_add, m0, dm, OWN_XY);
+        *m = op2(k, tf_session_add, m0, dm, OWN_Y);
         tf_eager *dv = op2(k, tf_session_mul, K(k, c2), op2(k, tf_session_sub, gg, v0, OWN_X),
                            OWN_Y);
-        *v = op2(k, tf_session_add, v0, dv, OWN_XY);
+        *v = op2(k, tf_session_add, v0, dv, OWN_Y);
     } else { /* the same from m = v = 0 */
         *m = op2(k, tf_session_mul, K(k, c1), g, 0);
         *v = op2(k, tf_session_mul, K(k, c2), gg, OWN_Y);
@@ -201,43 +153,30 @@ static void adam_moments(chain *k, tf_optim_kind kind, tt_update *u, const shape
     tf_eager_release(g);
 }
 
-/* Phase B: p - m / (sqrt(v) a + c) on [n, 1] views, with p decayed first for AdamW. */
-static tf_eager *adam_param(chain *k, tf_optim_kind kind, tt_update *u, const shapes *z,
-                            tf_eager *m, tf_eager *v)
+/* p - m / (sqrt(v) a + c), with p decayed first for AdamW (new reference). */
+static tf_eager *adam_param(chain *k, tf_optim_kind kind, tt_update *u, tf_eager *m, tf_eager *v)
 {
     const tf_optim_options *o = u->o;
-    tf_eager *p;
-    if (kind == TF_OPTIM_ADAMW && o->weight_decay != 0) /* its own phase, [n, 1, 1] */
-        p = view(k,
-                 op2(k, tf_session_mul, view(k, u->p, 3, z->c, 0),
-                     K(k, 1 - o->lr * o->weight_decay), OWN_X),
-                 2, z->b, 1);
-    else
-        p = view(k, u->p, 2, z->b, 0);
+    tf_eager *p = kind == TF_OPTIM_ADAMW && o->weight_decay != 0
+                      ? op2(k, tf_session_mul, u->p, K(k, 1 - o->lr * o->weight_decay), 0)
+                      : retained(u->p);
     if (o->lr == 0)
         return p; /* the step size is zero (a and c below would be infinite) */
     double a, c;
     adam_ac(o, u->t, &a, &c);
-    tf_eager *den = op2(k, tf_session_mul, sqrt_of(k, view(k, v, 2, z->b, 0)), K(k, a), OWN_X);
+    tf_eager *den = op2(k, tf_session_mul, sqrt_of(k, retained(v)), K(k, a), OWN_X);
     den = op2(k, tf_session_add, den, K(k, c), OWN_X);
-    tf_eager *delta = op2(k, tf_session_div, view(k, m, 2, z->b, 0), den, OWN_XY);
+    tf_eager *delta = op2(k, tf_session_div, m, den, OWN_Y);
     return op2(k, tf_session_sub, p, delta, OWN_XY);
 }
 
 static void adam(chain *k, tf_optim_kind kind, tt_update *u)
 {
-    const tf_optim_options *o = u->o;
-    shapes z = shapes_of(u->p);
-    double a = 0, c = 0;
-    if (o->lr != 0)
-        adam_ac(o, u->t, &a, &c);
-    prepare(k, (const double[]){o->weight_decay, 1 - o->beta1, 1 - o->beta2, a, c,
-                                1 - o->lr * o->weight_decay}, 6);
     tf_eager *m = NULL, *v = NULL;
-    adam_moments(k, kind, u, &z, &m, &v);
-    u->p_out = view(k, adam_param(k, kind, u, &z, m, v), z.rank, z.shape, 1);
-    u->state_out[0] = view(k, m, z.rank, z.shape, 1);
-    u->state_out[1] = view(k, v, z.rank, z.shape, 1);
+    adam_moments(k, kind, u, &m, &v);
+    u->p_out = adam_param(k, kind, u, m, v);
+    u->state_out[0] = m;
+    u->state_out[1] = v;
 }
 
 tf_status tt_rule_update(tf_optim_kind kind, tf_session *s, tt_consts *c, tt_update *u)

@@ -3,7 +3,8 @@
  * read and replace its parameters and state.
  *
  * A step issues every update in one session that defers elementwise ops
- * (TF_DEFER_ALWAYS) under a no-grad scope, then synchronises the engine,
+ * (TF_DEFER_ALWAYS) under a no-grad scope, each update's batch closed (run)
+ * before the next one's ops, then synchronises the engine,
  * which runs the open batches and reports their failures, then makes the new
  * variables, and publishes only when all of that succeeded.
  */
@@ -183,9 +184,17 @@ static tf_status step_run(step *w)
     tf_status st = tf_scope_begin_no_grad(opt->rt, &guard);
     if (st)
         return tt_fail_core(st, "optim_step: no-grad scope");
-    for (size_t i = 0; i < opt->n_params && !st; i++)
-        if (w->u[i].g)
-            st = tt_rule_update(opt->kind, w->s, &w->consts, &w->u[i]);
+    for (size_t i = 0; i < opt->n_params && !st; i++) {
+        if (!w->u[i].g)
+            continue;
+        st = tt_rule_update(opt->kind, w->s, &w->consts, &w->u[i]);
+        /* each update its own batch (one FUSED call): the next parameter's ops,
+           of the same shape perhaps, must not join this one's */
+        if (!st && opt->defer != TF_DEFER_OFF &&
+            ((st = tf_session_set_defer(w->s, TF_DEFER_OFF)) ||
+             (st = tf_session_set_defer(w->s, opt->defer))))
+            st = tt_fail_core(st, "optim_step: the engine failed the update of parameter %zu", i);
+    }
     tf_scope_end(&guard);
     if (!st && (st = tf_engine_synchronize(w->engine)))
         st = tt_fail_core(st, "optim_step: the engine failed the update");

@@ -158,8 +158,9 @@ extern "C" {
 #endif
 
 #define TF_ENGINE_ABI_MAJOR 1
-/* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED; 1.3: FUSED outputs; 1.4: complex dtypes */
-#define TF_ENGINE_ABI_MINOR 4
+/* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED; 1.3: FUSED outputs; 1.4: complex dtypes;
+   1.5: FUSED immediates */
+#define TF_ENGINE_ABI_MINOR 5
 
 #define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
 
@@ -440,6 +441,15 @@ typedef struct tf_device_info {
      * dtypes being the n inputs' and then the m outputs'. Outputs share      \
      * memory with no input and no other output (no in-place form). The       \
      * host sends m > 1 only to engines built against 1.3 or later.           \
+     * ABI 1.5, immediates: a step operand (a, or b of a BINARY step) of      \
+     * TF_FUSED_IMM | j reads the scalar tf_fused_params.imm[j] (j < n_imm <= \
+     * TF_FUSED_MAX_IMMEDIATES) at every element, rounded once to the         \
+     * program's dtype as a FILL of that dtype with value.f = imm[j] rounds   \
+     * it (so the result is the one an input filled with it gives: bit for    \
+     * bit on the CPU engine). An immediate is not a register: no step        \
+     * writes one, no output names one. supports() is asked as without them  \
+     * (n inputs, m outputs). The host sends n_imm > 0 only to engines built  \
+     * against 1.5 or later, and to older ones a struct ending above n_imm.   \
      */                                                                       \
     X(FUSED, fused, 16)
 
@@ -668,15 +678,23 @@ typedef enum tf_fused_kind {
     TF_FUSED_KIND_COUNT_ = 2
 } tf_fused_kind;
 
+/*
+ * The limits of one FUSED program. The host's deferred batches
+ * (docs/runtime.md) hold up to TF_FUSED_MAX_STEPS steps since 1.5 (8 before),
+ * of which at most TF_FUSED_MAX_OUTPUTS are written by one call.
+ */
 #define TF_FUSED_MAX_INPUTS 5
 #define TF_FUSED_MAX_STEPS 16
-#define TF_FUSED_MAX_OUTPUTS 8 /* ABI 1.3 */
+#define TF_FUSED_MAX_OUTPUTS 8     /* ABI 1.3 */
+#define TF_FUSED_MAX_IMMEDIATES 8  /* ABI 1.5 */
+/* ABI 1.5: the operand encoding of immediate j (tf_fused_step.a, .b): TF_FUSED_IMM | j. */
+#define TF_FUSED_IMM 0x80000000u
 
 /* One step of a TF_PRIM_FUSED program (ABI 1.2). */
 typedef struct tf_fused_step {
     uint32_t kind; /* tf_fused_kind */
     uint32_t op;   /* a tf_unary_op or tf_binary_op */
-    uint32_t a, b; /* operand registers; b is 0 for UNARY */
+    uint32_t a, b; /* operand registers (1.5: or TF_FUSED_IMM | j); b is 0 for UNARY */
 } tf_fused_step;
 
 typedef struct tf_fused_params {
@@ -693,6 +711,16 @@ typedef struct tf_fused_params {
      */
     uint32_t n_outputs;
     const uint32_t *outputs;
+    /*
+     * ABI 1.5 (read only when TF_ABI_HAS_FIELD(p, tf_fused_params, imm)
+     * holds; older hosts' structs end above, and engines built against an
+     * older minor receive a struct that ends above): n_imm scalar constants,
+     * 0 .. TF_FUSED_MAX_IMMEDIATES, that operands TF_FUSED_IMM | j read; imm
+     * is ignored when n_imm is 0. Each is rounded to the program's dtype
+     * (f32: as (float)imm[j]) before any step reads it.
+     */
+    uint32_t n_imm;
+    const double *imm;
 } tf_fused_params;
 
 /* ===================================================================== */

@@ -91,7 +91,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
         n_in = fx->n_in;
     }
     tf_fused_step steps[TF_FUSED_MAX_STEPS];
-    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps, 0, NULL};
+    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps, 0, NULL, 0, NULL};
     tf_tensor *in[TF_FUSED_MAX_INPUTS] = {NULL};
     tf_eager *keep[TF_FUSED_MAX_INPUTS] = {NULL};
     int alias = -1;
@@ -118,7 +118,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
     }
     if (!st && fused && p.n_steps == 1) {
         /* one step: the primitive itself, which costs an engine less to check and run */
-        st = tf__lazy_run_step(s->engine, &steps[0], in, out);
+        st = tf__lazy_run_step(s->engine, &steps[0], in, NULL, out);
     } else if (!st && fused) {
         st = tf__engine_execute_fused(s->engine, &p, n_in, in, 1, &out, alias);
     }

@@ -144,6 +144,36 @@ static bool complex_unknown(const tf_engine *e, const uint32_t *dt, size_t n)
     return false;
 }
 
+/* The first minor of the engine ABI whose engines take FUSED immediates. */
+#define IMMEDIATES_ABI_MINOR 5u
+
+bool tf__engine_immediates(const tf_engine *e)
+{
+    return e->desc->abi_minor >= IMMEDIATES_ABI_MINOR;
+}
+
+/*
+ * ABI 1.5: FUSED params carry immediates, which an engine built against an
+ * older minor never sees: a call with some is refused, and one without gets
+ * the params as its minor defines them (a struct ending above n_imm), so
+ * that no 1.5 field reaches it.
+ */
+static tf_status fused_for_engine(const tf_engine *e, const tf_fused_params *p,
+                                  tf_fused_params *old, const void **params)
+{
+    if (tf__engine_immediates(e) || !TF_ABI_HAS_FIELD(p, tf_fused_params, n_imm))
+        return TF_OK;
+    if (p->n_imm)
+        return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
+                         "engine '%s' does not support FUSED immediates (it was built against "
+                         "an engine ABI older than 1.5)",
+                         e->desc->name);
+    *old = *p;
+    old->struct_size = (uint32_t)offsetof(tf_fused_params, n_imm);
+    *params = old;
+    return TF_OK;
+}
+
 /* A question the engine's minor cannot understand: answered no without asking. */
 static bool question_unknown(const tf_engine *e, tf_prim prim, uint32_t op, const uint32_t *dt,
                              size_t n)
@@ -601,7 +631,9 @@ static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const 
     uint32_t op = tf__prim_op(prim, params);
     if ((st = check_supported(e, prim, op, n_inputs, inputs, n_outputs, outputs)))
         return st;
-    if (prim == TF_PRIM_FUSED && (st = check_fused_steps(e, params, outputs[0]->dtype)))
+    tf_fused_params old_fused;
+    if (prim == TF_PRIM_FUSED && ((st = check_fused_steps(e, params, outputs[0]->dtype)) ||
+                                  (st = fused_for_engine(e, params, &old_fused, &params))))
         return st;
     tf_operand ops[MAX_OPERANDS];
     const tf_operand *in_ptrs[MAX_OPERANDS], *out_ptrs[MAX_OPERANDS];
@@ -636,6 +668,27 @@ static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const 
     return TF_OK;
 }
 
+/* The outputs of a call are about to be written: what was known of their contents is not
+   any more (tensor_internal.h, fill_n). */
+static void forget_fills(size_t n, tf_tensor *const *outputs)
+{
+    for (size_t i = 0; i < n; i++)
+        if (atomic_load_explicit(&outputs[i]->storage->fill_n, memory_order_relaxed))
+            atomic_store_explicit(&outputs[i]->storage->fill_n, 0, memory_order_relaxed);
+}
+
+/* A FILL of t has succeeded: its value is known where t is dense from element 0. */
+static void note_fill(const tf_fill_params *p, const tf_tensor *t)
+{
+    if ((t->dtype != TF_F32 && t->dtype != TF_F64) || t->offset != 0 || t->numel == 0 ||
+        !tf__strides_dense(t->rank, t->shape, t->strides))
+        return;
+    tf_storage *s = t->storage;
+    s->fill_value = t->dtype == TF_F32 ? (double)(float)p->value.f : p->value.f;
+    s->fill_dtype = t->dtype;
+    atomic_store_explicit(&s->fill_n, (int64_t)t->numel, memory_order_release);
+}
+
 /* tf_engine_execute, with `alias` as in check_outputs. */
 static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t n_inputs,
                          tf_tensor *const *inputs, size_t n_outputs, tf_tensor *const *outputs,
@@ -658,9 +711,12 @@ static tf_status execute(tf_engine *e, tf_prim prim, const void *params, size_t 
     for (size_t i = 0; i < n_outputs; i++)
         if ((st = tf__ready_write(outputs[i])))
             return st;
+    forget_fills(n_outputs, outputs);
     bool taken = tf__engine_lock(e);
     st = call_engine(e, prim, params, n_inputs, inputs, n_outputs, outputs);
     tf__engine_unlock(e, taken);
+    if (!st && prim == TF_PRIM_FILL)
+        note_fill(params, outputs[0]);
     return st;
 }
 

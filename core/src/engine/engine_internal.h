@@ -41,6 +41,8 @@ struct tf_engine {
 
 void tf__engine_retain(tf_engine *engine);
 void tf__engine_release(tf_engine *engine);
+/* Whether the engine takes FUSED immediates (built against ABI 1.5 or later). */
+bool tf__engine_immediates(const tf_engine *engine);
 /* Whether the engine declared TF_ENGINE_CAP_IN_PLACE. */
 bool tf__engine_in_place(const tf_engine *engine);
 /*

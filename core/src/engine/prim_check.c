@@ -595,10 +595,36 @@ static tf_status fail_step(const call *c, tf_status st, uint32_t k, const char *
     return fail(c, st, arg, "step %u%s", k, msg);
 }
 
+/* The immediates a FUSED call's params carry: params.n_imm of a struct of ABI 1.5 or
+   later, else none. */
+static uint32_t fused_n_imm(const tf_fused_params *p)
+{
+    return TF_ABI_HAS_FIELD(p, tf_fused_params, imm) ? p->n_imm : 0;
+}
+
+/* Whether operand register r of a step with n_regs registers before it (and n_imm
+   immediates) holds a value; what it reads otherwise, in msg. */
+static bool fused_operand_ok(uint32_t r, uint32_t n_regs, uint32_t n_imm, const char *which,
+                             char *msg, size_t size)
+{
+    if (r & TF_FUSED_IMM) {
+        if ((r & ~TF_FUSED_IMM) < n_imm)
+            return true;
+        snprintf(msg, size, " reads immediate %u (%s), but params.n_imm is %u",
+                 r & ~TF_FUSED_IMM, which, n_imm);
+        return false;
+    }
+    if (r < n_regs)
+        return true;
+    snprintf(msg, size, " reads register %u (%s), but only registers 0..%u exist", r, which,
+             n_regs - 1);
+    return false;
+}
+
 static tf_status check_fused_step(const call *c, uint32_t k, const tf_fused_step *s)
 {
     char msg[96];
-    uint32_t n_regs = (uint32_t)c->n_in + k;
+    uint32_t n_regs = (uint32_t)c->n_in + k, n_imm = fused_n_imm(c->params);
     if (s->kind >= TF_FUSED_KIND_COUNT_) {
         snprintf(msg, sizeof msg, " has unknown kind %u", s->kind);
         return fail_step(c, TF_ERR_VALIDATION, k, "kind", msg);
@@ -615,16 +641,10 @@ static tf_status check_fused_step(const call *c, uint32_t k, const tf_fused_step
                  tf_dtype_name(dt));
         return fail_step(c, TF_ERR_DTYPE_MISMATCH, k, "op", msg);
     }
-    if (s->a >= n_regs) {
-        snprintf(msg, sizeof msg, " reads register %u (a), but only registers 0..%u exist", s->a,
-                 n_regs - 1);
+    if (!fused_operand_ok(s->a, n_regs, n_imm, "a", msg, sizeof msg))
         return fail_step(c, TF_ERR_VALIDATION, k, "a", msg);
-    }
-    if (binary && s->b >= n_regs) {
-        snprintf(msg, sizeof msg, " reads register %u (b), but only registers 0..%u exist", s->b,
-                 n_regs - 1);
+    if (binary && !fused_operand_ok(s->b, n_regs, n_imm, "b", msg, sizeof msg))
         return fail_step(c, TF_ERR_VALIDATION, k, "b", msg);
-    }
     if (!binary && s->b != 0) {
         snprintf(msg, sizeof msg, " is unary, so b must be 0, got %u", s->b);
         return fail_step(c, TF_ERR_VALIDATION, k, "b", msg);
@@ -690,6 +710,12 @@ static tf_status check_fused(const call *c)
                     TF_FUSED_MAX_STEPS);
     if (!p->steps)
         return fail(c, TF_ERR_VALIDATION, "steps", "steps is NULL");
+    uint32_t n_imm = fused_n_imm(p);
+    if (n_imm > TF_FUSED_MAX_IMMEDIATES)
+        return fail(c, TF_ERR_VALIDATION, "n_imm", "params.n_imm is %u, expected 0 to %d", n_imm,
+                    TF_FUSED_MAX_IMMEDIATES);
+    if (n_imm && !p->imm)
+        return fail(c, TF_ERR_VALIDATION, "imm", "params.imm is NULL with n_imm %u", n_imm);
     if (m > 1 && (st = check_fused_outputs(c, p, m)))
         return st;
     tf_dtype dt = c->out[0]->dtype;

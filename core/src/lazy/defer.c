@@ -50,9 +50,21 @@
  * every such result as held. The eager forgets its batch under the engine
  * lock when it dies (tf__lazy_disown).
  *
+ * Scalar constants as immediates (engines of ABI 1.5 or later). An operand
+ * whose memory a FILL made and nothing wrote since (the engine boundary
+ * keeps its value on the storage: fill_n) is a constant the host knows: it
+ * joins the batch as an immediate of the FUSED call, TF_FX_IMM | j, rather
+ * than as one of its TF_FUSED_MAX_INPUTS inputs (learning rates, betas,
+ * the 2 of x * 2). The engine rounds it to the dtype as the FILL did, so
+ * the bits are those of the input. Its tensor is still kept and counted as
+ * a reader: a write into it runs the batch first, and an engine that takes
+ * the batch as one primitive per step reads it as memory.
+ *
  * A batch runs: when one of its results is read; when an op does not fit it
  * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
- * TF_FUSED_MAX_OUTPUTS steps); at tf_engine_synchronize; at session end. If
+ * TF_FUSED_MAX_IMMEDIATES immediates, more than TF_FUSED_MAX_STEPS steps,
+ * 8 before ABI 1.5, or a ninth result still held when the next op comes);
+ * at tf_engine_synchronize; at session end. If
  * the engine fails it, the error goes to whoever made it run, and its
  * results are marked lost (k_lost): reading them later is a
  * TF_ERR_BACKEND error, never stale memory.
@@ -61,8 +73,13 @@
 
 #include "lazy_internal.h"
 
-/* The most steps of a batch: each may become an output of its one call. */
-#define DEFER_MAX_STEPS TF_FUSED_MAX_OUTPUTS
+/*
+ * The most steps of a batch: a program's on engines of ABI 1.5 or later, of
+ * which at most TF_FUSED_MAX_OUTPUTS may be held (plan() counts them); on
+ * older engines TF_FUSED_MAX_OUTPUTS, so that each step may become an output
+ * of the one call.
+ */
+#define DEFER_MAX_STEPS TF_FUSED_MAX_STEPS
 
 struct tf_batch {
     tf_engine *engine;
@@ -71,9 +88,15 @@ struct tf_batch {
     tf_dtype dtype;
     uint32_t rank;
     int64_t shape[TF_MAX_RANK];
-    uint32_t n_in, n_steps;
+    uint32_t n_in, n_steps, n_imm;
     tf_tensor *in[TF_FUSED_MAX_INPUTS];   /* retained; their storages count us as readers */
-    tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, or a step */
+    /* ABI 1.5: scalar constants read as immediates (TF_FX_IMM | j), and the
+       tensors they were read from (retained; their storages count us as
+       readers: a write into one runs the batch first, and an engine that
+       takes no FUSED call for the batch reads them) */
+    double imm[TF_FUSED_MAX_IMMEDIATES];
+    tf_tensor *imm_t[TF_FUSED_MAX_IMMEDIATES];
+    tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, TF_FX_IMM | imm, a step */
     tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
     const void *owner[DEFER_MAX_STEPS];   /* what out[k] became (an eager tensor), or NULL */
     bool (*wanted)(const void *owner);    /* whether anything may still read an owner's value */
@@ -83,6 +106,12 @@ struct tf_batch {
     tf_reduce_params tail;                /* the tail's REDUCE */
     tf_defer_stats stats;                 /* the session's (changed under the lock) */
 };
+
+/* The most steps a batch of e takes (see DEFER_MAX_STEPS). */
+static uint32_t max_steps(tf_engine *e)
+{
+    return tf__engine_immediates(e) ? DEFER_MAX_STEPS : TF_FUSED_MAX_OUTPUTS;
+}
 
 static struct tf_batch k_lost;      /* the mark of memory whose batch failed */
 static struct tf_batch k_unwritten; /* the mark of a result left unwritten */
@@ -122,8 +151,8 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     for (uint32_t k = 0; k < n; k++)
         dst[k] = held[k] ? b->out[k] : NULL;
     b->stats.engine_calls += n;
-    tf_status st =
-        tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->dtype, b->rank, b->shape, dst);
+    tf_status st = tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->imm_t, b->dtype,
+                                      b->rank, b->shape, dst);
     for (uint32_t k = 0; k < n; k++)
         if (!held[k])
             tf_tensor_release(dst[k]);
@@ -154,8 +183,8 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
         return run_unfused(b, steps, n, held);
     b->stats.engine_calls++;
     if (n == 1) /* one step: the primitive itself */
-        return tf__lazy_run_step(b->engine, &steps[0], b->in, out_t[0]);
-    tf_fused_params p = {sizeof p, n, steps, n_out, outs};
+        return tf__lazy_run_step(b->engine, &steps[0], b->in, b->imm_t, out_t[0]);
+    tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm};
     return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
 }
 
@@ -207,7 +236,11 @@ static tf_status run_batch(struct tf_batch *b)
         atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
         tf_tensor_release(b->in[i]);
     }
-    b->n_in = b->n_steps = 0;
+    for (uint32_t j = 0; j < b->n_imm; j++) {
+        atomic_fetch_sub_explicit(&b->imm_t[j]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(b->imm_t[j]);
+    }
+    b->n_in = b->n_steps = b->n_imm = 0;
     b->open = false;
     tf_engine *e = b->engine;
     if (b->prev)
@@ -329,20 +362,85 @@ typedef enum plan_result {
     PLAN_MARKED
 } plan_result;
 
+/* What plan() makes of a program's operands: b's inputs and immediates as they would be. */
+typedef struct plan_ins {
+    uint32_t n_in, n_imm;
+    tf_tensor *in[TF_FUSED_MAX_INPUTS];
+    double imm[TF_FUSED_MAX_IMMEDIATES];
+    tf_tensor *imm_t[TF_FUSED_MAX_IMMEDIATES];
+} plan_ins;
+
+
+/*
+ * Whether t is a scalar constant of b's dtype the host knows (a FILL made it:
+ * tensor_internal.h, fill_n), every element t addresses holding it, which b
+ * may read as an immediate (its engine is of ABI 1.5 or later); *value: it.
+ */
+static bool known_constant(const struct tf_batch *b, const tf_tensor *t, double *value)
+{
+    const tf_storage *s = t->storage;
+    int64_t n = atomic_load_explicit(&((tf_storage *)s)->fill_n, memory_order_acquire);
+    if (n == 0 || s->fill_dtype != t->dtype || !tf__engine_immediates(b->engine))
+        return false;
+    int64_t lo, hi;
+    tf__view_extent(t->rank, t->shape, t->strides, t->offset, &lo, &hi);
+    if (lo < 0 || hi >= n)
+        return false;
+    *value = s->fill_value;
+    return true;
+}
+
+/* How many of b's results something other than b holds now: at most that many are
+   written when b runs (a result only b holds stays so). */
+static uint32_t live_results(const struct tf_batch *b)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < b->n_steps; k++)
+        n += b->out[k] && still_held(b->out[k]);
+    return n;
+}
+
+/* The reference of immediate `value` (read from t) in pi, added if new; TF_FX_NONE when
+   the immediates are full. */
+static uint32_t immediate_ref(plan_ins *pi, double value, tf_tensor *t)
+{
+    for (uint32_t j = 0; j < pi->n_imm; j++)
+        if (memcmp(&pi->imm[j], &value, sizeof value) == 0)
+            return TF_FX_IMM | j;
+    if (pi->n_imm == TF_FUSED_MAX_IMMEDIATES)
+        return TF_FX_NONE;
+    pi->imm[pi->n_imm] = value;
+    pi->imm_t[pi->n_imm] = t;
+    return TF_FX_IMM | pi->n_imm++;
+}
+
 /*
  * The references in b of a program's n inputs xs[] (to append n_steps
- * steps): results of b as their steps, other memory as inputs of b (new ones
- * appended to in[*n_in ..], a copy of b's). PLAN_FULL: the program does not
- * fit b as it is, which must run first. PLAN_MARKED: an input is lost or
- * unwritten memory (*mark says which).
+ * steps): results of b as their steps, scalar constants the host knows as
+ * immediates (engines of ABI 1.5 or later; while there is room, and not when
+ * the batch would then read no memory at all), other memory as inputs of b
+ * (new ones appended to a copy of b's in *pi). PLAN_FULL: the program does
+ * not fit b as it is, which must run first. PLAN_MARKED: an input is lost
+ * or unwritten memory (*mark says which).
  */
 static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf_tensor *const *xs,
-                        uint32_t *ref, tf_tensor **in, uint32_t *n_in, const struct tf_batch **mark)
+                        uint32_t *ref, plan_ins *pi, const struct tf_batch **mark)
 {
-    *n_in = b->n_in;
-    memcpy(in, b->in, sizeof b->in);
-    if (b->n_steps + n_steps > DEFER_MAX_STEPS)
+    pi->n_in = b->n_in;
+    pi->n_imm = b->n_imm;
+    memcpy(pi->in, b->in, sizeof b->in);
+    memcpy(pi->imm, b->imm, sizeof b->imm);
+    memcpy(pi->imm_t, b->imm_t, sizeof b->imm_t);
+    if (b->n_steps + n_steps > max_steps(b->engine) ||
+        (b->n_steps && live_results(b) + 1 > TF_FUSED_MAX_OUTPUTS))
         return PLAN_FULL;
+    double value[TF_FUSED_MAX_INPUTS];
+    bool constant[TF_FUSED_MAX_INPUTS], reads_memory = b->n_in > 0;
+    for (size_t i = 0; i < n; i++) {
+        struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
+        constant[i] = !pb && known_constant(b, xs[i], &value[i]);
+        reads_memory = reads_memory || !constant[i];
+    }
     for (size_t i = 0; i < n; i++) {
         struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
         if (is_mark(pb)) {
@@ -355,13 +453,17 @@ static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf
                 return PLAN_FULL;
             continue;
         }
+        /* a program of constants only: the first is read from memory (FUSED has inputs) */
+        if (constant[i] && (reads_memory || i > 0) &&
+            (ref[i] = immediate_ref(pi, value[i], xs[i])) != TF_FX_NONE)
+            continue;
         uint32_t j = 0;
-        while (j < *n_in && !same_view(in[j], xs[i]))
+        while (j < pi->n_in && !same_view(pi->in[j], xs[i]))
             j++;
-        if (j == *n_in) {
+        if (j == pi->n_in) {
             if (j == TF_FUSED_MAX_INPUTS)
                 return PLAN_FULL;
-            in[(*n_in)++] = xs[i];
+            pi->in[pi->n_in++] = xs[i];
         }
         ref[i] = TF_FX_IN | j;
     }
@@ -427,18 +529,27 @@ static void open_batch(struct tf_batch *b, const tf_tensor *out)
  * Appends a program to b (it fits: plan said so), ref[] mapping its inputs;
  * the lock is held. Only its last step has a result of its own (out).
  */
+/* t joins a batch's operands: retained, its storage counting the batch as a reader. */
+static tf_tensor *reader(tf_tensor *t)
+{
+    tf_tensor_retain(t);
+    atomic_fetch_add_explicit(&t->storage->readers, 1, memory_order_relaxed);
+    return t;
+}
+
 static void append(struct tf_batch *b, const tf_fused_step *steps, uint32_t n_steps,
-                   uint32_t n_prog_in, const uint32_t *ref, tf_tensor *const *in, uint32_t n_in,
-                   tf_tensor *out)
+                   uint32_t n_prog_in, const uint32_t *ref, const plan_ins *pi, tf_tensor *out)
 {
     if (!b->open)
         open_batch(b, out);
-    for (uint32_t i = b->n_in; i < n_in; i++) {
-        tf_tensor_retain(in[i]);
-        atomic_fetch_add_explicit(&in[i]->storage->readers, 1, memory_order_relaxed);
-        b->in[i] = in[i];
+    for (uint32_t i = b->n_in; i < pi->n_in; i++)
+        b->in[i] = reader(pi->in[i]);
+    b->n_in = pi->n_in;
+    for (uint32_t j = b->n_imm; j < pi->n_imm; j++) {
+        b->imm[j] = pi->imm[j];
+        b->imm_t[j] = reader(pi->imm_t[j]);
     }
-    b->n_in = n_in;
+    b->n_imm = pi->n_imm;
     uint32_t base = b->n_steps;
     for (uint32_t k = 0; k < n_steps; k++) {
         const tf_fused_step *st = &steps[k];
@@ -507,16 +618,16 @@ static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_
                              tf_tensor *const *in, tf_tensor *out)
 {
     if (n_steps == 1) /* the primitive itself */
-        return tf__lazy_run_step(z->engine, &steps[0], in, out);
+        return tf__lazy_run_step(z->engine, &steps[0], in, NULL, out);
     if (tf__engine_fuses(z->engine, out->dtype, n, 1)) {
         uint32_t last = n_steps - 1;
-        tf_fused_params p = {sizeof p, n_steps, steps, 1, &last};
+        tf_fused_params p = {sizeof p, n_steps, steps, 1, &last, 0, NULL};
         return tf__engine_execute_fused(z->engine, &p, n, in, 1, &out, -1);
     }
     tf_tensor *dst[TF_FUSED_MAX_STEPS] = {NULL};
     dst[n_steps - 1] = out;
-    tf_status st = tf__lazy_run_steps(z->engine, steps, n_steps, n, in, out->dtype, out->rank,
-                                      out->shape, dst);
+    tf_status st = tf__lazy_run_steps(z->engine, steps, n_steps, n, in, NULL, out->dtype,
+                                      out->rank, out->shape, dst);
     for (uint32_t k = 0; k + 1 < n_steps; k++)
         tf_tensor_release(dst[k]);
     return st;
@@ -536,7 +647,7 @@ static struct tf_batch *batch_of(tf_lazy *z)
 tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_steps, uint32_t n,
                            tf_tensor *const *in, tf_tensor *out)
 {
-    if (n_steps == 0 || n_steps > DEFER_MAX_STEPS || n > TF_FUSED_MAX_INPUTS ||
+    if (n_steps == 0 || n_steps > max_steps(z->engine) || n > TF_FUSED_MAX_INPUTS ||
         !deferrable(z, steps, n_steps, n, in, out))
         return program_now(z, steps, n_steps, n, in, out);
     tf_status st;
@@ -554,14 +665,14 @@ tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_st
     st = TF_OK;
     if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
         st = run_batch(b);
-    uint32_t ref[TF_FUSED_MAX_INPUTS], n_in;
-    tf_tensor *ins[TF_FUSED_MAX_INPUTS];
+    uint32_t ref[TF_FUSED_MAX_INPUTS];
+    plan_ins pi;
     const struct tf_batch *mark = NULL;
-    plan_result pr = st ? PLAN_FULL : plan(b, n_steps, n, in, ref, ins, &n_in, &mark);
+    plan_result pr = st ? PLAN_FULL : plan(b, n_steps, n, in, ref, &pi, &mark);
     if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
-        pr = plan(b, n_steps, n, in, ref, ins, &n_in, &mark); /* an empty batch takes it */
+        pr = plan(b, n_steps, n, in, ref, &pi, &mark); /* an empty batch takes it */
     if (!st && pr == PLAN_OK)
-        append(b, steps, n_steps, n, ref, ins, n_in, out);
+        append(b, steps, n_steps, n, ref, &pi, out);
     tf__engine_unlock(z->engine, taken);
     if (st)
         return st;

@@ -17,8 +17,10 @@
 #include "engine_internal.h"
 
 /* A program's reference (a batch's, a rule's while it is built): an input
-   (TF_FX_IN | index) or a step (its index); TF_FX_NONE: none. */
+   (TF_FX_IN | index), a batch's immediate (TF_FX_IMM | index) or a step (its
+   index); TF_FX_NONE: none. */
 #define TF_FX_IN 0x80000000u
+#define TF_FX_IMM 0x40000000u
 #define TF_FX_NONE 0xffffffffu
 
 /* ---- programs of FUSED steps without FUSED (program.c) ---- */
@@ -26,18 +28,22 @@
 /* Resolves n steps built with references into registers (inputs 0 .. n_in-1,
    step k n_in + k), as TF_PRIM_FUSED reads them. */
 void tf__lazy_resolve(const tf_fused_step *steps, uint32_t n, uint32_t n_in, tf_fused_step *out);
-/* One resolved step as its own UNARY or BINARY call on e, reading regs[]. */
+/* One reference resolved so (an immediate becomes TF_FUSED_IMM | index). */
+uint32_t tf__lazy_resolve_ref(uint32_t ref, uint32_t n_in);
+/* One resolved step as its own UNARY or BINARY call on e, reading regs[] (and, for an
+   operand TF_FUSED_IMM | j, the tensor imm[j] the immediate was taken from). */
 tf_status tf__lazy_run_step(tf_engine *e, const tf_fused_step *step, tf_tensor *const *regs,
-                            tf_tensor *out);
+                            tf_tensor *const *imm, tf_tensor *out);
 /*
- * n resolved steps, one primitive call each, over the n_in tensors in[]: step
+ * n resolved steps, one primitive call each, over the n_in tensors in[] (and the
+ * immediates' tensors imm[], NULL when there are none): step
  * k writes dst[k], or, where dst[k] is NULL, a new dense tensor of dtype and
  * shape that it puts there (the caller releases those, also on failure).
  * Stops at the first failure.
  */
 tf_status tf__lazy_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t n, uint32_t n_in,
-                             tf_tensor *const *in, tf_dtype dtype, uint32_t rank,
-                             const int64_t *shape, tf_tensor **dst);
+                             tf_tensor *const *in, tf_tensor *const *imm, tf_dtype dtype,
+                             uint32_t rank, const int64_t *shape, tf_tensor **dst);
 
 /* ---- deferred chains (defer.c) ---- */
 

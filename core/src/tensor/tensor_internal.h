@@ -47,6 +47,16 @@ struct tf_storage {
      */
     struct tf_batch *_Atomic pending;
     atomic_uint readers;
+    /*
+     * What the host knows of the contents: elements [0, fill_n) all hold
+     * fill_value, of dtype fill_dtype (f32 or f64; fill_value is exact in
+     * it). Set by a FILL of dense memory from element 0 (engine.c), cleared
+     * before any other write; fill_n 0: nothing known. The lazy layer reads
+     * such a constant as a FUSED immediate rather than as memory.
+     */
+    _Atomic int64_t fill_n;
+    double fill_value;
+    tf_dtype fill_dtype;
 };
 
 struct tf_tensor {

@@ -13,10 +13,12 @@
  * constants (vk_fused.c, fused_program, fills them):
  *   OP (id 0)  the form: inputs n (bits 0-2), steps (3-7), walk rank
  *              (8-11), dense (12), broadcast inputs (13-17: bit j, input j
- *              is one element, read once), outputs m (18-21);
+ *              is one element, read once), outputs m (18-21), immediates
+ *              (22-25, ABI 1.5);
  *   W0..W15    step k as kind | op << 1 | a << 8 | b << 16, where registers
- *              0..4 are the inputs and 5 + k is step k's value (the shader
- *              reads a and b; kind and op make the pipelines' keys differ);
+ *              0..4 are the inputs, 5 + k is step k's value and 21 + j
+ *              immediate j (the shader reads a and b; kind and op make the
+ *              pipelines' keys differ);
  *   OUTS0/1    the register of each output, a byte each.
  * Each step slot K calls a stand-in, slotK (vslotK), which the engine
  * points at the op's function (fuN, fbN; vk_spirv.c) in a copy of this
@@ -25,7 +27,9 @@
  * is straight-line code over registers in SSA form, holding only the ops
  * the program uses, loading only its inputs and storing only its outputs.
  * So each distinct program is its own pipeline (see exec_fused for the
- * cache).
+ * cache). Immediates are not compiled in: their values, rounded to the
+ * dtype by the host, are words of the parameter block (P[IMMS + 2j], two
+ * words each), read once per invocation like a broadcast input.
  *
  * Bit-for-bit equality with the separate primitives needs one more thing:
  * a separate UNARY/BINARY reads its operands from memory, so no compiler
@@ -109,6 +113,7 @@ layout(constant_id = 18) const uint OUTS1 = 0u; /* of outputs 4 .. 7 */
 #define DENSE (((OP >> 12u) & 1u) != 0u)
 #define BCAST(j) (((OP >> (13u + (j))) & 1u) != 0u)
 #define NOUT ((OP >> 18u) & 15u)
+#define NIMM ((OP >> 22u) & 15u)
 #define OUTREG(k) ((((k) < 4u ? OUTS0 : OUTS1) >> (8u * ((k) & 3u))) & 255u)
 /* Walk operand j is walked: output 0, the inputs (1 .. n) but broadcast ones, outputs
    1 .. m - 1 (6 ..). */
@@ -116,11 +121,15 @@ layout(constant_id = 18) const uint OUTS1 = 0u; /* of outputs 4 .. 7 */
     ((j) == 0u || ((j) <= NIN && !BCAST((j) - 1u)) || ((j) >= 6u && (j) < 5u + NOUT))
 
 #define MAX_STEPS 16 /* TF_FUSED_MAX_STEPS */
+#define MAX_IMM 8    /* TF_FUSED_MAX_IMMEDIATES */
 #define ZEROS 126    /* P[ZEROS ..]: 2 * MAX_STEPS words that are 0, after the walk */
+#define IMMS 158     /* P[IMMS + 2j ..]: immediate j, after the zeros */
+#define IMM_REG 21   /* the register of immediate 0 (5 + MAX_STEPS) */
 
 int base[NOPS];           /* the operands' element offsets */
 uint zero[2 * MAX_STEPS]; /* the fences' words: operand a of step k uses zero[2k], b 2k + 1 */
 S b0, b1, b2, b3, b4;     /* broadcast inputs, read once */
+S imm[MAX_IMM];           /* the immediates, read once */
 
 /*
  * The op functions: fuN is unary op N, fbN binary op N (vfuN, vfbN on four
@@ -182,10 +191,14 @@ V4 fence(V4 v, uint z) { return V4(fence(v.x, z), fence(v.y, z), fence(v.z, z), 
         reg[5 + K] = CALL(K, fence(reg[(W##K >> 8u) & 255u], zero[2 * K]), \
                           fence(reg[W##K >> 16u], zero[2 * K + 1]));
 
-/* Input j into its register; output k from its register (for those the program has). */
+/* Input j into its register; immediate j into its; output k from its register (for those
+   the program has). */
 #define LOAD_INPUT(j, n) \
     if (uint(j) < NIN) \
         reg[j] = LOAD(j, n);
+#define LOAD_IMM(j) \
+    if (uint(j) < NIMM) \
+        reg[IMM_REG + j] = R(imm[j]);
 #define STORE_OUTPUT(k, n) \
     if (uint(k) < NOUT) \
         STORE(k, n, reg[OUTREG(uint(k))]);
@@ -249,6 +262,16 @@ void main()
     for (int k = 0; k < 2 * MAX_STEPS; k++)
         zero[k] = uint(P[ZEROS + k]);
     b0 = b1 = b2 = b3 = b4 = S(0);
+    for (uint j = 0u; j < MAX_IMM; j++) {
+        imm[j] = S(0);
+        if (j < NIMM) {
+#if defined(S_F32)
+            imm[j] = uintBitsToFloat(uint(P[IMMS + 2 * j]));
+#else
+            imm[j] = packDouble2x32(uvec2(uint(P[IMMS + 2 * j]), uint(P[IMMS + 2 * j + 1])));
+#endif
+        }
+    }
     if (BCAST(0u))
         b0 = x0[base[1]];
     if (NIN > 1u && BCAST(1u))
