@@ -172,6 +172,14 @@ static void test_engine_old_minor_no_fused_outputs(void **state)
         assert_memory_equal(got, zero, sizeof got);
     }
     fp.n_outputs = 1;
+    /* ABI 1.5's immediates neither: refused by the host, the plugin never called */
+    static const tf_fused_step imm_steps[2] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, TF_FUSED_IMM},
+                                               {TF_FUSED_UNARY, TF_UNARY_NEG, 1, 0}};
+    static const double imm[1] = {2.0};
+    tf_fused_params ip = {sizeof ip, 2, imm_steps, 1, NULL, 1, imm};
+    TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &ip, 1, &x, 1, out), TF_ERR_UNSUPPORTED);
+    expect_text("old-minor", tf_error_message(), "older than 1.5");
+    assert_null(strstr(tf_error_cause(), "fixture"));
     TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &fp, 1, &x, 1, out), TF_ERR_UNSUPPORTED);
     expect_text("old-minor", tf_error_cause(), "old-minor fixture: claimed primitive 16");
     tf_tensor_release(x);

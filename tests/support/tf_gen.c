@@ -250,6 +250,15 @@ static void make_leaves(gen *g)
         tfp_dtype dt = cx ? TFP_C128 : TFP_F64;
         p->has_complex = p->has_complex || cx;
         random_data(g, &l->value, dt, rank, shape, -1.5, 1.5);
+        /* a third of the real constants hold one value (decided off the stream, which stays
+           as it was): the runner makes them with tf_session_full, FILLed memory whose value
+           the host knows, so that deferred batches read them as FUSED immediates (ABI 1.5) */
+        uint64_t h = (p->seed * 0x9e3779b97f4a7c15ull ^ (p->index + 1) * 0xbf58476d1ce4e5b9ull) +
+                     i * 0x94d049bb133111ebull;
+        h ^= h >> 31;
+        if (i >= p->n_inputs && !cx && h % 3 == 0)
+            for (size_t k = 1; l->value.data && k < l->value.count; k++)
+                l->value.data[k] = l->value.data[0];
         l->layout = (tfp_layout)tfg_pick(&g->rng, 4);
         if (i < p->n_inputs)
             random_data(g, &l->tangent, dt, rank, shape, -1, 1);

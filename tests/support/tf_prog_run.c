@@ -228,6 +228,17 @@ tf_status tfp__constant(tfp_run *r, const tfp_data *d, tfp_layout layout, tf_eag
     return st;
 }
 
+/* Whether d is f64 data of at least one element, every element equal (bits). */
+static bool uniform(const tfp_data *d)
+{
+    if (d->dtype != TFP_F64 || d->count == 0)
+        return false;
+    for (size_t k = 1; k < d->count; k++)
+        if (memcmp(&d->data[k], &d->data[0], sizeof d->data[0]) != 0)
+            return false;
+    return true;
+}
+
 static bool make_leaves(tfp_run *r)
 {
     const tfp_program *p = r->p;
@@ -235,6 +246,16 @@ static bool make_leaves(tfp_run *r)
         const tfp_leaf *l = i < p->n_inputs ? &p->inputs[i] : &p->consts[i - p->n_inputs];
         char name[16], what[64];
         snprintf(what, sizeof what, "making leaf %s", tfp_value_name(p, i, name, sizeof name));
+        if (i >= p->n_inputs && uniform(&l->value)) {
+            /* a constant of one value: FILLed (tf_session_full), a FUSED immediate where
+               a batch reads it (ABI 1.5) */
+            tf_status st = tf_session_full(r->s, lib_dtype(&l->value, r->cfg.dtype),
+                                           l->value.rank, l->value.shape, l->value.data[0],
+                                           &r->vals[i]);
+            if (st)
+                return failed(r, what, st);
+            continue;
+        }
         tf_tensor *t = NULL;
         tf_status st = engine_tensor(r, &l->value, l->layout, &t);
         if (!st)
