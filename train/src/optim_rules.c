@@ -114,7 +114,8 @@ static void sgd(chain *k, tt_update *u)
         }
         u->state_out[0] = b;
     }
-    u->p_out = op2(k, tf_session_sub, u->p, op2(k, tf_session_mul, K(k, o->lr), d, OWN_Y), 0);
+    u->p_out =
+        op2(k, tf_session_sub, u->p, op2(k, tf_session_mul, K(k, o->lr), d, OWN_Y), OWN_Y);
 }
 
 /* ---- Adam and AdamW ---- */
