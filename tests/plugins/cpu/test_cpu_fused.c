@@ -55,7 +55,7 @@ static void prog_random(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, prog *p)
 {
     p->n_in = n_in;
     p->n_out = 1;
-    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL};
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL, 0, NULL};
     for (uint32_t k = 0; k < n_steps; k++) {
         tf_fused_step *st = &p->steps[k];
         uint32_t regs = n_in + k;
@@ -77,7 +77,7 @@ static void prog_set(prog *p, uint32_t n_in, uint32_t n_steps, const tf_fused_st
 {
     p->n_in = n_in;
     p->n_out = 1;
-    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL};
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL, 0, NULL};
     memcpy(p->steps, steps, n_steps * sizeof *steps);
 }
 
@@ -719,9 +719,9 @@ static void test_fused_unvalidated(void **state)
     expect_refused("0 steps", &p, in, TF_F64, TF_ERR_VALIDATION);
     p.params.n_steps = TF_FUSED_MAX_STEPS + 1;
     expect_refused("17 steps", &p, in, TF_F64, TF_ERR_VALIDATION);
-    p.params = (tf_fused_params){sizeof p.params, 3, NULL, 0, NULL};
+    p.params = (tf_fused_params){sizeof p.params, 3, NULL, 0, NULL, 0, NULL};
     expect_refused("NULL steps", &p, in, TF_F64, TF_ERR_VALIDATION);
-    p.params = (tf_fused_params){8, 3, p.steps, 0, NULL};
+    p.params = (tf_fused_params){8, 3, p.steps, 0, NULL, 0, NULL};
     expect_refused("short params", &p, in, TF_F64, TF_ERR_VALIDATION);
     prog_set(&p, 2, 3, k_good);
     p.n_in = 0;
