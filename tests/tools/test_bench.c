@@ -268,7 +268,7 @@ static void test_bench_vulkan_quick_format(void **state)
         expected[n++] = k_extra_figures[i];
     char *out;
     assert_int_equal(run(TF_CLI_PATH " bench --quick --engine vulkan dispatch mlp elementwise "
-                                     "matmul gemm elementwise_f32 2>/dev/null",
+                                     "matmul gemm elementwise_f32 complex 2>/dev/null",
                          &out),
                      0);
     check_output(out, "", expected, n);
