@@ -423,6 +423,8 @@ static bool attr_op(fz_reader *r, tf_eager *x, const char **what, tf_eager **out
     if (k < 2) {
         *what = k ? "triu" : "tril";
         int64_t kk = read_attr(r);
+        if (too_big((int64_t)tf_tensor_numel(tf_eager_value(x))))
+            return false; /* a dense result of x's size (x may be a broadcast view) */
         *st = k ? tf_session_triu(g_s, x, kk, out) : tf_session_tril(g_s, x, kk, out);
         return true;
     }

@@ -32,7 +32,7 @@ static tf_status need_matrix(const char *op, const tf_eager *x)
  * j - i >= k (upper), built on the engine from two iotas.
  */
 static tf_status triangle_mask(tf_session *s, int64_t m, int64_t n, int64_t k, bool upper,
-                               tf_tensor **out)
+                               bool x_empty, tf_tensor **out)
 {
     const int64_t shape[2] = {m, n};
     tf_iota_params rows_p = {sizeof rows_p, 0}, cols_p = {sizeof cols_p, 1};
@@ -43,6 +43,15 @@ static tf_status triangle_mask(tf_session *s, int64_t m, int64_t n, int64_t k, b
     if (m == 0 || n == 0) { /* an empty mask: filled directly, no iota over empty axes */
         tf_fill_params none = {.struct_size = sizeof none, .value = {0.0, 0}};
         return tf__exec_new(s, TF_PRIM_FILL, &none, 0, NULL, TF_BOOL, 2, shape, out);
+    }
+    if (x_empty) { /* no element reads the mask ([0, m, n]): one value, broadcast, no m x n work */
+        tf_fill_params none = {.struct_size = sizeof none, .value = {0.0, 0}};
+        tf_tensor *one = NULL;
+        tf_status st = tf__exec_new(s, TF_PRIM_FILL, &none, 0, NULL, TF_BOOL, 0, NULL, &one);
+        if (!st)
+            st = tf__broadcast_view(one, 2, shape, out);
+        tf_tensor_release(one);
+        return st;
     }
     tf_status st = tf__exec_new(s, TF_PRIM_IOTA, &rows_p, 0, NULL, TF_I64, 2, shape, &rows);
     if (!st)
@@ -82,7 +91,8 @@ static tf_status triangle(const char *op, tf_session *s, tf_eager *x, int64_t k,
         return st;
     const tf_tensor *v = x->value;
     tf_tensor *m = NULL;
-    if ((st = triangle_mask(s, v->shape[v->rank - 2], v->shape[v->rank - 1], k, upper, &m)))
+    if ((st = triangle_mask(s, v->shape[v->rank - 2], v->shape[v->rank - 1], k, upper,
+                            v->numel == 0, &m)))
         return st;
     rule_builder b = rb_begin(s);
     tf_eager *mask = tf__eager_new(s->rt, m, false);
