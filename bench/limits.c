@@ -25,7 +25,15 @@
  *                     jobz 'S') of the f64 [256, 256] A, loss = sum(s w), and
  *                     its gradient U diag(w) V^T as one dgemm on U with its
  *                     columns scaled (fwd_bwd). A gradient needs U and V, so
- *                     one gesdd is the least any implementation on LAPACK does.
+ *                     one gesdd is the least any implementation on LAPACK does;
+ *   limit:transformer the sgemm calls of one transformer step, forward and
+ *                     backward, with tenferro's shapes and transposes: the
+ *                     four [1024, 256] x [256, 256] projections (Q, K, V, Wo),
+ *                     W1 and W2, each with dX = dY W^T and dW = X^T dY, and
+ *                     per batch * head (32) q k^T, P v and their four backward
+ *                     products, on dense blocks; no elementwise work at all,
+ *                     3 steps timed together (step). The floor of any
+ *                     implementation of the block on this BLAS.
  *
  * Every figure is at the thread count asked for: OpenBLAS's threads for the
  * products (openblas_set_num_threads) and OpenMP's for the passes. It links
@@ -484,6 +492,148 @@ static void limit_svd_grad(int n)
         free(all[i]);
 }
 
+/* ---- transformer: the step's sgemm calls ---------------------------------------- */
+
+/*
+ * Column-major, as tenferro lays the block out (bench_models.c): x's rows are the
+ * [rows = batch * seq, model] matrix, a linear layer is one NN product by its
+ * weight [in, out], and each of the batch * heads attention products works on
+ * dense [seq, width] (or [width, seq]) blocks, the packed copies the CPU engine's
+ * dot_general makes of the strided head views. The calls, their shapes and
+ * transposes are the ones tenferro's step makes (logged by interposing
+ * cblas_sgemm under `tenferro bench --threads 1 transformer`).
+ */
+typedef struct tr_sizes {
+    int batch, seq, model, heads, ffn, steps;
+} tr_sizes;
+
+/* clang-format off */
+enum { /* [rows, model] matrices */
+       TR_A, TR_Q, TR_K, TR_V, TR_ATT, TR_O, TR_N2, TR_F2, TR_DF2, TR_DN2, TR_DATT,
+       TR_DQ, TR_DK, TR_DV, TR_DA_Q, TR_DA_K, TR_DA_V,
+       /* [rows, ffn] */
+       TR_G, TR_DG,
+       /* the weights and their gradients */
+       TR_WQ, TR_WK, TR_WV, TR_WO, TR_W1, TR_W2, TR_GWQ, TR_GWK, TR_GWV, TR_GWO, TR_GW1, TR_GW2,
+       /* per head, dense [seq, width] or [width, seq] blocks */
+       TR_QP, TR_KTP, TR_VP, TR_ATTP, TR_DATTP, TR_VTP, TR_KP, TR_QTP, TR_HDQ, TR_HDK, TR_HDV,
+       /* per head, [seq, seq] */
+       TR_S, TR_DS,
+       TR_NBUF };
+/* clang-format on */
+
+/* C = op(A) op(B), C dense m x n; A m x k (ta: k x m), B k x n (tb: n x k), dense. */
+static void sgemm_dense(int ta, int tb, int m, int n, int k, const float *a, const float *b,
+                        float *c)
+{
+    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+                k, 1.0f, a, ta ? k : m, b, tb ? n : k, 0.0f, c, m);
+}
+
+/* A linear layer's three products: forward Y = X W, backward dX = dY W^T, dW = X^T dY. */
+static void tr_linear_fwd(int rows, int in, int out, const float *x, const float *w, float *y)
+{
+    sgemm_dense(0, 0, rows, out, in, x, w, y);
+}
+
+static void tr_linear_bwd(int rows, int in, int out, const float *x, const float *w,
+                          const float *dy, float *dx, float *dw)
+{
+    sgemm_dense(0, 1, rows, in, out, dy, w, dx);
+    sgemm_dense(1, 0, in, out, rows, x, dy, dw);
+}
+
+/* The attention products of one head h (blocks of ss = seq^2 and sw = seq * width floats). */
+static void tr_head_fwd(const tr_sizes *z, float **buf, int h)
+{
+    const int s = z->seq, w = z->model / z->heads;
+    const size_t sw = (size_t)s * w, ss = (size_t)s * s;
+    /* scores = q k^T (the 1/8 scale and softmax are elementwise: not counted) */
+    sgemm_dense(0, 0, s, s, w, buf[TR_QP] + h * sw, buf[TR_KTP] + h * sw, buf[TR_S] + h * ss);
+    /* att = P v */
+    sgemm_dense(0, 0, s, w, s, buf[TR_S] + h * ss, buf[TR_VP] + h * sw, buf[TR_ATTP] + h * sw);
+}
+
+static void tr_head_bwd(const tr_sizes *z, float **buf, int h)
+{
+    const int s = z->seq, w = z->model / z->heads;
+    const size_t sw = (size_t)s * w, ss = (size_t)s * s;
+    /* dP = datt v^T; dv = P^T datt */
+    sgemm_dense(0, 0, s, s, w, buf[TR_DATTP] + h * sw, buf[TR_VTP] + h * sw, buf[TR_DS] + h * ss);
+    sgemm_dense(1, 0, s, w, s, buf[TR_S] + h * ss, buf[TR_DATTP] + h * sw, buf[TR_HDV] + h * sw);
+    /* dq = dS k; dk^T = q^T dS (dS: softmax's backward of dP, elementwise) */
+    sgemm_dense(0, 0, s, w, s, buf[TR_DS] + h * ss, buf[TR_KP] + h * sw, buf[TR_HDQ] + h * sw);
+    sgemm_dense(0, 0, w, s, s, buf[TR_QTP] + h * sw, buf[TR_DS] + h * ss, buf[TR_HDK] + h * sw);
+}
+
+/* Every head's products: split over OpenMP's team (single-threaded sgemm, as the CPU
+   engine's pool runs a batch of products) when there is more than one thread. */
+static void tr_heads(const tr_sizes *z, float **buf, int threads, int backward)
+{
+    const int nh = z->batch * z->heads;
+    if (threads > 1)
+        openblas_set_num_threads(1);
+#pragma omp parallel for schedule(static) if (threads > 1)
+    for (int h = 0; h < nh; h++) {
+        if (backward)
+            tr_head_bwd(z, buf, h);
+        else
+            tr_head_fwd(z, buf, h);
+    }
+    if (threads > 1)
+        openblas_set_num_threads(threads);
+}
+
+/* One step's sgemm calls, in the order the step makes them. */
+static void tr_step(const tr_sizes *z, float **buf, int threads)
+{
+    const int r = z->batch * z->seq, d = z->model, f = z->ffn;
+    tr_linear_fwd(r, d, d, buf[TR_A], buf[TR_WQ], buf[TR_Q]);
+    tr_linear_fwd(r, d, d, buf[TR_A], buf[TR_WK], buf[TR_K]);
+    tr_linear_fwd(r, d, d, buf[TR_A], buf[TR_WV], buf[TR_V]);
+    tr_heads(z, buf, threads, 0);
+    tr_linear_fwd(r, d, d, buf[TR_ATT], buf[TR_WO], buf[TR_O]);
+    tr_linear_fwd(r, d, f, buf[TR_N2], buf[TR_W1], buf[TR_G]);
+    tr_linear_fwd(r, f, d, buf[TR_G], buf[TR_W2], buf[TR_F2]);
+    tr_linear_bwd(r, f, d, buf[TR_G], buf[TR_W2], buf[TR_DF2], buf[TR_DG], buf[TR_GW2]);
+    tr_linear_bwd(r, d, f, buf[TR_N2], buf[TR_W1], buf[TR_DG], buf[TR_DN2], buf[TR_GW1]);
+    tr_linear_bwd(r, d, d, buf[TR_ATT], buf[TR_WO], buf[TR_DF2], buf[TR_DATT], buf[TR_GWO]);
+    tr_heads(z, buf, threads, 1);
+    tr_linear_bwd(r, d, d, buf[TR_A], buf[TR_WQ], buf[TR_DQ], buf[TR_DA_Q], buf[TR_GWQ]);
+    tr_linear_bwd(r, d, d, buf[TR_A], buf[TR_WK], buf[TR_DK], buf[TR_DA_K], buf[TR_GWK]);
+    tr_linear_bwd(r, d, d, buf[TR_A], buf[TR_WV], buf[TR_DV], buf[TR_DA_V], buf[TR_GWV]);
+}
+
+static void limit_transformer(const tr_sizes *z, int threads)
+{
+    const size_t rd = (size_t)z->batch * z->seq * z->model, rf = rd / z->model * z->ffn;
+    const size_t dd = (size_t)z->model * z->model, df = (size_t)z->model * z->ffn;
+    const size_t heads_ss = (size_t)z->batch * z->heads * z->seq * z->seq;
+    float *buf[TR_NBUF];
+    uint64_t rng = 61;
+    for (int i = 0; i < TR_NBUF; i++) {
+        size_t n = i < TR_G                                   ? rd
+                   : i < TR_WQ                                ? rf
+                   : i < TR_W1 || (i >= TR_GWQ && i < TR_GW1) ? dd
+                   : i < TR_QP                                ? df
+                   : i < TR_S                                 ? rd
+                                                              : heads_ss;
+        buf[i] = checked_malloc(n * sizeof(float));
+        for (size_t k = 0; k < n; k++)
+            buf[i][k] = (float)(2.0 * uniform(&rng) - 1.0) * 0.0625f;
+    }
+    double t[REPS + 1];
+    for (int rep = 0; rep <= REPS; rep++) { /* rep = 0 is the warm-up */
+        double t0 = now();
+        for (int s = 0; s < z->steps; s++)
+            tr_step(z, buf, threads);
+        t[rep] = now() - t0;
+    }
+    print_figure("transformer", "step", 1e3 * median(t + 1, REPS) / z->steps, "ms");
+    for (int i = 0; i < TR_NBUF; i++)
+        free(buf[i]);
+}
+
 int main(int argc, char **argv)
 {
     int threads = 1, quick = 0;
@@ -515,5 +665,7 @@ int main(int argc, char **argv)
     limit_matmul(quick ? 16 : 1024, 0);
     limit_complex(quick ? 16 : 512);
     limit_svd_grad(quick ? 8 : 256);
+    const tr_sizes tr_full = {8, 128, 256, 4, 1024, 3}, tr_tiny = {2, 4, 8, 2, 16, 2};
+    limit_transformer(quick ? &tr_tiny : &tr_full, threads);
     return 0;
 }

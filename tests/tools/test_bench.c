@@ -284,7 +284,7 @@ static void test_limits_quick_format(void **state)
     static const char *const figures[] = {
         "matmul f64_16_fwd_bwd_gflops GFLOP/s", "matmul f32_16_fwd_bwd_gflops GFLOP/s",
         "elementwise fwd_bwd ms", "elementwise fwd_bwd_2grads ms", "mlp step ms",
-        "svd_grad fwd_bwd ms", "complex c128_16_fwd_bwd_gflops GFLOP/s"};
+        "svd_grad fwd_bwd ms", "complex c128_16_fwd_bwd_gflops GFLOP/s", "transformer step ms"};
     char *out;
     assert_int_equal(run(TF_LIMITS_PATH " --threads 2 --quick 2>/dev/null", &out), 0);
     check_output(out, "limit:", figures, sizeof figures / sizeof figures[0]);
