@@ -7,11 +7,13 @@
  * of gradients (four tensors, one default bucket), and, in turn for each
  * repetition (after one warm-up of each): a blocking MPI_Allreduce (MPI_SUM,
  * MPI's default algorithm choice) of that many bytes from one buffer into
- * another, an MPI_Iallreduce + MPI_Wait of them, and tf_dp_average_grads of
- * the model (packing, the bucket's all_reduce with its signature exchange,
- * the mean's division, unpacking). Each time is the slowest rank's. Rank 0
+ * another, an MPI_Iallreduce + MPI_Wait of them, the same in place
+ * (MPI_IN_PLACE: `iallreduce_in_place`, which a bucket could use if it were
+ * packed into the collective's own output), and tf_dp_average_grads of the
+ * model (packing with the 1/p scale, the bucket's all_reduce with its
+ * signature exchange, unpacking). Each time is the slowest rank's. Rank 0
  * prints `raw:dp <what>_<bytes>_ms <value> ms` and `..._gbps` lines for the
- * three medians, and `bucket_vs_allreduce_<bytes>` (raw time / bucket time:
+ * four medians, and `bucket_vs_allreduce_<bytes>` (raw time / bucket time:
  * 1 is parity, the goal is >= 0.9).
  *
  * The program initialises MPI itself, so the dist module uses that MPI (and
@@ -177,13 +179,15 @@ static tf_status bucket_once(tf_dp *dp, tf_optim *opt, double *t)
     return st;
 }
 
+/* nonblocking: 0 MPI_Allreduce, 1 MPI_Iallreduce + MPI_Wait, 2 the same in place on recv. */
 static double raw_once(const float *send, float *recv, int n, int nonblocking)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now();
     if (nonblocking) {
         MPI_Request rq;
-        MPI_Iallreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &rq);
+        MPI_Iallreduce(nonblocking == 2 ? MPI_IN_PLACE : send, recv, n, MPI_FLOAT, MPI_SUM,
+                       MPI_COMM_WORLD, &rq);
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
     } else {
         MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -206,24 +210,27 @@ static tf_status size_run(tf_runtime *rt, tf_engine *e, tf_dp *dp, long bytes, i
     float *send = calloc((size_t)n + 1, 4), *recv = calloc((size_t)n + 1, 4);
     tf_optim *opt = NULL;
     tf_status st = send && recv ? model(rt, e, bytes, &opt) : TF_ERR_OUT_OF_MEMORY;
-    double t[3][MAX_REPS], w;
+    double t[4][MAX_REPS], w;
     for (int r = -1; r < reps && !st; r++) {
         double a = raw_once(send, recv, n, 0), b = raw_once(send, recv, n, 1);
-        st = bucket_once(dp, opt, r >= 0 ? &t[2][r] : &w);
+        double c = raw_once(send, recv, n, 2);
+        st = bucket_once(dp, opt, r >= 0 ? &t[3][r] : &w);
         if (r >= 0) {
             t[0][r] = a;
             t[1][r] = b;
+            t[2][r] = c;
         }
     }
-    static const char *const names[3] = {"allreduce", "iallreduce", "bucket"};
-    double med[3] = {0, 0, 0};
-    for (int k = 0; k < 3 && !st; k++) {
+    static const char *const names[4] = {"allreduce", "iallreduce", "iallreduce_in_place",
+                                          "bucket"};
+    double med[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4 && !st; k++) {
         med[k] = median(t[k], reps);
         print(rank, names[k], bytes, "_ms", 1e3 * med[k], "ms");
         print(rank, names[k], bytes, "_gbps", (double)bytes / med[k] / 1e9, "GB/s");
     }
     if (!st)
-        print(rank, "bucket_vs_allreduce", bytes, "", med[0] / med[2], "x");
+        print(rank, "bucket_vs_allreduce", bytes, "", med[0] / med[3], "x");
     tf_optim_destroy(opt);
     free(send);
     free(recv);

@@ -7,7 +7,13 @@
 
 tf_eager *trt_param(tf_runtime *rt, size_t rank, const int64_t *shape, const double *v, size_t n)
 {
-    tf_tensor *host = tft_host(TF_F64, rank, shape, v, n), *dev = NULL;
+    return trt_param_of(rt, TF_F64, rank, shape, v, n);
+}
+
+tf_eager *trt_param_of(tf_runtime *rt, tf_dtype dtype, size_t rank, const int64_t *shape,
+                       const void *v, size_t n)
+{
+    tf_tensor *host = tft_host(dtype, rank, shape, v, n), *dev = NULL;
     TF_ASSERT_OK(tf_engine_upload(g_cpu, host, &dev));
     tf_eager *x = NULL;
     TF_ASSERT_OK(tf_runtime_variable_from(rt, dev, &x));

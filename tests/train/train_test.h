@@ -13,6 +13,10 @@
 /* A variable of rt in g_cpu's memory holding n f64 values of `shape` (copied). */
 tf_eager *trt_param(tf_runtime *rt, size_t rank, const int64_t *shape, const double *v, size_t n);
 
+/* The same for n values of any dtype (v holds that dtype's elements). */
+tf_eager *trt_param_of(tf_runtime *rt, tf_dtype dtype, size_t rank, const int64_t *shape,
+                       const void *v, size_t n);
+
 /* Copies x's n f64 values (any placement on g_cpu or the host) into out. */
 void trt_read(const tf_tensor *x, double *out, size_t n);
 

@@ -4,8 +4,9 @@
  *
  * Averaging (dp_average.c): the gradients are walked in order, one dtype at
  * a time, and packed into buckets of about bucket_bytes: each bucket is the
- * gradients flattened and concatenated, averaged by one all_reduce (mean),
- * and cut back into views of the parameters' shapes (no copy). Every
+ * gradients copied once, scaled by 1/p, into one host buffer (dp_pack.c),
+ * summed over the ranks by one all_reduce, and cut back into views of the
+ * parameters' shapes (no copy). Every
  * collective runs under no-grad in a session of the helper's engine.
  */
 #include <string.h>
@@ -88,6 +89,7 @@ TF_TRAIN_API void tf_dp_destroy(tf_dp *dp)
     if (!dp)
         return;
     tf_runtime_release(dp->rt);
+    tt_pack_release(dp->pack);
     tt_free(dp);
 }
 

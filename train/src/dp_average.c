@@ -8,19 +8,26 @@
  * segment: a presence mask (1 where this rank has a gradient), so that its
  * average, positive where any rank had one, says which parameters get an
  * average and which none, at no extra collective.
+ *
+ * Each bucket is packed once into host memory with the 1/p scale fused into
+ * that copy (dp_pack.c) and summed by one all_reduce: the sum of g / p over
+ * the ranks (pre-scaling, as PyTorch DDP does). For p a power of two 1/p is
+ * exact and that is the sum divided by p to the bit; for other p the two
+ * are equal within rounding.
  */
 #include <string.h>
 
 #include "dp_internal.h"
 
 typedef struct avg_ctx {
+    tf_dp *dp;
     tf_session *s;
     const tf_optim *opt;
     tf_tensor **local; /* this rank's gradients (NULL: none) */
     tf_tensor **out;   /* the averages */
     size_t buckets;
     tf_dtype last_dtype; /* the dtype of the last bucket formed (the mask's) */
-    tf_eager *mask_mean; /* the averaged mask ([n_params]), from the last bucket */
+    tf_tensor *mask_mean; /* the averaged mask ([n_params]), from the last bucket */
 } avg_ctx;
 
 static tf_status fail_core(tf_status st, const char *what)
@@ -28,97 +35,59 @@ static tf_status fail_core(tf_status st, const char *what)
     return tt_fail_core(st, "dp_average_grads: %s", what);
 }
 
-/* Parameter i's local gradient (zeros if none) flattened to [n_i]. */
-static tf_status flat_part(avg_ctx *a, size_t i, tf_eager **out)
+/* The packed bucket as an eager constant of the session's engine (no copy on the host's). */
+static tf_status as_constant(avg_ctx *a, tf_tensor *packed, tf_eager **out)
 {
-    const tf_tensor *p = tf_eager_value(a->opt->params[i].var);
-    int64_t n = (int64_t)tf_tensor_numel(p);
-    tf_eager *g = NULL;
-    tf_status st = a->local[i]
-                       ? tf_runtime_constant_from(a->opt->rt, a->local[i], &g)
-                       : tf_session_full(a->s, tf_tensor_dtype(p), 1, &n, 0.0, &g);
-    if (!st)
-        st = tf_session_reshape(a->s, g, 1, &n, out);
-    tf_eager_release(g);
-    return st;
+    if (tf_engine_uses_host_memory(tf_session_engine(a->s)))
+        return tf_runtime_constant_from(a->opt->rt, packed, out);
+    return tf_session_constant_from_host(a->s, packed, out);
 }
 
-/* This rank's presence mask as a [n_params] constant of dtype. */
-static tf_status mask_part(avg_ctx *a, tf_dtype dtype, tf_eager **out)
-{
-    size_t n = a->opt->n_params;
-    double *m = tt_calloc(n, sizeof *m);
-    if (!m)
-        return TF_ERR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < n; i++)
-        m[i] = a->local[i] != NULL;
-    int64_t len = (int64_t)n;
-    tf_tensor *t = NULL;
-    tf_eager *e = NULL;
-    tf_status st = tf_tensor_from_host(TF_F64, 1, &len, m, n, &t);
-    tt_free(m);
-    if (!st)
-        st = tf_session_constant_from_host(a->s, t, &e);
-    if (!st)
-        st = tf_session_cast(a->s, e, dtype, out);
-    tf_tensor_release(t);
-    tf_eager_release(e);
-    return st;
-}
-
-/* Cuts the averaged bucket back into the parameters' shapes (and the mask). */
-static tf_status unpack(avg_ctx *a, tf_eager *mean, const size_t *idx, size_t k, int with_mask)
+/* Cuts the averaged bucket back into views of the parameters' shapes (and the mask). */
+static tf_status unpack(avg_ctx *a, const tf_tensor *mean, const size_t *idx, size_t k,
+                        int with_mask)
 {
     int64_t off = 0, one = 1;
     tf_status st = TF_OK;
     for (size_t j = 0; j < k && !st; j++) {
         const tf_tensor *p = tf_eager_value(a->opt->params[idx[j]].var);
         int64_t lo = off, hi = off + (int64_t)tf_tensor_numel(p);
-        tf_eager *piece = NULL, *shaped = NULL;
-        st = tf_session_slice(a->s, mean, &lo, &hi, &one, &piece);
+        tf_tensor *piece = NULL;
+        st = tf_tensor_slice(mean, &lo, &hi, &one, &piece);
         if (!st)
-            st = tf_session_reshape(a->s, piece, tf_tensor_rank(p), tf_tensor_shape(p), &shaped);
-        if (!st) {
-            a->out[idx[j]] = tf_eager_value(shaped);
-            tf_tensor_retain(a->out[idx[j]]);
-        }
-        tf_eager_release(piece);
-        tf_eager_release(shaped);
+            st = tf_tensor_reshape(piece, tf_tensor_rank(p), tf_tensor_shape(p), &a->out[idx[j]]);
+        tf_tensor_release(piece);
         off = hi;
     }
     int64_t hi = off + (int64_t)a->opt->n_params;
     if (!st && with_mask)
-        st = tf_session_slice(a->s, mean, &off, &hi, &one, &a->mask_mean);
+        st = tf_tensor_slice(mean, &off, &hi, &one, &a->mask_mean);
     return st ? fail_core(st, "unpacking a bucket") : TF_OK;
 }
 
-/* One bucket: parameters idx[0 .. k) flattened, joined, averaged, cut back. */
+/*
+ * One bucket: parameters idx[0 .. k) packed with the 1/p scale, summed over
+ * the ranks by one all_reduce (from the packed buffer into a new one: Open
+ * MPI's ring all-reduce is slower in place, docs/performance.md), cut back.
+ */
 static tf_status bucket(avg_ctx *a, const size_t *idx, size_t k, int with_mask)
 {
-    size_t np = k + (with_mask != 0);
-    tf_eager **parts = tt_calloc(np, sizeof *parts), *flat = NULL, *mean = NULL;
-    if (!parts)
-        return tt_fail(TF_ERR_OUT_OF_MEMORY, NULL, "dp_average_grads: out of memory");
-    tf_status st = TF_OK;
-    for (size_t j = 0; j < k && !st; j++)
-        st = flat_part(a, idx[j], &parts[j]);
-    if (!st && with_mask)
-        st = mask_part(a, a->last_dtype, &parts[k]);
-    if (!st && np == 1)
-        tf_eager_retain(flat = parts[0]);
-    else if (!st)
-        st = tf_session_concatenate(a->s, parts, np, 0, &flat);
-    if (st)
+    tf_dtype dtype = tf_tensor_dtype(tf_eager_value(a->opt->params[idx[0]].var));
+    int64_t total = with_mask ? (int64_t)a->opt->n_params : 0;
+    for (size_t j = 0; j < k; j++)
+        total += (int64_t)tf_tensor_numel(tf_eager_value(a->opt->params[idx[j]].var));
+    tf_tensor *packed = NULL;
+    tf_eager *flat = NULL, *mean = NULL;
+    tf_status st = tt_dp_pack(a->dp, a->opt, a->local, idx, k, with_mask, dtype, total, &packed);
+    if (!st && (st = as_constant(a, packed, &flat)))
         st = fail_core(st, "packing a bucket");
-    tf_call_arg args[2] = {TF_ARG_TENSOR(flat), TF_ARG_I64(1)};
+    tf_call_arg args[2] = {TF_ARG_TENSOR(flat), TF_ARG_I64(0)}; /* the sum */
     if (!st && (st = tf_session_call(a->s, TT_DIST_ALL_REDUCE, args, 2, &mean, 1)))
         st = fail_core(st, "the bucket's all_reduce");
     if (!st)
-        st = unpack(a, mean, idx, k, with_mask);
+        st = unpack(a, tf_eager_value(mean), idx, k, with_mask);
     a->buckets += !st;
-    for (size_t j = 0; j < np; j++)
-        tf_eager_release(parts[j]);
-    tt_free(parts);
+    tf_tensor_release(packed);
     tf_eager_release(flat);
     tf_eager_release(mean);
     return st;
@@ -165,19 +134,23 @@ static tf_status apply_mask(avg_ctx *a)
     size_t n = a->opt->n_params;
     if (!a->mask_mean)
         return TF_OK;
-    double *m = tt_calloc(n, sizeof *m);
-    tf_eager *as_f64 = NULL;
-    tf_status st = m ? tf_session_cast(a->s, a->mask_mean, TF_F64, &as_f64) : TF_ERR_OUT_OF_MEMORY;
-    if (!st)
-        st = tf_tensor_copy_to_host(tf_eager_value(as_f64), TF_F64, m, n);
+    tf_dtype dtype = tf_tensor_dtype(a->mask_mean);
+    size_t es = tf_dtype_size(dtype);
+    char *m = tt_calloc(n, es);
+    tf_status st = m ? tt_dp_read(a->mask_mean, dtype, 1.0, m, n) : TF_ERR_OUT_OF_MEMORY;
     for (size_t i = 0; i < n && !st; i++) {
-        if (m[i] <= 0) {
+        double v;
+        float v32;
+        if (dtype == TF_F64)
+            memcpy(&v, m + i * es, es);
+        else
+            memcpy(&v32, m + i * es, es), v = v32;
+        if (v <= 0) {
             tf_tensor_release(a->out[i]);
             a->out[i] = NULL;
         }
     }
     tt_free(m);
-    tf_eager_release(as_f64);
     return st ? fail_core(st, "reading which parameters have gradients") : TF_OK;
 }
 
@@ -202,7 +175,7 @@ static tf_status average(tf_dp *dp, avg_ctx *a, size_t *idx)
     st = all_buckets(a, idx, dp->bucket_bytes);
     if (!st)
         st = apply_mask(a);
-    tf_eager_release(a->mask_mean);
+    tf_tensor_release(a->mask_mean);
     if (guarded)
         tf_scope_end(&guard);
     tf_session_end(a->s);
@@ -222,6 +195,7 @@ TF_TRAIN_API tf_status tf_dp_average_grads(tf_dp *dp, const tf_optim *opt, tf_te
     size_t m = n ? n : 1;
     avg_ctx a;
     memset(&a, 0, sizeof a);
+    a.dp = dp;
     a.opt = opt;
     a.local = tt_calloc(m, sizeof(tf_tensor *));
     a.out = tt_calloc(m, sizeof(tf_tensor *));

@@ -11,7 +11,9 @@
  *      parameters stay the same on every rank. The gradients travel in
  *      buckets: those of one dtype are flattened and joined into messages of
  *      about tf_dp_set_bucket_bytes bytes (25 MiB by default, PyTorch DDP's),
- *      each averaged by one all_reduce, rather than one message per tensor.
+ *      each averaged by one all_reduce (of g / p, pre-scaled while packing:
+ *      for p a power of two the mean to the bit, otherwise equal to it
+ *      within rounding), rather than one message per tensor.
  * With a loss that is the mean over the shard and shards of equal size, the
  * averaged gradient is the gradient of the mean over the whole batch.
  *
