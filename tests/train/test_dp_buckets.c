@@ -9,7 +9,8 @@
  * rank can compute every rank's gradients, and so the exact mean, itself.
  * The values are multiples of 1/4 and small: their sums, and the 1/p
  * scale for p a power of two, are exact in f32, so the averages must
- * match to the bit whatever order MPI sums them in. Then the refusals: a
+ * match to the bit whatever order MPI sums them in. Buckets of 8 MiB take
+ * the streaming copy (dp_pack.c). Then the refusals: a
  * rank with other shapes (the ranks' collective does not match) and a
  * bucket that cannot be allocated leave the caller's array and the grad
  * slots as they were.
@@ -57,11 +58,13 @@ static double grad_at(int j, int r, size_t i)
 static tf_eager *param(tf_runtime *rt, const spec *s, const double *v)
 {
     size_t n = numel(s);
-    float f[1000];
+    float *f = test_malloc(n * sizeof *f + 1);
     for (size_t i = 0; i < n && s->dtype == TF_F32; i++)
         f[i] = (float)v[i];
-    return trt_param_of(rt, s->dtype, s->rank, s->shape,
-                        s->dtype == TF_F32 ? (const void *)f : (const void *)v, n);
+    tf_eager *x = trt_param_of(rt, s->dtype, s->rank, s->shape,
+                               s->dtype == TF_F32 ? (const void *)f : (const void *)v, n);
+    test_free(f);
+    return x;
 }
 
 /* n values of t (f32 or f64) as doubles. */
@@ -71,10 +74,11 @@ static void read_any(const tf_tensor *t, double *out, size_t n)
         trt_read(t, out, n);
         return;
     }
-    float f[1000];
+    float *f = test_malloc(n * sizeof *f + 1);
     TF_ASSERT_OK(tf_tensor_copy_to_host(t, TF_F32, f, n));
     for (size_t i = 0; i < n; i++)
         out[i] = f[i];
+    test_free(f);
 }
 
 /* Gives parameter x (spec s) the gradient c by backward of sum(x * c). */
@@ -213,6 +217,74 @@ static void test_results_outlive_the_next_call(void **state)
     teardown(&f);
 }
 
+/*
+ * Buckets larger than a core's cache are packed with streaming stores: f32
+ * and f64, a part starting at an address that is not 16-byte aligned (after
+ * [5] f32 / [3] f64), and lengths that leave a tail.
+ */
+static void test_large_buckets(void **state)
+{
+    (void)state;
+    static const spec big[4] = {{TF_F32, 1, {5, 0}, ALL},
+                                {TF_F32, 1, {(1 << 21) + 5, 0}, ALL},
+                                {TF_F64, 1, {3, 0}, ODD},
+                                {TF_F64, 1, {(1 << 20) + 2, 0}, ALL}};
+    tf_runtime *rt = NULL;
+    tf_dp *dp = NULL;
+    tf_optim *opt = NULL;
+    TF_ASSERT_OK(tf_runtime_create(&rt));
+    TF_ASSERT_OK(tf_dp_create(rt, g_cpu, &dp));
+    int r = tf_dp_rank(dp), p = tf_dp_size(dp);
+    size_t most = (1 << 21) + 5;
+    double *v = test_calloc(most, sizeof *v), *want = test_calloc(most, sizeof *v);
+    double *got = test_calloc(most, sizeof *v);
+    tf_eager *x[4];
+    for (int j = 0; j < 4; j++)
+        x[j] = param(rt, &big[j], v);
+    TF_ASSERT_OK(tf_optim_create(rt, TF_OPTIM_SGD, &opt));
+    tf_optim_options o;
+    tf_optim_options_default(TF_OPTIM_SGD, &o);
+    TF_ASSERT_OK(tf_optim_add_group(opt, &o, x, 4));
+    for (int j = 0; j < 4; j++) {
+        if (!has_grad(big[j].who, r))
+            continue;
+        for (size_t i = 0; i < numel(&big[j]); i++)
+            v[i] = grad_at(j, r, i);
+        give_grad(rt, tf_optim_param(opt, (size_t)j), &big[j], v);
+    }
+    tf_tensor *g[4] = {NULL};
+    TF_ASSERT_OK(tf_dp_average_grads(dp, opt, g, 4));
+    assert_int_equal(tf_dp_last_buckets(dp), 2);
+    for (int j = 0; j < 4; j++) {
+        int any = 0;
+        for (int q = 0; q < p; q++)
+            any |= has_grad(big[j].who, q);
+        if (!any) {
+            assert_null(g[j]);
+            continue;
+        }
+        size_t n = numel(&big[j]);
+        read_any(g[j], got, n);
+        for (size_t i = 0; i < n; i++) {
+            double sum = 0;
+            for (int q = 0; q < p; q++)
+                sum += has_grad(big[j].who, q) ? grad_at(j, q, i) : 0.0;
+            want[i] = sum / p;
+        }
+        trt_expect_bits("large bucket average", got, want, n);
+    }
+    for (int j = 0; j < 4; j++) {
+        tf_tensor_release(g[j]);
+        tf_eager_release(x[j]);
+    }
+    test_free(v);
+    test_free(want);
+    test_free(got);
+    tf_optim_destroy(opt);
+    tf_dp_destroy(dp);
+    tf_runtime_release(rt);
+}
+
 /* The grad slots' values, to compare before and after a refused call. */
 static void slots(fixture *f, double *out)
 {
@@ -308,6 +380,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_averages_match_the_host),
         cmocka_unit_test(test_results_outlive_the_next_call),
+        cmocka_unit_test(test_large_buckets),
         cmocka_unit_test(test_mismatched_shapes_are_refused),
         cmocka_unit_test(test_out_of_memory_changes_nothing),
     };
