@@ -640,8 +640,12 @@ static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
                         const uint32_t *dtypes, uint32_t n_dtypes)
 {
     if (prim == TF_PRIM_FUSED && engine != NULL &&
-        (engine->fused == CPU_FUSED_OFF || (engine->fused == CPU_FUSED_ONE && op > 0))) {
-        return 0; /* the option fused=off, or fused=one and several outputs */
+        (engine->fused == CPU_FUSED_OFF ||
+         (engine->fused == CPU_FUSED_ONE &&
+          (op >= TF_FUSED_MAX_OUTPUTS ? (op & 0xfu) != 0 : op > 0)))) {
+        /* the option fused=off, or fused=one and several outputs (1.6: a reduced output
+           besides elementwise ones is several) */
+        return 0;
     }
     return tf__cpu_supports(prim, op, dtypes, n_dtypes);
 }

@@ -120,18 +120,17 @@ static int fused_reg(uint32_t r)
 }
 
 /* The output each register goes to (-1: none) and which registers the outputs depend on
-   (need[r] != 0), walking the steps backwards. */
-static void fused_needed(const tf_fused_params *pp, int n_in, int n_out, int *out_of, int *need)
+   (need[r] != 0), walking the steps backwards; out_reg[o] is output operand o's register. */
+static void fused_needed(const tf_fused_params *pp, int n_in, const int *out_reg, int n_out,
+                         int *out_of, int *need)
 {
-    const int last = n_in + (int)pp->n_steps - 1;
     for (int r = 0; r < FUSED_REGS; r++) {
         out_of[r] = -1;
         need[r] = 0;
     }
     for (int o = 0; o < n_out; o++) {
-        const int r = n_out > 1 ? n_in + (int)pp->outputs[o] : last;
-        out_of[r] = o;
-        need[r] = 1;
+        out_of[out_reg[o]] = o;
+        need[out_reg[o]] = 1;
     }
     for (int k = (int)pp->n_steps - 1; k >= 0; k--) {
         const tf_fused_step *st = &pp->steps[k];
@@ -140,6 +139,42 @@ static void fused_needed(const tf_fused_params *pp, int n_in, int n_out, int *ou
             need[fused_reg(st->b)] |= st->kind == TF_FUSED_BINARY;
         }
     }
+}
+
+/* ABI 1.6: 1 + the tf_reduce_op of the call's reduced output, or 0. */
+static uint32_t fused_reduce_of(const tf_fused_params *pp)
+{
+    return TF_ABI_HAS_FIELD(pp, tf_fused_params, reduce_step) ? pp->reduce : 0;
+}
+
+/*
+ * The registers of the row function's output operands: the call's outputs, and with a
+ * reduced output (1.6) the m elementwise ones and then, as operand m, the unit buffer
+ * the reduced register is computed into (fused_reduce_run). A reduced register that is
+ * also elementwise output o lives there: *dup = o, and the buffer is filled from it.
+ */
+static int fused_out_regs(const tf_exec *x, int *out_reg, int *dup)
+{
+    const tf_fused_params *pp = x->params;
+    const int n_in = (int)x->n_inputs;
+    *dup = -1;
+    if (!fused_reduce_of(pp)) {
+        const int n_out = (int)x->n_outputs;
+        for (int o = 0; o < n_out; o++) {
+            out_reg[o] = n_in + (n_out > 1 ? (int)pp->outputs[o] : (int)pp->n_steps - 1);
+        }
+        return n_out;
+    }
+    const int m = (int)pp->n_outputs, red = n_in + (int)pp->reduce_step;
+    for (int o = 0; o < m; o++) {
+        out_reg[o] = n_in + (int)pp->outputs[o];
+        *dup = out_reg[o] == red ? o : *dup;
+    }
+    if (*dup >= 0) {
+        return m; /* a register lives in one place: no register names the buffer */
+    }
+    out_reg[m] = red;
+    return m + 1;
 }
 
 /* Whether out[0] is one of the inputs: the in-place form (one output), where it is
@@ -154,17 +189,20 @@ static int fused_in_place(const tf_exec *x)
     return 0;
 }
 
-/* Builds *fp from a validated call; returns the grain (costly if any live step is). */
-static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
+/* Builds *fp from a validated call; returns the grain (costly if any live step is).
+   *dup: as fused_out_regs says. */
+static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup)
 {
     const tf_fused_params *pp = x->params;
     const uint32_t dtype = x->outputs[0]->dtype;
-    const int n_in = (int)x->n_inputs, n_out = (int)x->n_outputs;
+    const int n_in = (int)x->n_inputs, n_out = (int)x->n_outputs; /* 1.6: m + the buffer */
     int need[FUSED_REGS], out_of[FUSED_REGS], last_read[FUSED_REGS] = {0};
     int free_slots[TF_FUSED_MAX_STEPS], nfree = 0, nslots = 0;
     int64_t grain = CPU_GRAIN_CHEAP;
 
-    fused_needed(pp, n_in, n_out, out_of, need);
+    int out_reg[CPU_MAX_OPS];
+    const int n_regs_out = fused_out_regs(x, out_reg, dup);
+    fused_needed(pp, n_in, out_reg, n_regs_out, out_of, need);
     for (int k = 0; k < (int)pp->n_steps; k++) {
         if (need[n_in + k]) {
             last_read[fused_reg(pp->steps[k].a)] = k;
@@ -176,7 +214,7 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
     fp->n_in = n_in;
     fp->n_out = n_out;
     fp->n_steps = 0;
-    fp->in_place = fused_in_place(x);
+    fp->in_place = !fused_reduce_of(pp) && fused_in_place(x);
     fp->esize = (int64_t)tf_dtype_size((tf_dtype)dtype);
     for (int r = 0; r < n_in; r++) {
         fp->loc[r] = n_out + r;
@@ -224,9 +262,168 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp)
     return grain;
 }
 
+/* ---- ABI 1.6: a reduced output ------------------------------------------------------ */
+
+/*
+ * The program runs unit by unit of REDUCE's full reduction (CPU_RED_UNIT_ROWS
+ * elements in the program shape's column-major order): each unit computes the
+ * elementwise outputs in place and the reduced register into a dense buffer of
+ * one unit, which the REDUCE kernel then folds exactly as it folds that unit of a
+ * dense array (tf__cpu_reduce_unit). The buffer stays in the L2 cache, so the
+ * register is written nowhere in memory, and the value is REDUCE's bit for bit.
+ * Threads split the units; the calling thread folds their results in order.
+ */
+typedef struct fused_red_job {
+    const cpu_engine *e;
+    const fused_prog *fp;
+    int nops; /* row operands: the m outputs, the buffer (operand m), the inputs */
+    int buf;  /* the buffer's operand: m */
+    int dup;  /* the elementwise output that holds the reduced register, or -1 */
+    uint32_t dtype, op;
+    int rank; /* the program's shape, extent-1 axes dropped and chained axes merged */
+    int64_t shape[TF_MAX_RANK];
+    int64_t numel, nunits;
+    char *base[CPU_MAX_OPS];
+    int64_t strides[CPU_MAX_OPS][TF_MAX_RANK];
+    cpu_red_acc *units;
+} fused_red_job;
+
+/* The operands' views in row order, on the program's shape simplified. */
+static void fused_red_layout(const tf_exec *x, fused_red_job *j)
+{
+    cpu_view v[CPU_MAX_OPS];
+    const int m = j->buf;
+    for (int o = 0; o < j->nops; o++) {
+        if (o != m) {
+            tf__cpu_view_from_operand(&v[o], o < m ? x->outputs[o] : x->inputs[o - m - 1]);
+        }
+    }
+    const cpu_view *shape = &v[m + 1]; /* in[0]: the program's shape */
+    j->rank = 0;
+    j->numel = 1;
+    for (int k = 0; k < shape->rank; k++) {
+        const int64_t n = shape->shape[k];
+        j->numel *= n;
+        if (n == 1) {
+            continue;
+        }
+        int chain = j->rank > 0;
+        for (int o = 0; o < j->nops && chain; o++) {
+            chain = o == m || v[o].strides[k] == j->strides[o][j->rank - 1] * j->shape[j->rank - 1];
+        }
+        if (chain) {
+            j->shape[j->rank - 1] *= n;
+            continue;
+        }
+        for (int o = 0; o < j->nops; o++) {
+            j->strides[o][j->rank] = o == m ? 0 : v[o].strides[k];
+        }
+        j->shape[j->rank++] = n;
+    }
+    for (int o = 0; o < j->nops; o++) {
+        j->base[o] = o == m ? NULL : v[o].base;
+    }
+    j->nunits = (j->numel + CPU_RED_UNIT_ROWS - 1) / CPU_RED_UNIT_ROWS;
+}
+
+/* Unit u: its elements computed row by row, the reduced ones into buf, then folded. */
+static int fused_red_unit(const fused_red_job *j, int64_t u, char *buf, cpu_err *err)
+{
+    const int64_t es = j->fp->esize, begin = u * CPU_RED_UNIT_ROWS;
+    const int64_t end = begin + CPU_RED_UNIT_ROWS < j->numel ? begin + CPU_RED_UNIT_ROWS : j->numel;
+    int64_t idx[TF_MAX_RANK];
+    char *p[CPU_MAX_OPS];
+    int64_t s[CPU_MAX_OPS];
+    for (int64_t pos = begin; pos < end;) {
+        tf__cpu_unravel(pos, j->rank, j->shape, idx);
+        int64_t n = j->rank > 0 ? j->shape[0] - idx[0] : 1;
+        n = n < end - pos ? n : end - pos;
+        for (int o = 0; o < j->nops; o++) {
+            int64_t off = 0;
+            for (int k = 0; k < j->rank; k++) {
+                off += idx[k] * j->strides[o][k];
+            }
+            p[o] = o == j->buf ? buf + (pos - begin) * es : j->base[o] + off * es;
+            s[o] = o == j->buf ? 1 : j->rank > 0 ? j->strides[o][0] : 0;
+        }
+        if (fused_row(j->fp, n, p, s, err) != 0) {
+            return 1;
+        }
+        if (j->dup >= 0) { /* the register lives in that output: gathered from there */
+            for (int64_t i = 0; i < n; i++) {
+                memcpy(p[j->buf] + i * es, p[j->dup] + i * s[j->dup] * es, (size_t)es);
+            }
+        }
+        pos += n;
+    }
+    j->units[u] = tf__cpu_reduce_unit(j->dtype, j->op, buf, end - begin);
+    return 0;
+}
+
+static int fused_red_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
+{
+    const fused_red_job *j = ctx;
+    char *buf = tf__cpu_alloc(j->e, (size_t)(CPU_RED_UNIT_ROWS * j->fp->esize), err, "FUSED");
+    if (buf == NULL) {
+        return 1;
+    }
+    int rc = 0;
+    for (int64_t u = begin; u < end && rc == 0; u++) {
+        rc = fused_red_unit(j, u, buf, err);
+    }
+    tf__cpu_free(j->e, buf);
+    return rc;
+}
+
+static int fused_reduce_run(const cpu_engine *e, const tf_exec *x, const fused_prog *fp,
+                            int64_t grain, int dup, cpu_err *err)
+{
+    const tf_fused_params *pp = x->params;
+    fused_red_job j;
+    j.e = e;
+    j.fp = fp;
+    j.buf = (int)pp->n_outputs;
+    j.nops = j.buf + 1 + (int)x->n_inputs;
+    j.dup = dup;
+    j.dtype = x->outputs[j.buf]->dtype;
+    j.op = pp->reduce - 1;
+    fused_red_layout(x, &j);
+    const tf_operand *ro = x->outputs[j.buf];
+    char *out = (char *)ro->data + ro->offset * fp->esize;
+    if (j.numel <= 1) { /* REDUCE's empty value, or the one element itself */
+        _Alignas(16) char cell[16]; /* the one element (esize <= 8) */
+        cpu_red_acc unit;
+        j.units = &unit;
+        if (j.numel == 1 && fused_red_unit(&j, 0, cell, err) != 0) {
+            return 1;
+        }
+        if (j.numel == 1) {
+            memcpy(out, cell, (size_t)fp->esize);
+        } else {
+            tf__cpu_reduce_finish(j.dtype, j.op, NULL, 0, out);
+        }
+        return 0;
+    }
+    j.units = tf__cpu_alloc(e, (size_t)j.nunits * sizeof *j.units, err, "FUSED");
+    if (j.units == NULL) {
+        return 1;
+    }
+    int64_t g = grain / CPU_RED_UNIT_ROWS;
+    int rc = tf__cpu_parallel_for(e, j.nunits, g > 0 ? g : 1, fused_red_piece, &j, err);
+    if (rc == 0) {
+        tf__cpu_reduce_finish(j.dtype, j.op, j.units, j.nunits, out);
+    }
+    tf__cpu_free(e, j.units);
+    return rc;
+}
+
 int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     fused_prog fp;
-    int64_t grain = fused_prepare(x, &fp);
+    int dup;
+    int64_t grain = fused_prepare(x, &fp, &dup);
+    if (fused_reduce_of(x->params)) {
+        return fused_reduce_run(e, x, &fp, grain, dup, err);
+    }
     return tf__cpu_run_elementwise(e, x, fused_row, &fp, grain, err);
 }

@@ -300,6 +300,22 @@ int tf__cpu_unary_supported(uint32_t dtype, uint32_t op);
 int tf__cpu_binary_supported(uint32_t dtype, uint32_t op);
 int tf__cpu_compare_supported(uint32_t dtype, uint32_t op);
 int tf__cpu_reduce_supported(uint32_t dtype, uint32_t op);
+
+/* A REDUCE accumulator: double for floats, 64-bit for integers, double complex. */
+typedef union cpu_red_acc {
+    double f;
+    uint64_t u;
+    int64_t i;
+    double _Complex z;
+} cpu_red_acc;
+/* Reduced positions per unit of a reduced-inner REDUCE (cpu_reduce.c, "Determinism"). */
+#define CPU_RED_UNIT_ROWS (8 * 1024)
+/* A full REDUCE in units (ABI 1.6, FUSED's reduced output): unit u's fold of n dense
+   elements at p, and the result from the units' folds in order (the empty value for
+   none). A full REDUCE of one element is that element. */
+cpu_red_acc tf__cpu_reduce_unit(uint32_t dtype, uint32_t op, const char *p, int64_t n);
+void tf__cpu_reduce_finish(uint32_t dtype, uint32_t op, const cpu_red_acc *units, int64_t nunits,
+                           char *out);
 /* Structural checks of an execute call (counts, dtypes, params, shapes). */
 int tf__cpu_validate(const tf_exec *x, cpu_err *err);
 

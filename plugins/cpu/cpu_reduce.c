@@ -31,16 +31,10 @@
 #include "cpu_internal.h"
 
 #define CPU_RED_TILE 512                /* outputs per kept-inner tile */
-#define CPU_RED_UNIT_ROWS (8 * 1024)     /* reduced positions per unit, reduced-inner */
 #define CPU_RED_UNIT_ELEMS (64 * 1024)   /* input elements per unit, kept-inner */
 #define CPU_RED_GRAIN (32 * 1024)        /* input elements per thread, at least */
 
-typedef union red_acc {
-    double f;
-    uint64_t u;
-    int64_t i;
-    double _Complex z;
-} red_acc;
+typedef cpu_red_acc red_acc;
 
 typedef struct red_kernel {
     red_acc identity; /* the neutral element the folds start from */
@@ -175,6 +169,36 @@ static const red_kernel *const red_table[TF_DTYPE_COUNT][TF_REDUCE_COUNT_] = {
 int tf__cpu_reduce_supported(uint32_t dtype, uint32_t op)
 {
     return dtype < TF_DTYPE_COUNT && op < TF_REDUCE_COUNT_ && red_table[dtype][op] != NULL;
+}
+
+/* ---- a full reduction in units (ABI 1.6, FUSED's reduced output) --------- */
+
+/*
+ * REDUCE over every axis of a dense array of n elements merges them into one
+ * reduced-inner row: unit u is row() of positions [u * CPU_RED_UNIT_ROWS, ...)
+ * combined into the identity, and the result the identity combined with the
+ * units in order (red_item_run, red_split_fold), or the element itself when
+ * n is 1 (no axis to fold). These give FUSED the same value bit for bit.
+ */
+cpu_red_acc tf__cpu_reduce_unit(uint32_t dtype, uint32_t op, const char *p, int64_t n)
+{
+    const red_kernel *k = red_table[dtype][op];
+    return k->combine(k->identity, k->row(p, n, 1));
+}
+
+void tf__cpu_reduce_finish(uint32_t dtype, uint32_t op, const cpu_red_acc *units, int64_t nunits,
+                           char *out)
+{
+    const red_kernel *k = red_table[dtype][op];
+    if (nunits == 0) {
+        k->store(out, k->empty);
+        return;
+    }
+    red_acc total = k->identity;
+    for (int64_t u = 0; u < nunits; u++) {
+        total = k->combine(total, units[u]);
+    }
+    k->store(out, total);
 }
 
 /* ---- plan ---------------------------------------------------------------- */

@@ -114,10 +114,15 @@ int tf__cpu_supports(uint32_t prim, uint32_t op, const uint32_t *dtypes, uint32_
     }
     const prim_info *pi = &prims[prim];
     uint32_t n_out = 1;
-    if (prim == TF_PRIM_FUSED) { /* ABI 1.3: op is the output count less one */
-        if (op >= TF_FUSED_MAX_OUTPUTS) {
+    if (prim == TF_PRIM_FUSED && op >= TF_FUSED_MAX_OUTPUTS) {
+        /* ABI 1.6: TF_FUSED_REDUCE_QUERY(r, m), m elementwise outputs and a reduced one */
+        const uint32_t r = op >> 4 & 0xfu, m = op & 0xfu;
+        if ((op & ~0xffu) != TF_FUSED_REDUCE_QUERY(0, 0) || m >= TF_FUSED_MAX_OUTPUTS ||
+            n_dtypes == 0 || !tf__cpu_reduce_supported(dtypes[0], r)) {
             return 0;
         }
+        n_out = m + 1;
+    } else if (prim == TF_PRIM_FUSED) { /* ABI 1.3: op is the output count less one */
         n_out = op + 1;
     } else if (!pi->has_op && op != 0) {
         return 0;
@@ -159,12 +164,26 @@ static int operand_ok(const tf_operand *op)
     return numel == 0 || op->data != NULL;
 }
 
+/* ABI 1.6: 1 + the tf_reduce_op of a FUSED call's reduced output, or 0. */
+static uint32_t fused_reduce_of(const tf_exec *x)
+{
+    const tf_fused_params *pp = x->params;
+    return pp != NULL && TF_ABI_HAS_FIELD(pp, tf_fused_params, reduce_step) ? pp->reduce : 0;
+}
+
+/* FUSED's supports() op: its output count less one, or (1.6) the reduced-output query. */
+static uint32_t fused_exec_op(const tf_exec *x)
+{
+    const uint32_t r = fused_reduce_of(x);
+    return r ? TF_FUSED_REDUCE_QUERY(r - 1, x->n_outputs - 1) : x->n_outputs - 1;
+}
+
 /* The sub-operation read from the params (0 for primitives without one; FUSED's output
    count less one). */
 static uint32_t exec_op(const tf_exec *x)
 {
     switch ((tf_prim)x->prim) {
-    case TF_PRIM_FUSED: return x->n_outputs - 1;
+    case TF_PRIM_FUSED: return fused_exec_op(x);
     case TF_PRIM_UNARY: return ((const tf_unary_params *)x->params)->op;
     case TF_PRIM_BINARY: return ((const tf_binary_params *)x->params)->op;
     case TF_PRIM_COMPARE: return ((const tf_compare_params *)x->params)->op;
@@ -261,6 +280,29 @@ static int exec_dtypes_ok(const tf_exec *x)
     return tf__cpu_supports(x->prim, exec_op(x), dtypes, x->n_inputs + x->n_outputs);
 }
 
+/* ABI 1.6: the inputs and elementwise outputs of in[0]'s shape, the reduced output
+   (the last) of one element. */
+static int fused_reduce_shapes_ok(const tf_exec *x)
+{
+    const tf_operand *shape = x->inputs[0], *red = x->outputs[x->n_outputs - 1];
+    for (uint32_t i = 1; i < x->n_inputs; i++) {
+        if (!same_shape(x->inputs[i], shape)) {
+            return 0;
+        }
+    }
+    for (uint32_t i = 0; i + 1 < x->n_outputs; i++) {
+        if (!same_shape(x->outputs[i], shape)) {
+            return 0;
+        }
+    }
+    for (uint32_t k = 0; k < red->rank; k++) {
+        if (red->shape[k] != 1) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The shape relations the kernels rely on (gather, scatter and dot check their own). */
 static int shapes_ok(const tf_exec *x)
 {
@@ -276,6 +318,9 @@ static int shapes_ok(const tf_exec *x)
     case TF_PRIM_CONVERT:
     case TF_PRIM_COPY:
     case TF_PRIM_FUSED:
+        if (x->prim == TF_PRIM_FUSED && fused_reduce_of(x)) {
+            return fused_reduce_shapes_ok(x);
+        }
         for (uint32_t i = 0; i < x->n_inputs; i++) {
             if (!same_shape(x->inputs[i], out)) {
                 return 0;
@@ -338,6 +383,47 @@ static int check_fused_outputs(const tf_exec *x, cpu_err *err)
 }
 
 /*
+ * ABI 1.6, a reduced output after m elementwise ones (the counts, dtypes and shapes
+ * checked already): a known reduce op, the outputs' steps increasing, the program
+ * ending at the later of the last of them and params.reduce_step, and no output
+ * sharing memory with another operand.
+ */
+static int check_fused_reduce(const tf_exec *x, cpu_err *err)
+{
+    const tf_fused_params *pp = x->params;
+    const uint32_t m = x->n_outputs - 1;
+    if (pp->reduce - 1 >= (uint32_t)TF_REDUCE_COUNT_ || (m > 0 && pp->outputs == NULL)) {
+        return tf__cpu_fail(err, TF_ERR_VALIDATION, "cpu: FUSED: reduce %u, outputs %s",
+                            pp->reduce, pp->outputs == NULL ? "NULL" : "set");
+    }
+    uint32_t last = pp->reduce_step;
+    for (uint32_t i = 0; i < m; i++) {
+        const uint32_t k = pp->outputs[i];
+        if ((i > 0 && k <= pp->outputs[i - 1]) || k >= pp->n_steps) {
+            return tf__cpu_fail(err, TF_ERR_VALIDATION,
+                                "cpu: FUSED: outputs[%u] is step %u (the steps must increase, "
+                                "below %u)",
+                                i, k, pp->n_steps);
+        }
+        last = k > last ? k : last;
+    }
+    if (last != pp->n_steps - 1) {
+        return tf__cpu_fail(err, TF_ERR_VALIDATION,
+                            "cpu: FUSED: the program ends at step %u, not at its last output "
+                            "(step %u)",
+                            pp->n_steps - 1, last);
+    }
+    for (uint32_t i = 0; i <= m; i++) {
+        if (shares_memory(x->outputs[i], x->inputs, x->n_inputs) ||
+            shares_memory(x->outputs[i], x->outputs, i)) {
+            return tf__cpu_fail(err, TF_ERR_VALIDATION,
+                                "cpu: FUSED: outputs[%u] shares memory with another operand", i);
+        }
+    }
+    return 0;
+}
+
+/*
  * A FUSED program (its operands' count, dtypes and shapes are checked already): the
  * step count, and each step a UNARY or BINARY op the engine has for the dtype
  * (TF_ERR_DTYPE_MISMATCH for an op the dtype lacks, as the host reports it), reading
@@ -386,6 +472,9 @@ static int check_fused(const tf_exec *x, cpu_err *err)
                                 k, op, st->a, st->b, regs);
         }
     }
+    if (fused_reduce_of(x)) {
+        return check_fused_reduce(x, err);
+    }
     return x->n_outputs > 1 ? check_fused_outputs(x, err) : 0;
 }
 
@@ -394,6 +483,9 @@ static int check_fused(const tf_exec *x, cpu_err *err)
 static uint32_t exec_n_outputs(const tf_exec *x)
 {
     const tf_fused_params *pp = x->params;
+    if (x->prim == TF_PRIM_FUSED && fused_reduce_of(x)) { /* 1.6: m + the reduced output */
+        return pp->n_outputs < TF_FUSED_MAX_OUTPUTS ? pp->n_outputs + 1 : UINT32_MAX;
+    }
     if (x->prim != TF_PRIM_FUSED || pp == NULL || !TF_ABI_HAS_FIELD(pp, tf_fused_params, outputs) ||
         pp->n_outputs <= 1) {
         return 1;

@@ -162,7 +162,7 @@ static void test_engine_old_minor_no_fused_outputs(void **state)
     static const tf_fused_step steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
                                            {TF_FUSED_UNARY, TF_UNARY_NEG, 1, 0}};
     static const uint32_t outputs[2] = {0, 1};
-    tf_fused_params fp = {sizeof fp, 2, steps, 2, outputs, 0, NULL};
+    tf_fused_params fp = {sizeof fp, 2, steps, 2, outputs, 0, NULL, 0, 0};
     TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &fp, 1, &x, 2, out), TF_ERR_UNSUPPORTED);
     expect_text("old-minor", tf_error_message(), "older than 1.3");
     assert_null(strstr(tf_error_cause(), "fixture")); /* its execute never ran */
@@ -176,10 +176,25 @@ static void test_engine_old_minor_no_fused_outputs(void **state)
     static const tf_fused_step imm_steps[2] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, TF_FUSED_IMM},
                                                {TF_FUSED_UNARY, TF_UNARY_NEG, 1, 0}};
     static const double imm[1] = {2.0};
-    tf_fused_params ip = {sizeof ip, 2, imm_steps, 1, NULL, 1, imm};
+    tf_fused_params ip = {sizeof ip, 2, imm_steps, 1, NULL, 1, imm, 0, 0};
     TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &ip, 1, &x, 1, out), TF_ERR_UNSUPPORTED);
     expect_text("old-minor", tf_error_message(), "older than 1.5");
     assert_null(strstr(tf_error_cause(), "fixture"));
+    /* ABI 1.6's reduced output neither: not asked about, refused, the plugin never called */
+    assert_false(tf_engine_supports(old, TF_PRIM_FUSED, TF_FUSED_REDUCE_QUERY(TF_REDUCE_SUM, 0),
+                                    d, 2));
+    const int64_t one = 1;
+    tf_tensor *sum = NULL;
+    TF_ASSERT_OK(tf_tensor_from_host(TF_F64, 1, &one, zero, 1, &sum));
+    tf_fused_params rp = {sizeof rp, 2, steps, 0, NULL, 0, NULL, TF_REDUCE_SUM + 1, 1};
+    TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &rp, 1, &x, 1, &sum),
+                     TF_ERR_UNSUPPORTED);
+    expect_text("old-minor", tf_error_message(), "older than 1.6");
+    assert_null(strstr(tf_error_cause(), "fixture"));
+    double got_sum = -1;
+    TF_ASSERT_OK(tf_tensor_copy_to_host(sum, TF_F64, &got_sum, 1));
+    assert_true(got_sum == 0.0);
+    tf_tensor_release(sum);
     TF_ASSERT_STATUS(tf_engine_execute(old, TF_PRIM_FUSED, &fp, 1, &x, 1, out), TF_ERR_UNSUPPORTED);
     expect_text("old-minor", tf_error_cause(), "old-minor fixture: claimed primitive 16");
     tf_tensor_release(x);

@@ -639,3 +639,59 @@ void tfr_exec_ok_(const char *file, int line, const char *what, tf_engine *engin
                 tf_status_name(st), tf_error_message(), tf_error_cause());
     _fail(file, line);
 }
+
+/* Mostly one of the newest registers (deep chains), else any (inputs read late,
+   registers that stay alive across many steps). */
+static uint32_t pick_register(tfr_rng *rng, uint32_t regs)
+{
+    if (tfr_rng_chance(rng, 60))
+        return regs - 1 - (uint32_t)tfr_rng_int(rng, 0, regs > 1 ? 1 : 0);
+    return (uint32_t)tfr_rng_int(rng, 0, regs - 1);
+}
+
+void tfr_fused_random_steps(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, tf_fused_step *steps)
+{
+    for (uint32_t k = 0; k < n_steps; k++) {
+        tf_fused_step *st = &steps[k];
+        uint32_t regs = n_in + k;
+        const int64_t n_unary = sizeof tfr_float_unary_ops / sizeof tfr_float_unary_ops[0];
+        const int64_t n_binary = sizeof tfr_float_binary_ops / sizeof tfr_float_binary_ops[0];
+        if (tfr_rng_chance(rng, 45)) {
+            *st = (tf_fused_step){TF_FUSED_UNARY,
+                                  tfr_float_unary_ops[tfr_rng_int(rng, 0, n_unary - 1)],
+                                  pick_register(rng, regs), 0};
+        } else {
+            *st = (tf_fused_step){TF_FUSED_BINARY,
+                                  tfr_float_binary_ops[tfr_rng_int(rng, 0, n_binary - 1)],
+                                  pick_register(rng, regs), pick_register(rng, regs)};
+        }
+    }
+}
+
+void tfr_expect_reject_(const char *file, int line, tf_engine *engine, const char *what,
+                        tf_prim prim, const void *params, size_t n_in, tf_tensor *const *in,
+                        size_t n_out, tf_tensor *const *out, tf_status expected)
+{
+    tf_scalar *before[TF_FUSED_MAX_OUTPUTS + 1];
+    for (size_t k = 0; k < n_out; k++)
+        before[k] = tfr_read(out[k]);
+    tf_error_clear();
+    tf_status st = tf_engine_execute(engine, prim, params, n_in, in, n_out, out);
+    if (st != expected) {
+        print_error("%s: got %s, want %s (%s)\n", what, tf_status_name(st),
+                    tf_status_name(expected), tf_error_message());
+        _fail(file, line);
+    }
+    if (tf_error_status() != expected || tf_error_message()[0] == '\0') {
+        print_error("%s: error slot holds %s with message \"%s\"\n", what,
+                    tf_status_name(tf_error_status()), tf_error_message());
+        _fail(file, line);
+    }
+    for (size_t k = 0; k < n_out; k++) {
+        tf_scalar *after = tfr_read(out[k]);
+        tfr_check_(file, line, what, tf_tensor_dtype(out[k]), tf_tensor_numel(out[k]), after,
+                   before[k], NULL, (tfr_tol){0, 0});
+        free(after);
+        free(before[k]);
+    }
+}

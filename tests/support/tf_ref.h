@@ -219,6 +219,8 @@ tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_step
                                size_t rank, const int64_t *shape);
 const char *tfr_fused_describe(uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps,
                                char *buf, size_t size);
+/* n_steps random steps over n_in inputs, every float op (mostly deep chains). */
+void tfr_fused_random_steps(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, tf_fused_step *steps);
 /*
  * The same for a program of several outputs (ABI 1.3): out[i] gets a new tensor (the
  * caller releases it) holding register n_in + outputs[i], for i < n_out; with n_out 1,
@@ -253,6 +255,15 @@ void tfr_exec_ok_(const char *file, int line, const char *what, tf_engine *engin
                   tf_tensor *const *out);
 /* (what, engine, prim, params, n_in, in, n_out, out) */
 #define tfr_exec_ok(...) tfr_exec_ok_(__FILE__, __LINE__, __VA_ARGS__)
+/*
+ * Executes a call tf_engine_execute must refuse with `expected` (at most
+ * TF_FUSED_MAX_OUTPUTS + 1 outputs): the status, the error slot's status and
+ * message, and every output exactly as it was.
+ */
+void tfr_expect_reject_(const char *file, int line, tf_engine *engine, const char *what,
+                        tf_prim prim, const void *params, size_t n_in, tf_tensor *const *in,
+                        size_t n_out, tf_tensor *const *out, tf_status expected);
+#define tfr_expect_reject(engine, ...) tfr_expect_reject_(__FILE__, __LINE__, engine, __VA_ARGS__)
 
 /* Formats a shape as "[2,3,0]" into buf (static-size caller buffer). */
 const char *tfr_shape_str(size_t rank, const int64_t *shape, char *buf, size_t size);

@@ -499,7 +499,7 @@ static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several, int i
             if (n_imm)
                 fused_immediates(&seed, n_steps, steps, n_imm, imm);
             tf_fused_params p = {sizeof p, n_steps, steps, several ? n_out : 0,
-                                 several ? outputs : NULL, n_imm, n_imm ? imm : NULL};
+                                 several ? outputs : NULL, n_imm, n_imm ? imm : NULL, 0, 0};
             ck_case c = {
                 .prim = TF_PRIM_FUSED, .op = n_out - 1, .params = &p, .n_in = n_in, .n_out = n_out};
             for (uint32_t k = 0; k < n_in; k++) /* POS for some: fewer NaN from log and sqrt */

@@ -159,8 +159,8 @@ extern "C" {
 
 #define TF_ENGINE_ABI_MAJOR 1
 /* 1.1: tf_exec.flags; 1.2: TF_PRIM_FUSED; 1.3: FUSED outputs; 1.4: complex dtypes;
-   1.5: FUSED immediates */
-#define TF_ENGINE_ABI_MINOR 5
+   1.5: FUSED immediates; 1.6: FUSED reduced output */
+#define TF_ENGINE_ABI_MINOR 6
 
 #define TF_ENGINE_ENTRY_SYMBOL "tf_engine_plugin_v1"
 
@@ -450,6 +450,7 @@ typedef struct tf_device_info {
      * writes one, no output names one. supports() is asked as without them  \
      * (n inputs, m outputs). The host sends n_imm > 0 only to engines built  \
      * against 1.5 or later, and to older ones a struct ending above n_imm.   \
+     * ABI 1.6, a reduced output: see tf_fused_params.reduce.                 \
      */                                                                       \
     X(FUSED, fused, 16)
 
@@ -721,7 +722,32 @@ typedef struct tf_fused_params {
      */
     uint32_t n_imm;
     const double *imm;
+    /*
+     * ABI 1.6 (read only when TF_ABI_HAS_FIELD(p, tf_fused_params,
+     * reduce_step) holds; the host sends reduce != 0 only to engines built
+     * against 1.6 or later, and to older ones a struct ending above reduce):
+     * reduce is 0, or 1 + a tf_reduce_op. Then the call has m + 1 outputs,
+     * m = n_outputs (0 .. TF_FUSED_MAX_OUTPUTS - 1, counted exactly: outputs
+     * is read whenever m >= 1): out[0 .. m) are elementwise outputs as above,
+     * and out[m], of the program's dtype with every extent 1 (any rank),
+     * receives that reduction over every element of register
+     * n + reduce_step: the value the engine's REDUCE of the op over all axes
+     * gives for a dense tensor of the program's shape holding the register
+     * (the CPU engine: bit for bit). The program's shape is in[0]'s, which
+     * every input and elementwise output has; the last step is the later of
+     * outputs[m - 1] and reduce_step, which may also be an elementwise output.
+     * supports() is asked with op TF_FUSED_REDUCE_QUERY(reduce_op, m), the
+     * dtypes being the n inputs', the m outputs' and out[m]'s. So one pass
+     * computes sum(f(x, y)) without writing f(x, y) anywhere.
+     */
+    uint32_t reduce;
+    uint32_t reduce_step;
 } tf_fused_params;
+
+/* ABI 1.6: supports()'s op for a FUSED call with m elementwise outputs and a
+   reduced output of tf_reduce_op r. Older engines refuse it unasked (their
+   FUSED op is below TF_FUSED_MAX_OUTPUTS). */
+#define TF_FUSED_REDUCE_QUERY(r, m) (0x100u | ((uint32_t)(r) << 4) | (uint32_t)(m))
 
 /* ===================================================================== */
 /* Execution                                                              */

@@ -91,7 +91,7 @@ tf_status tf__fx_accumulate(tf_session *s, tf_fx *fx, uint32_t result, const tf_
         n_in = fx->n_in;
     }
     tf_fused_step steps[TF_FUSED_MAX_STEPS];
-    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps, 0, NULL, 0, NULL};
+    tf_fused_params p = {sizeof p, resolve(fx, result, n_in, steps), steps, 0, NULL, 0, NULL, 0, 0};
     tf_tensor *in[TF_FUSED_MAX_INPUTS] = {NULL};
     tf_eager *keep[TF_FUSED_MAX_INPUTS] = {NULL};
     int alias = -1;

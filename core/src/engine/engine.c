@@ -122,7 +122,8 @@ TF_API int tf_engine_uses_host_memory(const tf_engine *e)
  */
 static bool fused_outputs_unknown(const tf_engine *e, tf_prim prim, uint32_t op)
 {
-    return prim == TF_PRIM_FUSED && op > 0 && e->desc->abi_minor < 3;
+    return prim == TF_PRIM_FUSED && op > 0 && op < TF_FUSED_MAX_OUTPUTS &&
+           e->desc->abi_minor < 3;
 }
 
 /* The first minor of the engine ABI whose engines may be asked about complex dtypes. */
@@ -147,6 +148,17 @@ static bool complex_unknown(const tf_engine *e, const uint32_t *dt, size_t n)
 /* The first minor of the engine ABI whose engines take FUSED immediates. */
 #define IMMEDIATES_ABI_MINOR 5u
 
+/* The first minor of the engine ABI whose engines take a FUSED reduced output. */
+#define REDUCE_ABI_MINOR 6u
+
+/* ABI 1.6: whether op is a FUSED question about a reduced output, which an engine
+   built against an older minor never sees. */
+static bool fused_reduce_unknown(const tf_engine *e, tf_prim prim, uint32_t op)
+{
+    return prim == TF_PRIM_FUSED && op >= TF_FUSED_REDUCE_QUERY(0, 0) &&
+           e->desc->abi_minor < REDUCE_ABI_MINOR;
+}
+
 bool tf__engine_immediates(const tf_engine *e)
 {
     return e->desc->abi_minor >= IMMEDIATES_ABI_MINOR;
@@ -161,15 +173,23 @@ bool tf__engine_immediates(const tf_engine *e)
 static tf_status fused_for_engine(const tf_engine *e, const tf_fused_params *p,
                                   tf_fused_params *old, const void **params)
 {
-    if (tf__engine_immediates(e) || !TF_ABI_HAS_FIELD(p, tf_fused_params, n_imm))
+    /* ABI 1.6: the same for the reduced output, after the immediates */
+    if (e->desc->abi_minor >= REDUCE_ABI_MINOR || !TF_ABI_HAS_FIELD(p, tf_fused_params, n_imm))
         return TF_OK;
-    if (p->n_imm)
+    bool imm_known = tf__engine_immediates(e);
+    const char *what = NULL;
+    if (TF_ABI_HAS_FIELD(p, tf_fused_params, reduce_step) && p->reduce)
+        what = "a reduced output (it was built against an engine ABI older than 1.6)";
+    else if (!imm_known && p->n_imm)
+        what = "immediates (it was built against an engine ABI older than 1.5)";
+    if (what)
         return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
-                         "engine '%s' does not support FUSED immediates (it was built against "
-                         "an engine ABI older than 1.5)",
-                         e->desc->name);
+                         "engine '%s' does not support FUSED %s", e->desc->name, what);
+    size_t end = imm_known ? offsetof(tf_fused_params, reduce) : offsetof(tf_fused_params, n_imm);
+    if (p->struct_size <= end)
+        return TF_OK;
     *old = *p;
-    old->struct_size = (uint32_t)offsetof(tf_fused_params, n_imm);
+    old->struct_size = (uint32_t)end;
     *params = old;
     return TF_OK;
 }
@@ -178,7 +198,8 @@ static tf_status fused_for_engine(const tf_engine *e, const tf_fused_params *p,
 static bool question_unknown(const tf_engine *e, tf_prim prim, uint32_t op, const uint32_t *dt,
                              size_t n)
 {
-    return fused_outputs_unknown(e, prim, op) || complex_unknown(e, dt, n);
+    return fused_outputs_unknown(e, prim, op) || fused_reduce_unknown(e, prim, op) ||
+           complex_unknown(e, dt, n);
 }
 
 TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
@@ -510,6 +531,10 @@ static inline uint64_t key_dtype(uint64_t key, size_t i, uint32_t dt)
  */
 static inline uint64_t fused_key(uint32_t op, size_t n_in, tf_dtype dt)
 {
+    /* 1.6: a reduced-output question TF_FUSED_REDUCE_QUERY(r, m) as 0x80 | r << 3 | m, in
+       the byte key_head takes, apart from the m - 1 of the others */
+    if (op >= TF_FUSED_REDUCE_QUERY(0, 0))
+        op = 0x80u | (op >> 4 & 0xfu) << 3 | (op & 0x7u);
     return key_dtype(key_head(TF_PRIM_FUSED, op, n_in), 0, (uint32_t)dt);
 }
 
@@ -615,6 +640,9 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
                      fused_outputs_unknown(e, prim, op)
                          ? " (it was built against an engine ABI older than 1.3, which has "
                            "one FUSED output)"
+                     : fused_reduce_unknown(e, prim, op)
+                         ? " (it was built against an engine ABI older than 1.6, which has no "
+                           "FUSED reduced output)"
                      : complex_unknown(e, dt, n)
                          ? " (it was built against an engine ABI older than 1.4, which has no "
                            "complex dtypes)"
@@ -749,6 +777,18 @@ bool tf__engine_fuses(tf_engine *e, tf_dtype dtype, size_t n_inputs, size_t n_ou
     uint32_t op = (uint32_t)n_outputs - 1;
     return ask_uniform(e, fused_key(op, n_inputs, dtype), TF_PRIM_FUSED, op, n_inputs + n_outputs,
                        dtype);
+}
+
+bool tf__engine_fuses_reduce(tf_engine *e, tf_dtype dtype, size_t n_inputs, size_t n_outputs,
+                             tf_reduce_op op)
+{
+    if (!tf_dtype_is_float(dtype) || n_inputs == 0 || n_inputs > TF_FUSED_MAX_INPUTS ||
+        n_outputs >= TF_FUSED_MAX_OUTPUTS || (unsigned)op >= TF_REDUCE_COUNT_ ||
+        e->desc->abi_minor < REDUCE_ABI_MINOR)
+        return false;
+    uint32_t q = TF_FUSED_REDUCE_QUERY(op, n_outputs);
+    return ask_uniform(e, fused_key(q, n_inputs, dtype), TF_PRIM_FUSED, q,
+                       n_inputs + n_outputs + 1, dtype);
 }
 
 tf_status tf__engine_execute_fused(tf_engine *e, const tf_fused_params *params, size_t n_inputs,

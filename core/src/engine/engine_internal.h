@@ -61,6 +61,13 @@ tf_status tf__engine_execute_in_place(tf_engine *engine, tf_prim prim, const voi
  * tf__engine_execute_fused checks.
  */
 bool tf__engine_fuses(tf_engine *engine, tf_dtype dtype, size_t n_inputs, size_t n_outputs);
+/*
+ * ABI 1.6: whether e takes FUSED calls of dtype with n_inputs inputs,
+ * n_outputs elementwise outputs and one reduced output of op (engine_abi.h,
+ * tf_fused_params.reduce). False for engines of older minors.
+ */
+bool tf__engine_fuses_reduce(tf_engine *engine, tf_dtype dtype, size_t n_inputs,
+                             size_t n_outputs, tf_reduce_op op);
 /* Whether the engine runs prim/op with n operands all of dtype dt (memoised). */
 bool tf__engine_supports_uniform(tf_engine *engine, tf_prim prim, uint32_t op, size_t n,
                                  tf_dtype dt);

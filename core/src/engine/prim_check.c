@@ -11,21 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "prim_check_internal.h"
 
-typedef struct call {
-    tf_prim prim;
-    const char *name;
-    const void *params;
-    size_t n_in, n_out;
-    tf_tensor *const *in;
-    tf_tensor *const *out;
-} call;
-
-static tf_status fail(const call *c, tf_status st, const char *arg, const char *fmt, ...)
-    TF_PRINTF(4, 5);
-
-static tf_status fail(const call *c, tf_status st, const char *arg, const char *fmt, ...)
+tf_status tf__pc_fail(const call *c, tf_status st, const char *arg, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -40,62 +28,62 @@ static tf_status fail(const call *c, tf_status st, const char *arg, const char *
 static tf_status check_counts(const call *c, size_t n_in, size_t n_out)
 {
     if (c->n_in != n_in)
-        return fail(c, TF_ERR_VALIDATION, "n_inputs", "expects %zu inputs, got %zu", n_in,
-                    c->n_in);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "n_inputs", "expects %zu inputs, got %zu", n_in,
+                           c->n_in);
     if (c->n_out != n_out)
-        return fail(c, TF_ERR_VALIDATION, "n_outputs", "expects %zu outputs, got %zu", n_out,
-                    c->n_out);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "n_outputs", "expects %zu outputs, got %zu", n_out,
+                           c->n_out);
     return TF_OK;
 }
 
-static tf_status check_params(const call *c, size_t size)
+tf_status tf__pc_check_params(const call *c, size_t size)
 {
     if (!c->params)
-        return fail(c, TF_ERR_VALIDATION, "params", "params are required");
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "params", "params are required");
     uint32_t got = *(const uint32_t *)c->params;
     if (got < size)
-        return fail(c, TF_ERR_VALIDATION, "params",
-                    "params struct_size is %u, expected at least %zu", got, size);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "params",
+                           "params struct_size is %u, expected at least %zu", got, size);
     return TF_OK;
 }
 
-static tf_status need_shape(const call *c, const char *arg, const tf_tensor *t,
+tf_status tf__pc_need_shape(const call *c, const char *arg, const tf_tensor *t,
                             const tf_tensor *ref)
 {
     if (!tf__same_shape(t, ref))
-        return fail(c, TF_ERR_SHAPE_MISMATCH, arg,
-                    "%s has rank %u with a different shape than rank %u expected", arg, t->rank,
-                    ref->rank);
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, arg,
+                           "%s has rank %u with a different shape than rank %u expected", arg,
+                           t->rank, ref->rank);
     return TF_OK;
 }
 
-static tf_status need_dtype(const call *c, const char *arg, const tf_tensor *t, tf_dtype want)
+tf_status tf__pc_need_dtype(const call *c, const char *arg, const tf_tensor *t, tf_dtype want)
 {
     if (t->dtype != want)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, arg, "%s is %s, expected %s", arg,
-                    tf_dtype_name(t->dtype), tf_dtype_name(want));
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, arg, "%s is %s, expected %s", arg,
+                           tf_dtype_name(t->dtype), tf_dtype_name(want));
     return TF_OK;
 }
 
 static tf_status need_index(const call *c, const char *arg, const tf_tensor *t)
 {
     if (t->dtype != TF_I32 && t->dtype != TF_I64)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, arg, "%s is %s, expected i32 or i64", arg,
-                    tf_dtype_name(t->dtype));
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, arg, "%s is %s, expected i32 or i64", arg,
+                           tf_dtype_name(t->dtype));
     return TF_OK;
 }
 
 static tf_status need_axis(const call *c, const char *arg, uint32_t axis, uint32_t rank)
 {
     if (axis >= rank)
-        return fail(c, TF_ERR_AXIS_OUT_OF_BOUNDS, arg, "%s %u is out of bounds for rank %u", arg,
-                    axis, rank);
+        return tf__pc_fail(c, TF_ERR_AXIS_OUT_OF_BOUNDS, arg, "%s %u is out of bounds for rank %u",
+                           arg, axis, rank);
     return TF_OK;
 }
 
 /* Same dtype and shape for out[0] and every input from `first`, and every further
    output (only FUSED has several: its up to 5 inputs and 8 outputs are named here). */
-static tf_status elementwise_like(const call *c, size_t first, bool same_dtype)
+tf_status tf__pc_elementwise_like(const call *c, size_t first, bool same_dtype)
 {
     static const char *const names[] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]",
                                         "inputs[4]"};
@@ -103,16 +91,16 @@ static tf_status elementwise_like(const call *c, size_t first, bool same_dtype)
                                             "outputs[4]", "outputs[5]", "outputs[6]", "outputs[7]"};
     const tf_tensor *o = c->out[0];
     for (size_t i = first; i < c->n_in; i++) {
-        tf_status st = need_shape(c, names[i], c->in[i], o);
+        tf_status st = tf__pc_need_shape(c, names[i], c->in[i], o);
         if (!st && same_dtype)
-            st = need_dtype(c, names[i], c->in[i], o->dtype);
+            st = tf__pc_need_dtype(c, names[i], c->in[i], o->dtype);
         if (st)
             return st;
     }
     for (size_t i = 1; i < c->n_out; i++) {
-        tf_status st = need_dtype(c, out_names[i], c->out[i], o->dtype);
+        tf_status st = tf__pc_need_dtype(c, out_names[i], c->out[i], o->dtype);
         if (!st)
-            st = need_shape(c, out_names[i], c->out[i], o);
+            st = tf__pc_need_shape(c, out_names[i], c->out[i], o);
         if (st)
             return st;
     }
@@ -125,19 +113,19 @@ static tf_status check_fill(const call *c)
 {
     tf_status st = check_counts(c, 0, 1);
     /* the struct of ABI 1.0 ends before imag (1.4), which is 0 when absent */
-    return st ? st : check_params(c, offsetof(tf_fill_params, imag));
+    return st ? st : tf__pc_check_params(c, offsetof(tf_fill_params, imag));
 }
 
 static tf_status check_iota(const call *c)
 {
     tf_status st = check_counts(c, 0, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_iota_params));
+        st = tf__pc_check_params(c, sizeof(tf_iota_params));
     if (st)
         return st;
     if (c->out[0]->dtype == TF_BOOL || tf_dtype_is_complex(c->out[0]->dtype))
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "iota does not produce %s",
-                    tf_dtype_name(c->out[0]->dtype));
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "iota does not produce %s",
+                           tf_dtype_name(c->out[0]->dtype));
     return need_axis(c, "axis", ((const tf_iota_params *)c->params)->axis, c->out[0]->rank);
 }
 
@@ -169,7 +157,7 @@ static bool unary_complex_defined(uint32_t op)
 }
 
 /* Whether UNARY `op` (known) is defined with out[0] of dtype dt, in[0] the same. */
-static bool unary_defined(uint32_t op, tf_dtype dt)
+bool tf__pc_unary_defined(uint32_t op, tf_dtype dt)
 {
     if (tf_dtype_is_complex(dt))
         return unary_complex_defined(op);
@@ -183,7 +171,7 @@ static bool unary_defined(uint32_t op, tf_dtype dt)
 
 /* Whether BINARY `op` (known) is defined with all three operands of dtype dt (COMPLEX,
    whose inputs are real, never is). */
-static bool binary_defined(uint32_t op, tf_dtype dt)
+bool tf__pc_binary_defined(uint32_t op, tf_dtype dt)
 {
     bool bitwise = op == TF_BINARY_AND || op == TF_BINARY_OR || op == TF_BINARY_XOR;
     if (op == TF_BINARY_COMPLEX)
@@ -198,10 +186,10 @@ static bool binary_defined(uint32_t op, tf_dtype dt)
 
 static tf_status unary_dtype_ok(const call *c, uint32_t op, tf_dtype dt)
 {
-    bool ok = unary_defined(op, dt);
+    bool ok = tf__pc_unary_defined(op, dt);
     if (!ok)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
-                    tf_prim_op_name(TF_PRIM_UNARY, op), tf_dtype_name(dt));
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
+                           tf_prim_op_name(TF_PRIM_UNARY, op), tf_dtype_name(dt));
     return TF_OK;
 }
 
@@ -209,19 +197,19 @@ static tf_status check_unary(const call *c)
 {
     tf_status st = check_counts(c, 1, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_unary_params));
+        st = tf__pc_check_params(c, sizeof(tf_unary_params));
     if (st)
         return st;
     uint32_t op = ((const tf_unary_params *)c->params)->op;
     if (op >= TF_UNARY_COUNT_)
-        return fail(c, TF_ERR_VALIDATION, "op", "unknown unary op %u", op);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "op", "unknown unary op %u", op);
     tf_dtype in = c->in[0]->dtype;
     if (tf_dtype_is_complex(in) && unary_to_part(op)) { /* complex in, its part out */
-        if ((st = need_dtype(c, "outputs[0]", c->out[0], tf_dtype_real_of(in))))
+        if ((st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], tf_dtype_real_of(in))))
             return st;
-        return elementwise_like(c, 0, false);
+        return tf__pc_elementwise_like(c, 0, false);
     }
-    if ((st = elementwise_like(c, 0, true)))
+    if ((st = tf__pc_elementwise_like(c, 0, true)))
         return st;
     return unary_dtype_ok(c, op, c->out[0]->dtype);
 }
@@ -231,32 +219,32 @@ static tf_status check_binary_complex(const call *c)
 {
     tf_dtype part = c->in[0]->dtype;
     if (!tf_dtype_is_float(part))
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "complex is not defined for %s",
-                    tf_dtype_name(part));
-    tf_status st = need_dtype(c, "inputs[1]", c->in[1], part);
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "complex is not defined for %s",
+                           tf_dtype_name(part));
+    tf_status st = tf__pc_need_dtype(c, "inputs[1]", c->in[1], part);
     if (!st)
-        st = need_dtype(c, "outputs[0]", c->out[0], tf_dtype_complex_of(part));
-    return st ? st : elementwise_like(c, 0, false);
+        st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], tf_dtype_complex_of(part));
+    return st ? st : tf__pc_elementwise_like(c, 0, false);
 }
 
 static tf_status check_binary(const call *c)
 {
     tf_status st = check_counts(c, 2, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_binary_params));
+        st = tf__pc_check_params(c, sizeof(tf_binary_params));
     if (st)
         return st;
     uint32_t op = ((const tf_binary_params *)c->params)->op;
     if (op >= TF_BINARY_COUNT_)
-        return fail(c, TF_ERR_VALIDATION, "op", "unknown binary op %u", op);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "op", "unknown binary op %u", op);
     if (op == TF_BINARY_COMPLEX)
         return check_binary_complex(c);
-    if ((st = elementwise_like(c, 0, true)))
+    if ((st = tf__pc_elementwise_like(c, 0, true)))
         return st;
     tf_dtype dt = c->out[0]->dtype;
-    if (!binary_defined(op, dt))
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
-                    tf_prim_op_name(TF_PRIM_BINARY, op), tf_dtype_name(dt));
+    if (!tf__pc_binary_defined(op, dt))
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
+                           tf_prim_op_name(TF_PRIM_BINARY, op), tf_dtype_name(dt));
     return TF_OK;
 }
 
@@ -264,76 +252,76 @@ static tf_status check_compare(const call *c)
 {
     tf_status st = check_counts(c, 2, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_compare_params));
+        st = tf__pc_check_params(c, sizeof(tf_compare_params));
     if (st)
         return st;
     uint32_t op = ((const tf_compare_params *)c->params)->op;
     if (op >= TF_COMPARE_COUNT_)
-        return fail(c, TF_ERR_VALIDATION, "op", "unknown compare op %u", op);
-    if ((st = need_dtype(c, "outputs[0]", c->out[0], TF_BOOL)) ||
-        (st = need_dtype(c, "inputs[1]", c->in[1], c->in[0]->dtype)))
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "op", "unknown compare op %u", op);
+    if ((st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], TF_BOOL)) ||
+        (st = tf__pc_need_dtype(c, "inputs[1]", c->in[1], c->in[0]->dtype)))
         return st;
     if (tf_dtype_is_complex(c->in[0]->dtype) && op != TF_COMPARE_EQ && op != TF_COMPARE_NE)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]",
-                    "%s is not defined for %s (complex values have no order)",
-                    tf_prim_op_name(TF_PRIM_COMPARE, op), tf_dtype_name(c->in[0]->dtype));
-    return elementwise_like(c, 0, false);
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]",
+                           "%s is not defined for %s (complex values have no order)",
+                           tf_prim_op_name(TF_PRIM_COMPARE, op), tf_dtype_name(c->in[0]->dtype));
+    return tf__pc_elementwise_like(c, 0, false);
 }
 
 static tf_status check_select(const call *c)
 {
     tf_status st = check_counts(c, 3, 1);
     if (!st)
-        st = need_dtype(c, "inputs[0]", c->in[0], TF_BOOL);
+        st = tf__pc_need_dtype(c, "inputs[0]", c->in[0], TF_BOOL);
     if (!st)
-        st = need_shape(c, "inputs[0]", c->in[0], c->out[0]);
-    return st ? st : elementwise_like(c, 1, true);
+        st = tf__pc_need_shape(c, "inputs[0]", c->in[0], c->out[0]);
+    return st ? st : tf__pc_elementwise_like(c, 1, true);
 }
 
 static tf_status check_convert(const call *c)
 {
     tf_status st = check_counts(c, 1, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_convert_params));
+        st = tf__pc_check_params(c, sizeof(tf_convert_params));
     if (st)
         return st;
     tf_dtype from = c->in[0]->dtype, to = c->out[0]->dtype;
     if (((const tf_convert_params *)c->params)->checked && tf_dtype_is_complex(from) &&
         !tf_dtype_is_complex(to))
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]",
-                    "a checked conversion from %s to %s is not defined (the unchecked cast "
-                    "takes the real part)",
-                    tf_dtype_name(from), tf_dtype_name(to));
-    return elementwise_like(c, 0, false);
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]",
+                           "a checked conversion from %s to %s is not defined (the unchecked cast "
+                           "takes the real part)",
+                           tf_dtype_name(from), tf_dtype_name(to));
+    return tf__pc_elementwise_like(c, 0, false);
 }
 
 static tf_status check_reduce(const call *c)
 {
     tf_status st = check_counts(c, 1, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_reduce_params));
+        st = tf__pc_check_params(c, sizeof(tf_reduce_params));
     if (st)
         return st;
     const tf_reduce_params *p = c->params;
     const tf_tensor *x = c->in[0], *o = c->out[0];
     if (p->op >= TF_REDUCE_COUNT_)
-        return fail(c, TF_ERR_VALIDATION, "op", "unknown reduce op %u", p->op);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "op", "unknown reduce op %u", p->op);
     if (x->rank < 64 && (p->axes_mask >> x->rank) != 0)
-        return fail(c, TF_ERR_AXIS_OUT_OF_BOUNDS, "axes_mask",
-                    "axes_mask 0x%llx names an axis beyond rank %u",
-                    (unsigned long long)p->axes_mask, x->rank);
-    if ((st = need_dtype(c, "outputs[0]", o, x->dtype)))
+        return tf__pc_fail(c, TF_ERR_AXIS_OUT_OF_BOUNDS, "axes_mask",
+                           "axes_mask 0x%llx names an axis beyond rank %u",
+                           (unsigned long long)p->axes_mask, x->rank);
+    if ((st = tf__pc_need_dtype(c, "outputs[0]", o, x->dtype)))
         return st;
     bool summing = p->op == TF_REDUCE_SUM || p->op == TF_REDUCE_PROD;
     if (x->dtype == TF_BOOL ? summing : (tf_dtype_is_complex(x->dtype) && !summing))
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
-                    tf_prim_op_name(TF_PRIM_REDUCE, p->op), tf_dtype_name(x->dtype));
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "%s is not defined for %s",
+                           tf_prim_op_name(TF_PRIM_REDUCE, p->op), tf_dtype_name(x->dtype));
     bool ok = o->rank == x->rank;
     for (uint32_t i = 0; ok && i < x->rank; i++)
         ok = o->shape[i] == ((p->axes_mask >> i & 1) ? 1 : x->shape[i]);
     if (!ok)
-        return fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]",
-                    "the output must keep the input's rank with extent 1 on reduced axes");
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]",
+                           "the output must keep the input's rank with extent 1 on reduced axes");
     return TF_OK;
 }
 
@@ -346,7 +334,7 @@ static tf_status mark_axes(const call *c, const char *arg, const uint32_t *axes,
         if (st)
             return st;
         if (used[axes[i]])
-            return fail(c, TF_ERR_VALIDATION, arg, "axis %u appears twice", axes[i]);
+            return tf__pc_fail(c, TF_ERR_VALIDATION, arg, "axis %u appears twice", axes[i]);
         used[axes[i]] = true;
     }
     return TF_OK;
@@ -357,24 +345,25 @@ static tf_status check_dot_general(const call *c)
     tf_status st = check_counts(c, 2, 1);
     /* the struct of ABI 1.0 ends before conjugate (1.4), which is 0 when absent */
     if (!st)
-        st = check_params(c, offsetof(tf_dot_general_params, conjugate));
+        st = tf__pc_check_params(c, offsetof(tf_dot_general_params, conjugate));
     if (st)
         return st;
     const tf_dot_general_params *p = c->params;
     const tf_tensor *l = c->in[0], *r = c->in[1], *o = c->out[0];
     if (l->dtype == TF_BOOL)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "dot_general is not defined for bool");
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]",
+                           "dot_general is not defined for bool");
     if (TF_ABI_HAS_FIELD(p, tf_dot_general_params, conjugate) && p->conjugate != 0 &&
         ((p->conjugate & ~(TF_DOT_CONJ_LHS | TF_DOT_CONJ_RHS)) || !tf_dtype_is_complex(l->dtype)))
-        return fail(c, TF_ERR_VALIDATION, "conjugate",
-                    "conjugate 0x%x: only TF_DOT_CONJ_LHS and TF_DOT_CONJ_RHS, and only for "
-                    "complex operands (these are %s)",
-                    p->conjugate, tf_dtype_name(l->dtype));
-    if ((st = need_dtype(c, "inputs[1]", r, l->dtype)) ||
-        (st = need_dtype(c, "outputs[0]", o, l->dtype)))
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "conjugate",
+                           "conjugate 0x%x: only TF_DOT_CONJ_LHS and TF_DOT_CONJ_RHS, and only for "
+                           "complex operands (these are %s)",
+                           p->conjugate, tf_dtype_name(l->dtype));
+    if ((st = tf__pc_need_dtype(c, "inputs[1]", r, l->dtype)) ||
+        (st = tf__pc_need_dtype(c, "outputs[0]", o, l->dtype)))
         return st;
     if (p->n_contracting > TF_MAX_RANK || p->n_batch > TF_MAX_RANK)
-        return fail(c, TF_ERR_VALIDATION, "params", "too many contracting or batch axes");
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "params", "too many contracting or batch axes");
     bool lu[TF_MAX_RANK] = {false}, ru[TF_MAX_RANK] = {false};
     if ((st = mark_axes(c, "lhs_contracting", p->lhs_contracting, p->n_contracting, l->rank, lu)) ||
         (st = mark_axes(c, "lhs_batch", p->lhs_batch, p->n_batch, l->rank, lu)) ||
@@ -383,16 +372,15 @@ static tf_status check_dot_general(const call *c)
         return st;
     for (uint32_t i = 0; i < p->n_contracting; i++)
         if (l->shape[p->lhs_contracting[i]] != r->shape[p->rhs_contracting[i]])
-            return fail(c, TF_ERR_SHAPE_MISMATCH, "rhs_contracting",
-                        "contracting pair %u has extents %lld and %lld", i,
-                        (long long)l->shape[p->lhs_contracting[i]],
-                        (long long)r->shape[p->rhs_contracting[i]]);
+            return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "rhs_contracting",
+                               "contracting pair %u has extents %lld and %lld", i,
+                               (long long)l->shape[p->lhs_contracting[i]],
+                               (long long)r->shape[p->rhs_contracting[i]]);
     for (uint32_t i = 0; i < p->n_batch; i++)
         if (l->shape[p->lhs_batch[i]] != r->shape[p->rhs_batch[i]])
-            return fail(c, TF_ERR_SHAPE_MISMATCH, "rhs_batch",
-                        "batch pair %u has extents %lld and %lld", i,
-                        (long long)l->shape[p->lhs_batch[i]],
-                        (long long)r->shape[p->rhs_batch[i]]);
+            return tf__pc_fail(
+                c, TF_ERR_SHAPE_MISMATCH, "rhs_batch", "batch pair %u has extents %lld and %lld", i,
+                (long long)l->shape[p->lhs_batch[i]], (long long)r->shape[p->rhs_batch[i]]);
     int64_t want[3 * TF_MAX_RANK];
     uint32_t n = 0;
     for (uint32_t i = 0; i < l->rank; i++)
@@ -404,9 +392,9 @@ static tf_status check_dot_general(const call *c)
     for (uint32_t i = 0; i < p->n_batch; i++)
         want[n++] = l->shape[p->lhs_batch[i]];
     if (n != o->rank || (n && memcmp(want, o->shape, n * sizeof want[0]) != 0))
-        return fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]",
-                    "the output must be [lhs free, rhs free, batch] (rank %u, got %u)", n,
-                    o->rank);
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]",
+                           "the output must be [lhs free, rhs free, batch] (rank %u, got %u)", n,
+                           o->rank);
     return TF_OK;
 }
 
@@ -414,13 +402,13 @@ static tf_status check_copy(const call *c)
 {
     tf_status st = check_counts(c, 1, 1);
     if (!st)
-        st = elementwise_like(c, 0, true);
+        st = tf__pc_elementwise_like(c, 0, true);
     if (st)
         return st;
     int axis = tf__repeat_axis(c->out[0]);
     if (axis >= 0)
-        return fail(c, TF_ERR_VALIDATION, "outputs[0]",
-                    "the output addresses elements twice (stride 0 on axis %d)", axis);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "outputs[0]",
+                           "the output addresses elements twice (stride 0 on axis %d)", axis);
     return TF_OK;
 }
 
@@ -428,25 +416,26 @@ static tf_status check_pad(const call *c)
 {
     tf_status st = check_counts(c, 1, 1);
     if (!st)
-        st = check_params(c, offsetof(tf_pad_params, imag)); /* imag: ABI 1.4 */
+        st = tf__pc_check_params(c, offsetof(tf_pad_params, imag)); /* imag: ABI 1.4 */
     if (!st)
-        st = need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
+        st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
     if (st)
         return st;
     const tf_pad_params *p = c->params;
     if (c->out[0]->rank != c->in[0]->rank)
-        return fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]", "the output must keep the rank");
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]", "the output must keep the rank");
     for (uint32_t i = 0; i < c->in[0]->rank; i++)
         if (p->interior[i] < 0)
-            return fail(c, TF_ERR_VALIDATION, "interior", "interior[%u] is negative", i);
+            return tf__pc_fail(c, TF_ERR_VALIDATION, "interior", "interior[%u] is negative", i);
     return TF_OK;
 }
 
 static tf_status check_concatenate(const call *c)
 {
     if (c->n_in < 1 || c->n_out != 1)
-        return fail(c, TF_ERR_VALIDATION, "n_inputs", "expects at least 1 input and 1 output");
-    tf_status st = check_params(c, sizeof(tf_concatenate_params));
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "n_inputs",
+                           "expects at least 1 input and 1 output");
+    tf_status st = tf__pc_check_params(c, sizeof(tf_concatenate_params));
     if (st)
         return st;
     const tf_tensor *o = c->out[0];
@@ -456,20 +445,20 @@ static tf_status check_concatenate(const call *c)
     int64_t total = 0;
     for (size_t i = 0; i < c->n_in; i++) {
         const tf_tensor *x = c->in[i];
-        if ((st = need_dtype(c, "inputs", x, o->dtype)))
+        if ((st = tf__pc_need_dtype(c, "inputs", x, o->dtype)))
             return st;
         bool ok = x->rank == o->rank;
         for (uint32_t d = 0; ok && d < o->rank; d++)
             ok = d == axis || x->shape[d] == o->shape[d];
         if (!ok)
-            return fail(c, TF_ERR_SHAPE_MISMATCH, "inputs",
-                        "inputs[%zu] differs from the output off the axis", i);
+            return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "inputs",
+                               "inputs[%zu] differs from the output off the axis", i);
         total += x->shape[axis];
     }
     if (total != o->shape[axis])
-        return fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]",
-                    "the inputs add up to %lld along axis %u, the output has %lld",
-                    (long long)total, axis, (long long)o->shape[axis]);
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "outputs[0]",
+                           "the inputs add up to %lld along axis %u, the output has %lld",
+                           (long long)total, axis, (long long)o->shape[axis]);
     return TF_OK;
 }
 
@@ -485,33 +474,34 @@ static tf_status check_indexing(const call *c, const tf_gather_params *p, const 
         return st;
     if (p->mode == TF_GATHER_INDEX_SELECT) {
         if (idx->rank != 1)
-            return fail(c, TF_ERR_SHAPE_MISMATCH, "index", "the index must have rank 1");
+            return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, "index", "the index must have rank 1");
         bool ok = shaped->rank == data->rank;
         for (uint32_t d = 0; ok && d < data->rank; d++)
             ok = shaped->shape[d] == (d == p->axis ? idx->shape[0] : data->shape[d]);
         if (!ok)
-            return fail(c, TF_ERR_SHAPE_MISMATCH, arg,
-                        "%s must have the data's shape with len(index) on the axis", arg);
+            return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, arg,
+                               "%s must have the data's shape with len(index) on the axis", arg);
         return TF_OK;
     }
     if (p->mode != TF_GATHER_ALONG_AXIS)
-        return fail(c, TF_ERR_VALIDATION, "mode", "unknown gather mode %u", p->mode);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "mode", "unknown gather mode %u", p->mode);
     bool ok = idx->rank == data->rank;
     for (uint32_t d = 0; ok && d < data->rank; d++)
         ok = d == p->axis || idx->shape[d] <= data->shape[d];
     if (!ok)
-        return fail(c, TF_ERR_SHAPE_MISMATCH, "index",
-                    "the index must have the data's rank and extents no larger off the axis");
-    return need_shape(c, arg, shaped, idx);
+        return tf__pc_fail(
+            c, TF_ERR_SHAPE_MISMATCH, "index",
+            "the index must have the data's rank and extents no larger off the axis");
+    return tf__pc_need_shape(c, arg, shaped, idx);
 }
 
 static tf_status check_gather(const call *c)
 {
     tf_status st = check_counts(c, 2, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_gather_params));
+        st = tf__pc_check_params(c, sizeof(tf_gather_params));
     if (!st)
-        st = need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
+        st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
     return st ? st : check_indexing(c, c->params, c->in[0], c->in[1], c->out[0], "outputs[0]");
 }
 
@@ -519,19 +509,20 @@ static tf_status check_scatter(const call *c)
 {
     tf_status st = check_counts(c, 3, 1);
     if (!st)
-        st = check_params(c, sizeof(tf_gather_params));
+        st = tf__pc_check_params(c, sizeof(tf_gather_params));
     if (!st)
-        st = need_dtype(c, "inputs[2]", c->in[2], c->in[0]->dtype);
+        st = tf__pc_need_dtype(c, "inputs[2]", c->in[2], c->in[0]->dtype);
     if (st)
         return st;
-    if ((st = need_shape(c, "outputs[0]", c->out[0], c->in[0])) ||
-        (st = need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype)))
+    if ((st = tf__pc_need_shape(c, "outputs[0]", c->out[0], c->in[0])) ||
+        (st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype)))
         return st;
     const tf_gather_params *p = c->params;
     if (p->combine != TF_SCATTER_ADD && p->combine != TF_SCATTER_REPLACE)
-        return fail(c, TF_ERR_VALIDATION, "combine", "unknown combine %u", p->combine);
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "combine", "unknown combine %u", p->combine);
     if (p->combine == TF_SCATTER_ADD && c->in[0]->dtype == TF_BOOL)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]", "scatter-add is not defined for bool");
+        return tf__pc_fail(c, TF_ERR_DTYPE_MISMATCH, "inputs[0]",
+                           "scatter-add is not defined for bool");
     return check_indexing(c, p, c->in[0], c->in[1], c->in[2], "inputs[2]");
 }
 
@@ -542,7 +533,8 @@ static tf_status check_starts(const call *c, const char *arg, const tf_tensor *s
     if (st)
         return st;
     if (starts->rank != 1 || starts->shape[0] != (int64_t)rank)
-        return fail(c, TF_ERR_SHAPE_MISMATCH, arg, "%s must be a vector of %u starts", arg, rank);
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, arg, "%s must be a vector of %u starts", arg,
+                           rank);
     return TF_OK;
 }
 
@@ -554,8 +546,8 @@ static tf_status check_block(const call *c, const char *arg, const tf_tensor *sm
     for (uint32_t d = 0; ok && d < big->rank; d++)
         ok = small->shape[d] <= big->shape[d];
     if (!ok)
-        return fail(c, TF_ERR_SHAPE_MISMATCH, arg,
-                    "%s must have the operand's rank and extents no larger", arg);
+        return tf__pc_fail(c, TF_ERR_SHAPE_MISMATCH, arg,
+                           "%s must have the operand's rank and extents no larger", arg);
     return TF_OK;
 }
 
@@ -563,7 +555,7 @@ static tf_status check_dynamic_slice(const call *c)
 {
     tf_status st = check_counts(c, 2, 1);
     if (!st)
-        st = need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
+        st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
     if (!st)
         st = check_starts(c, "inputs[1]", c->in[1], c->in[0]->rank);
     return st ? st : check_block(c, "outputs[0]", c->out[0], c->in[0]);
@@ -573,161 +565,14 @@ static tf_status check_dynamic_update_slice(const call *c)
 {
     tf_status st = check_counts(c, 3, 1);
     if (!st)
-        st = need_dtype(c, "inputs[1]", c->in[1], c->in[0]->dtype);
+        st = tf__pc_need_dtype(c, "inputs[1]", c->in[1], c->in[0]->dtype);
     if (!st)
-        st = need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
+        st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], c->in[0]->dtype);
     if (!st)
-        st = need_shape(c, "outputs[0]", c->out[0], c->in[0]);
+        st = tf__pc_need_shape(c, "outputs[0]", c->out[0], c->in[0]);
     if (!st)
         st = check_starts(c, "inputs[2]", c->in[2], c->in[0]->rank);
     return st ? st : check_block(c, "inputs[1]", c->in[1], c->in[0]);
-}
-
-/* Step k of a FUSED program: its kind, its op (defined for out[0]'s float dtype) and the
-   registers it reads, which must already hold values (inputs and earlier steps). */
-/* Fails step k's check with argument "steps[k].<field>"; named only on failure (the
-   checks run on every call). */
-static tf_status fail_step(const call *c, tf_status st, uint32_t k, const char *field,
-                           const char *msg)
-{
-    char arg[32];
-    snprintf(arg, sizeof arg, "steps[%u].%s", k, field);
-    return fail(c, st, arg, "step %u%s", k, msg);
-}
-
-/* The immediates a FUSED call's params carry: params.n_imm of a struct of ABI 1.5 or
-   later, else none. */
-static uint32_t fused_n_imm(const tf_fused_params *p)
-{
-    return TF_ABI_HAS_FIELD(p, tf_fused_params, imm) ? p->n_imm : 0;
-}
-
-/* Whether operand register r of a step with n_regs registers before it (and n_imm
-   immediates) holds a value; what it reads otherwise, in msg. */
-static bool fused_operand_ok(uint32_t r, uint32_t n_regs, uint32_t n_imm, const char *which,
-                             char *msg, size_t size)
-{
-    if (r & TF_FUSED_IMM) {
-        if ((r & ~TF_FUSED_IMM) < n_imm)
-            return true;
-        snprintf(msg, size, " reads immediate %u (%s), but params.n_imm is %u",
-                 r & ~TF_FUSED_IMM, which, n_imm);
-        return false;
-    }
-    if (r < n_regs)
-        return true;
-    snprintf(msg, size, " reads register %u (%s), but only registers 0..%u exist", r, which,
-             n_regs - 1);
-    return false;
-}
-
-static tf_status check_fused_step(const call *c, uint32_t k, const tf_fused_step *s)
-{
-    char msg[96];
-    uint32_t n_regs = (uint32_t)c->n_in + k, n_imm = fused_n_imm(c->params);
-    if (s->kind >= TF_FUSED_KIND_COUNT_) {
-        snprintf(msg, sizeof msg, " has unknown kind %u", s->kind);
-        return fail_step(c, TF_ERR_VALIDATION, k, "kind", msg);
-    }
-    bool binary = s->kind == TF_FUSED_BINARY;
-    tf_prim sub = binary ? TF_PRIM_BINARY : TF_PRIM_UNARY;
-    if (s->op >= (binary ? (uint32_t)TF_BINARY_COUNT_ : (uint32_t)TF_UNARY_COUNT_)) {
-        snprintf(msg, sizeof msg, " has unknown %s op %u", tf_prim_name(sub), s->op);
-        return fail_step(c, TF_ERR_VALIDATION, k, "op", msg);
-    }
-    tf_dtype dt = c->out[0]->dtype;
-    if (binary ? !binary_defined(s->op, dt) : !unary_defined(s->op, dt)) {
-        snprintf(msg, sizeof msg, ": %s is not defined for %s", tf_prim_op_name(sub, s->op),
-                 tf_dtype_name(dt));
-        return fail_step(c, TF_ERR_DTYPE_MISMATCH, k, "op", msg);
-    }
-    if (!fused_operand_ok(s->a, n_regs, n_imm, "a", msg, sizeof msg))
-        return fail_step(c, TF_ERR_VALIDATION, k, "a", msg);
-    if (binary && !fused_operand_ok(s->b, n_regs, n_imm, "b", msg, sizeof msg))
-        return fail_step(c, TF_ERR_VALIDATION, k, "b", msg);
-    if (!binary && s->b != 0) {
-        snprintf(msg, sizeof msg, " is unary, so b must be 0, got %u", s->b);
-        return fail_step(c, TF_ERR_VALIDATION, k, "b", msg);
-    }
-    return TF_OK;
-}
-
-/* The outputs a FUSED call's params ask for: params.n_outputs of a struct of ABI 1.3 or
-   later when above 1, else the one output of ABI 1.2. */
-static uint32_t fused_n_outputs(const tf_fused_params *p)
-{
-    return TF_ABI_HAS_FIELD(p, tf_fused_params, outputs) && p->n_outputs > 1 ? p->n_outputs : 1;
-}
-
-/* Fails output i of params.outputs (argument "outputs[i]"); named only on failure. */
-static tf_status fail_output(const call *c, uint32_t i, const char *msg)
-{
-    char arg[32];
-    snprintf(arg, sizeof arg, "outputs[%u]", i);
-    return fail(c, TF_ERR_VALIDATION, arg, "params.outputs[%u] %s", i, msg);
-}
-
-/* The steps params.outputs names (m > 1 of them): strictly increasing, the last one the
-   program's last step (so every one is a step). */
-static tf_status check_fused_outputs(const call *c, const tf_fused_params *p, uint32_t m)
-{
-    char msg[96];
-    if (!p->outputs)
-        return fail(c, TF_ERR_VALIDATION, "outputs", "params.outputs is NULL with n_outputs %u", m);
-    for (uint32_t i = 1; i < m; i++)
-        if (p->outputs[i] <= p->outputs[i - 1]) {
-            snprintf(msg, sizeof msg, "is step %u, not after outputs[%u] (step %u)", p->outputs[i],
-                     i - 1, p->outputs[i - 1]);
-            return fail_output(c, i, msg);
-        }
-    if (p->outputs[m - 1] != p->n_steps - 1) {
-        snprintf(msg, sizeof msg, "is step %u, but the last output must be the last step (%u)",
-                 p->outputs[m - 1], p->n_steps - 1);
-        return fail_output(c, m - 1, msg);
-    }
-    return TF_OK;
-}
-
-static tf_status check_fused(const call *c)
-{
-    if (c->n_in < 1 || c->n_in > TF_FUSED_MAX_INPUTS)
-        return fail(c, TF_ERR_VALIDATION, "n_inputs", "expects 1 to %d inputs, got %zu",
-                    TF_FUSED_MAX_INPUTS, c->n_in);
-    /* the struct of ABI 1.2 ends before n_outputs; it asks for one output */
-    tf_status st = check_params(c, offsetof(tf_fused_params, n_outputs));
-    if (st)
-        return st;
-    const tf_fused_params *p = c->params;
-    uint32_t m = fused_n_outputs(p);
-    if (m > TF_FUSED_MAX_OUTPUTS)
-        return fail(c, TF_ERR_VALIDATION, "n_outputs", "params.n_outputs is %u, expected 0 to %d",
-                    m, TF_FUSED_MAX_OUTPUTS);
-    if (c->n_out != m)
-        return fail(c, TF_ERR_VALIDATION, "n_outputs", "expects %u output%s%s, got %zu", m,
-                    m == 1 ? "" : "s", m == 1 ? "" : " (params.n_outputs)", c->n_out);
-    if (p->n_steps < 1 || p->n_steps > TF_FUSED_MAX_STEPS)
-        return fail(c, TF_ERR_VALIDATION, "n_steps", "n_steps is %u, expected 1 to %d", p->n_steps,
-                    TF_FUSED_MAX_STEPS);
-    if (!p->steps)
-        return fail(c, TF_ERR_VALIDATION, "steps", "steps is NULL");
-    uint32_t n_imm = fused_n_imm(p);
-    if (n_imm > TF_FUSED_MAX_IMMEDIATES)
-        return fail(c, TF_ERR_VALIDATION, "n_imm", "params.n_imm is %u, expected 0 to %d", n_imm,
-                    TF_FUSED_MAX_IMMEDIATES);
-    if (n_imm && !p->imm)
-        return fail(c, TF_ERR_VALIDATION, "imm", "params.imm is NULL with n_imm %u", n_imm);
-    if (m > 1 && (st = check_fused_outputs(c, p, m)))
-        return st;
-    tf_dtype dt = c->out[0]->dtype;
-    if (dt != TF_F32 && dt != TF_F64)
-        return fail(c, TF_ERR_DTYPE_MISMATCH, "outputs[0]", "outputs[0] is %s, expected f32 or f64",
-                    tf_dtype_name(dt));
-    if ((st = elementwise_like(c, 0, true)))
-        return st;
-    for (uint32_t k = 0; k < p->n_steps; k++)
-        if ((st = check_fused_step(c, k, &p->steps[k])))
-            return st;
-    return TF_OK;
 }
 
 typedef tf_status (*check_fn)(const call *c);
@@ -749,21 +594,21 @@ static const check_fn k_checks[TF_PRIM_COUNT_] = {
     [TF_PRIM_SCATTER] = check_scatter,
     [TF_PRIM_DYNAMIC_SLICE] = check_dynamic_slice,
     [TF_PRIM_DYNAMIC_UPDATE_SLICE] = check_dynamic_update_slice,
-    [TF_PRIM_FUSED] = check_fused,
+    [TF_PRIM_FUSED] = tf__pc_check_fused,
 };
 
 static tf_status check_pointers(const call *c)
 {
     if (c->n_in && !c->in)
-        return fail(c, TF_ERR_VALIDATION, "inputs", "inputs is NULL");
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "inputs", "inputs is NULL");
     if (c->n_out && !c->out)
-        return fail(c, TF_ERR_VALIDATION, "outputs", "outputs is NULL");
+        return tf__pc_fail(c, TF_ERR_VALIDATION, "outputs", "outputs is NULL");
     for (size_t i = 0; i < c->n_in; i++)
         if (!c->in[i])
-            return fail(c, TF_ERR_VALIDATION, "inputs", "inputs[%zu] is NULL", i);
+            return tf__pc_fail(c, TF_ERR_VALIDATION, "inputs", "inputs[%zu] is NULL", i);
     for (size_t i = 0; i < c->n_out; i++)
         if (!c->out[i])
-            return fail(c, TF_ERR_VALIDATION, "outputs", "outputs[%zu] is NULL", i);
+            return tf__pc_fail(c, TF_ERR_VALIDATION, "outputs", "outputs[%zu] is NULL", i);
     return TF_OK;
 }
 
@@ -789,10 +634,10 @@ static bool elementwise_valid(tf_prim prim, const void *params, size_t n_in,
     }
     if (prim == TF_PRIM_UNARY) {
         uint32_t op = ((const tf_unary_params *)params)->op;
-        return op < TF_UNARY_COUNT_ && unary_defined(op, o->dtype);
+        return op < TF_UNARY_COUNT_ && tf__pc_unary_defined(op, o->dtype);
     }
     uint32_t op = ((const tf_binary_params *)params)->op;
-    return op < TF_BINARY_COUNT_ && binary_defined(op, o->dtype);
+    return op < TF_BINARY_COUNT_ && tf__pc_binary_defined(op, o->dtype);
 }
 
 tf_status tf__prim_check(tf_prim prim, const void *params, size_t n_inputs,
@@ -817,10 +662,8 @@ uint32_t tf__prim_op(tf_prim prim, const void *params)
         return ((const uint32_t *)params)[1];
     case TF_PRIM_REDUCE:
         return ((const tf_reduce_params *)params)->op;
-    case TF_PRIM_FUSED: /* ABI 1.3: supports() is asked with op m - 1 for m outputs */
-        return fused_n_outputs(params) - 1;
-    default:
-        return 0;
+    case TF_PRIM_FUSED: /* prim_check_fused.c */ return tf__pc_fused_op(params);
+    default: return 0;
     }
 }
 

@@ -159,12 +159,39 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     return st;
 }
 
+/*
+ * ABI 1.6: the step of b whose result b's tail reduces over every axis of
+ * extent above 1, where b's engine may take the reduction as a FUSED call's
+ * reduced output (TF_FX_NONE otherwise). The tail then stops holding that
+ * result: only whoever else holds it makes it written.
+ */
+static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t);
+
+static uint32_t tail_to_fuse(struct tf_batch *b)
+{
+    if (!b->tail_in || b->tail_in->rank != b->rank)
+        return TF_FX_NONE;
+    for (uint32_t k = 0; k < b->rank; k++)
+        if (b->shape[k] != 1 && !(b->tail.axes_mask >> k & 1))
+            return TF_FX_NONE;
+    uint32_t kt = find_step(b, b->tail_in);
+    if (kt == TF_FX_NONE)
+        return kt;
+    tf_tensor_release(b->tail_in); /* b->out[kt] is the same view, still retained */
+    b->tail_in = NULL;
+    return kt;
+}
+
 /* Computes what is still held of b's results (held[k]: step k's is) into
- *written of them; called with the lock held. */
-static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
+ *written of them, and, with kt a step (tail_to_fuse), the tail's reduction of it:
+ *as the same FUSED call's reduced output where the engine takes that, else the
+ *step's result is written and *tail_in set to it for a REDUCE call of its own.
+ *Called with the lock held. */
+static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint32_t kt,
+                         tf_tensor **tail_in)
 {
     uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
-    tf_tensor *out_t[DEFER_MAX_STEPS];
+    tf_tensor *out_t[DEFER_MAX_STEPS + 1];
     for (uint32_t k = 0; k < b->n_steps; k++) {
         held[k] = step_held(b, k);
         if (held[k]) {
@@ -173,18 +200,40 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written)
             n = k + 1;
         }
     }
+    bool fuse_tail = kt != TF_FX_NONE &&
+                     tf__engine_fuses_reduce(b->engine, b->dtype, b->n_in, n_out,
+                                             (tf_reduce_op)b->tail.op);
+    if (kt != TF_FX_NONE && !fuse_tail && !held[kt]) { /* the REDUCE call reads it */
+        held[kt] = true;
+        n_out = n = 0;
+        for (uint32_t k = 0; k < b->n_steps; k++)
+            if (held[k]) {
+                outs[n_out] = k;
+                out_t[n_out++] = b->out[k];
+                n = k + 1;
+            }
+    }
+    if (kt != TF_FX_NONE && !fuse_tail)
+        *tail_in = b->out[kt];
     b->stats.results_dropped += b->n_steps - n_out;
     *written = n_out;
-    if (n_out == 0)
+    if (n_out == 0 && !fuse_tail)
         return TF_OK; /* nothing anyone can read: nothing to compute */
     tf_fused_step steps[DEFER_MAX_STEPS];
+    n = fuse_tail && kt + 1 > n ? kt + 1 : n;
     tf__lazy_resolve(b->steps, n, b->n_in, steps);
+    if (fuse_tail) {
+        b->stats.engine_calls++;
+        out_t[n_out] = b->tail_out;
+        tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, b->tail.op + 1, kt};
+        return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out + 1, out_t, -1);
+    }
     if (n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
         return run_unfused(b, steps, n, held);
     b->stats.engine_calls++;
     if (n == 1) /* one step: the primitive itself */
         return tf__lazy_run_step(b->engine, &steps[0], b->in, b->imm_t, out_t[0]);
-    tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm};
+    tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, 0, 0};
     return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
 }
 
@@ -200,15 +249,18 @@ static tf_status run_batch(struct tf_batch *b)
         b->tail_in = NULL;
         b->stats.results_dropped++;
     }
-    uint32_t written = 0;
+    uint32_t written = 0, kt = tail_to_fuse(b);
     bool held[DEFER_MAX_STEPS];
+    tf_tensor *tail_in = b->tail_in;
     t_running = true;
-    tf_status st = compute(b, held, &written), tail_st = TF_OK;
-    if (!st && b->tail_in) {
+    tf_status st = compute(b, held, &written, kt, &tail_in), tail_st = TF_OK;
+    if (!st && tail_in) {
         b->stats.engine_calls++;
         tail_st =
-            tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &b->tail_in, 1, &b->tail_out);
+            tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &tail_in, 1, &b->tail_out);
         written += !tail_st;
+    } else if (!st && kt != TF_FX_NONE) {
+        written++; /* the FUSED call's reduced output */
     }
     t_running = false;
     if (!st)
@@ -621,7 +673,7 @@ static tf_status program_now(tf_lazy *z, const tf_fused_step *steps, uint32_t n_
         return tf__lazy_run_step(z->engine, &steps[0], in, NULL, out);
     if (tf__engine_fuses(z->engine, out->dtype, n, 1)) {
         uint32_t last = n_steps - 1;
-        tf_fused_params p = {sizeof p, n_steps, steps, 1, &last, 0, NULL};
+        tf_fused_params p = {sizeof p, n_steps, steps, 1, &last, 0, NULL, 0, 0};
         return tf__engine_execute_fused(z->engine, &p, n, in, 1, &out, -1);
     }
     tf_tensor *dst[TF_FUSED_MAX_STEPS] = {NULL};

@@ -18,35 +18,8 @@
 
 #define MAX_OUT (TF_FUSED_MAX_OUTPUTS + 1)
 
-/* Executes a call the core must refuse; checks status, message and untouched outputs. */
-static void expect_reject_(const char *file, int line, const char *what, tf_prim prim,
-                           const void *params, size_t n_in, tf_tensor *const *in, size_t n_out,
-                           tf_tensor *const *out, tf_status expected)
-{
-    tf_scalar *before[MAX_OUT];
-    for (size_t k = 0; k < n_out; k++)
-        before[k] = tfr_read(out[k]);
-    tf_error_clear();
-    tf_status st = tf_engine_execute(cpu_engine, prim, params, n_in, in, n_out, out);
-    if (st != expected) {
-        print_error("%s: got %s, want %s (%s)\n", what, tf_status_name(st),
-                    tf_status_name(expected), tf_error_message());
-        _fail(file, line);
-    }
-    if (tf_error_status() != expected || tf_error_message()[0] == '\0') {
-        print_error("%s: error slot holds %s with message \"%s\"\n", what,
-                    tf_status_name(tf_error_status()), tf_error_message());
-        _fail(file, line);
-    }
-    for (size_t k = 0; k < n_out; k++) {
-        tf_scalar *after = tfr_read(out[k]);
-        tfr_check_(file, line, what, tf_tensor_dtype(out[k]), tf_tensor_numel(out[k]), after,
-                   before[k], NULL, (tfr_tol){0, 0});
-        free(after);
-        free(before[k]);
-    }
-}
-#define expect_reject(...) expect_reject_(__FILE__, __LINE__, __VA_ARGS__)
+/* A call the core must refuse on the engine under test (tf_ref.h). */
+#define expect_reject(...) tfr_expect_reject(cpu_engine, __VA_ARGS__)
 
 /* A host input of `shape` holding 1, 2, 3, ... */
 static tf_tensor *ramp(tf_dtype dtype, size_t rank, const int64_t *shape)
@@ -354,7 +327,7 @@ static void test_fused_bad_call(void **state)
     tf_tensor *out2 = tfr_output(cpu_engine, TF_F32, 2, s23);
     tf_tensor *oi = tfr_output(cpu_engine, TF_I32, 2, s23), *root = NULL, *tv = NULL;
     tf_tensor *ab[6] = {a, b, a, b, a, b}, *outs[2] = {out, out2};
-    tf_fused_params fp = {sizeof fp, 3, k_prog, 0, NULL, 0, NULL};
+    tf_fused_params fp = {sizeof fp, 3, k_prog, 0, NULL, 0, NULL, 0, 0};
     expect_fused_reject("fused with NULL params", NULL, 2, ab, 1, &out, TF_ERR_VALIDATION,
                         "params", "required");
     fp.struct_size = 8; /* steps not covered */
@@ -375,10 +348,10 @@ static void test_fused_bad_call(void **state)
     tf_fused_step many[TF_FUSED_MAX_STEPS + 1];
     for (uint32_t k = 0; k <= TF_FUSED_MAX_STEPS; k++)
         many[k] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_NEG, k, 0};
-    fp = (tf_fused_params){sizeof fp, TF_FUSED_MAX_STEPS + 1, many, 0, NULL, 0, NULL};
+    fp = (tf_fused_params){sizeof fp, TF_FUSED_MAX_STEPS + 1, many, 0, NULL, 0, NULL, 0, 0};
     expect_fused_reject("fused with 17 steps", &fp, 1, ab, 1, &out, TF_ERR_VALIDATION, "n_steps",
                         "n_steps is 17");
-    fp = (tf_fused_params){sizeof fp, 3, NULL, 0, NULL, 0, NULL};
+    fp = (tf_fused_params){sizeof fp, 3, NULL, 0, NULL, 0, NULL, 0, 0};
     expect_fused_reject("fused with NULL steps", &fp, 2, ab, 1, &out, TF_ERR_VALIDATION, "steps",
                         "NULL");
     fp.steps = k_prog;
@@ -441,7 +414,7 @@ static void test_fused_bad_steps(void **state)
         uint32_t *f[4] = {&steps[cases[k].step].kind, &steps[cases[k].step].op,
                           &steps[cases[k].step].a, &steps[cases[k].step].b};
         *f[cases[k].field] = cases[k].value;
-        tf_fused_params fp = {sizeof fp, 3, steps, 0, NULL, 0, NULL};
+        tf_fused_params fp = {sizeof fp, 3, steps, 0, NULL, 0, NULL, 0, 0};
         char what[96];
         snprintf(what, sizeof what, "fused with %s", cases[k].what);
         expect_fused_reject(what, &fp, 2, ab, 1, &out, cases[k].expected, cases[k].arg,
@@ -467,7 +440,7 @@ static void test_fused_valid_passes_checks(void **state)
     for (uint32_t k = 0; k < TF_FUSED_MAX_STEPS; k++) /* r[5+k] = r[4+k] + r[k % 5] */
         steps[k] = (tf_fused_step){TF_FUSED_BINARY, TF_BINARY_ADD, 4 + k, k % 5};
     steps[3] = (tf_fused_step){TF_FUSED_UNARY, TF_UNARY_TANH, 7, 0};
-    tf_fused_params fp = {sizeof fp, TF_FUSED_MAX_STEPS, steps, 0, NULL, 0, NULL};
+    tf_fused_params fp = {sizeof fp, TF_FUSED_MAX_STEPS, steps, 0, NULL, 0, NULL, 0, 0};
     tf_tensor *out = tfr_output(cpu_engine, TF_F32, 2, s23);
     tf_error_clear();
     tf_status st = tf_engine_execute(cpu_engine, TF_PRIM_FUSED, &fp, 5, in, 1, &out);
@@ -490,7 +463,7 @@ static void test_fused_bad_outputs(void **state)
     for (int k = 0; k < MAX_OUT; k++)
         o[k] = tfr_output(cpu_engine, TF_F32, 2, s23);
     uint32_t list[MAX_OUT] = {0, 1, 2};
-    tf_fused_params fp = {sizeof fp, 3, k_prog, 3, list, 0, NULL};
+    tf_fused_params fp = {sizeof fp, 3, k_prog, 3, list, 0, NULL, 0, 0};
     /* the count */
     fp.n_outputs = TF_FUSED_MAX_OUTPUTS + 1;
     expect_fused_reject("fused with params.n_outputs 9", &fp, 2, ab, MAX_OUT, o, TF_ERR_VALIDATION,
@@ -518,7 +491,8 @@ static void test_fused_bad_outputs(void **state)
     };
     for (size_t c = 0; c < sizeof lists / sizeof lists[0]; c++) {
         memcpy(list, lists[c].outputs, sizeof lists[c].outputs);
-        fp = (tf_fused_params){sizeof fp, 3, k_prog, lists[c].n_out, c == 0 ? NULL : list, 0, NULL};
+        fp = (tf_fused_params){sizeof fp, 3, k_prog, lists[c].n_out, c == 0 ? NULL : list, 0,
+                               NULL,      0, 0};
         char what[96];
         snprintf(what, sizeof what, "fused with %s", lists[c].what);
         expect_fused_reject(what, &fp, 2, ab, lists[c].n_out, o, TF_ERR_VALIDATION, lists[c].arg,
@@ -526,7 +500,7 @@ static void test_fused_bad_outputs(void **state)
     }
     /* the output operands: each like outputs[0], dense, sharing no memory */
     memcpy(list, (const uint32_t[]){0, 1, 2}, 3 * sizeof list[0]);
-    fp = (tf_fused_params){sizeof fp, 3, k_prog, 3, list, 0, NULL};
+    fp = (tf_fused_params){sizeof fp, 3, k_prog, 3, list, 0, NULL, 0, 0};
     tf_tensor *d = tfr_output(cpu_engine, TF_F64, 2, s23),
               *t = tfr_output(cpu_engine, TF_F32, 2, s32);
     tf_tensor *root = tfr_output(cpu_engine, TF_F32, 2, s32), *tv = NULL, *left = NULL;
@@ -584,12 +558,19 @@ static void test_fused_params_1_2(void **state)
                        tfr_output(cpu_engine, TF_F32, 2, s23),
                        tfr_output(cpu_engine, TF_F32, 2, s23)};
     static const uint32_t list[3] = {0, 1, 2};
-    tf_fused_params fp = {(uint32_t)offsetof(tf_fused_params, n_outputs), 3, k_prog, 3,
-                          (const uint32_t *)(uintptr_t)1, 7, NULL}; /* garbage a 1.2 host never wrote */
+    tf_fused_params fp = {(uint32_t)offsetof(tf_fused_params, n_outputs),
+                          3,
+                          k_prog,
+                          3,
+                          (const uint32_t *)(uintptr_t)1,
+                          7,
+                          NULL,
+                          0,
+                          0}; /* garbage a 1.2 host never wrote */
     tfr_exec_ok("fused, params of ABI 1.2", cpu_engine, TF_PRIM_FUSED, &fp, 2, ab, 1, &o12);
     expect_fused_reject("fused, params of ABI 1.2, three outputs", &fp, 2, ab, 3, o,
                         TF_ERR_VALIDATION, "n_outputs", "expects 1 output, got 3");
-    fp = (tf_fused_params){sizeof fp, 3, k_prog, 3, list, 0, NULL};
+    fp = (tf_fused_params){sizeof fp, 3, k_prog, 3, list, 0, NULL, 0, 0};
     tfr_exec_ok("fused, three outputs", cpu_engine, TF_PRIM_FUSED, &fp, 2, ab, 3, o);
     tf_scalar *got = tfr_read(o12), *want = tfr_read(o[2]), *first = tfr_read(o[0]);
     tfr_check("1.2 output vs the last of three", TF_F32, 6, got, want, NULL, (tfr_tol){0, 0});

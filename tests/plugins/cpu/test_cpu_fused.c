@@ -42,42 +42,19 @@ typedef struct prog {
     uint32_t outputs[TF_FUSED_MAX_OUTPUTS];
 } prog;
 
-/* Mostly one of the newest registers (deep chains), else any (inputs read late,
-   registers that stay alive across many steps). */
-static uint32_t pick_register(tfr_rng *rng, uint32_t regs)
-{
-    if (tfr_rng_chance(rng, 60))
-        return regs - 1 - (uint32_t)tfr_rng_int(rng, 0, regs > 1 ? 1 : 0);
-    return (uint32_t)tfr_rng_int(rng, 0, regs - 1);
-}
-
 static void prog_random(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, prog *p)
 {
     p->n_in = n_in;
     p->n_out = 1;
-    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL, 0, NULL};
-    for (uint32_t k = 0; k < n_steps; k++) {
-        tf_fused_step *st = &p->steps[k];
-        uint32_t regs = n_in + k;
-        if (tfr_rng_chance(rng, 45)) {
-            *st = (tf_fused_step){
-                TF_FUSED_UNARY,
-                tfr_float_unary_ops[tfr_rng_int(rng, 0, COUNT(tfr_float_unary_ops) - 1)],
-                pick_register(rng, regs), 0};
-        } else {
-            *st = (tf_fused_step){
-                TF_FUSED_BINARY,
-                tfr_float_binary_ops[tfr_rng_int(rng, 0, COUNT(tfr_float_binary_ops) - 1)],
-                pick_register(rng, regs), pick_register(rng, regs)};
-        }
-    }
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL, 0, NULL, 0, 0};
+    tfr_fused_random_steps(rng, n_in, n_steps, p->steps);
 }
 
 static void prog_set(prog *p, uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps)
 {
     p->n_in = n_in;
     p->n_out = 1;
-    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL, 0, NULL};
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, 0, NULL, 0, NULL, 0, 0};
     memcpy(p->steps, steps, n_steps * sizeof *steps);
 }
 
@@ -669,6 +646,73 @@ static const tf_fused_step k_good[3] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
                                         {TF_FUSED_UNARY, TF_UNARY_EXP, 2, 0},
                                         {TF_FUSED_BINARY, TF_BINARY_ADD, 3, 0}};
 
+/*
+ * ABI 1.6: the engine's own checks of a reduced output (k_good's sum, into one element),
+ * each refusal leaving every output unwritten.
+ */
+static void test_fused_reduce_unvalidated(void **state)
+{
+    (void)state;
+    if (cpu_threads != 1)
+        skip();
+    direct_open();
+    static const int64_t shape[2] = {3, 4}, dense[2] = {1, 3}, ones[2] = {1, 1};
+    double data[2][12] = {{0}}, ew[12], red[12];
+    tf_operand in[2] = {operand(TF_F64, 2, shape, dense, 0, data[0]),
+                        operand(TF_F64, 2, shape, dense, 0, data[1])};
+    tf_operand out[2] = {operand(TF_F64, 2, shape, dense, 0, ew),
+                         operand(TF_F64, 2, ones, dense, 0, red)};
+    prog p;
+    prog_set(&p, 2, 3, k_good);
+    p.params.reduce = TF_REDUCE_SUM + 1;
+    p.params.reduce_step = 2;
+    assert_int_equal(direct_exec_n(&p, in, 1, &out[1], 0), TF_OK);
+    assert_true(red[0] == 12.0); /* twelve exp(0 * 0) + 0 */
+    static const struct {
+        const char *what;
+        uint32_t reduce, reduce_step, n_outputs, first; /* first: outputs[0] */
+        int red_shape_full, red_in_input, null_outputs;
+        tf_status expected;
+    } cases[] = {
+        {"unknown reduce op", TF_REDUCE_COUNT_ + 1, 2, 0, 0, 0, 0, 0, TF_ERR_UNSUPPORTED},
+        {"reduce_step not the last", TF_REDUCE_SUM + 1, 1, 0, 0, 0, 0, 0, TF_ERR_VALIDATION},
+        {"reduce_step past the end", TF_REDUCE_SUM + 1, 3, 0, 0, 0, 0, 0, TF_ERR_VALIDATION},
+        {"outputs[0] past the end", TF_REDUCE_SUM + 1, 2, 1, 3, 0, 0, 0, TF_ERR_VALIDATION},
+        {"outputs NULL", TF_REDUCE_SUM + 1, 2, 1, 0, 0, 0, 1, TF_ERR_VALIDATION},
+        {"reduced output of 12 elements", TF_REDUCE_MAX + 1, 2, 0, 0, 1, 0, 0,
+         TF_ERR_SHAPE_MISMATCH},
+        {"reduced output in an input", TF_REDUCE_MIN + 1, 2, 0, 0, 0, 1, 0, TF_ERR_VALIDATION},
+        {"8 elementwise outputs", TF_REDUCE_SUM + 1, 2, TF_FUSED_MAX_OUTPUTS, 0, 0, 0, 0,
+         TF_ERR_VALIDATION},
+    };
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        for (int i = 0; i < 12; i++)
+            ew[i] = red[i] = -1234.5;
+        prog_set(&p, 2, 3, k_good);
+        p.outputs[0] = cases[c].first;
+        p.params.n_outputs = cases[c].n_outputs;
+        p.params.outputs = cases[c].null_outputs ? NULL : p.outputs;
+        p.params.reduce = cases[c].reduce;
+        p.params.reduce_step = cases[c].reduce_step;
+        tf_operand r = out[1];
+        if (cases[c].red_shape_full)
+            r.shape = shape;
+        if (cases[c].red_in_input)
+            r.data = data[1];
+        tf_operand o[2] = {out[0], r};
+        uint32_t m = cases[c].n_outputs < 2 ? cases[c].n_outputs : 1;
+        tf_status st = direct_exec_n(&p, in, m + 1, m ? o : &o[1], 0);
+        if (st != cases[c].expected || g_direct.reported != cases[c].expected)
+            fail_msg("%s: %s (reported %s, \"%s\"), want %s", cases[c].what, tf_status_name(st),
+                     tf_status_name(g_direct.reported), g_direct.message,
+                     tf_status_name(cases[c].expected));
+        for (int i = 0; i < 12; i++)
+            if (ew[i] != -1234.5 || red[i] != -1234.5)
+                fail_msg("%s: an output was written", cases[c].what);
+    }
+    direct_close();
+}
+
 /* The engine's own checks of every rule of a FUSED call. */
 static void test_fused_unvalidated(void **state)
 {
@@ -719,9 +763,9 @@ static void test_fused_unvalidated(void **state)
     expect_refused("0 steps", &p, in, TF_F64, TF_ERR_VALIDATION);
     p.params.n_steps = TF_FUSED_MAX_STEPS + 1;
     expect_refused("17 steps", &p, in, TF_F64, TF_ERR_VALIDATION);
-    p.params = (tf_fused_params){sizeof p.params, 3, NULL, 0, NULL, 0, NULL};
+    p.params = (tf_fused_params){sizeof p.params, 3, NULL, 0, NULL, 0, NULL, 0, 0};
     expect_refused("NULL steps", &p, in, TF_F64, TF_ERR_VALIDATION);
-    p.params = (tf_fused_params){8, 3, p.steps, 0, NULL, 0, NULL};
+    p.params = (tf_fused_params){8, 3, p.steps, 0, NULL, 0, NULL, 0, 0};
     expect_refused("short params", &p, in, TF_F64, TF_ERR_VALIDATION);
     prog_set(&p, 2, 3, k_good);
     p.n_in = 0;
@@ -859,6 +903,7 @@ int main(void)
         cmocka_unit_test(test_fused_structures),
         cmocka_unit_test(test_fused_in_place),
         cmocka_unit_test(test_fused_unvalidated),
+        cmocka_unit_test(test_fused_reduce_unvalidated),
         cmocka_unit_test(test_fused_outputs_random),
         cmocka_unit_test(test_fused_outputs_sizes),
         cmocka_unit_test(test_fused_outputs_structures),

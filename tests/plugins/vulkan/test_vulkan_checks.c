@@ -168,7 +168,7 @@ static void test_fused_engine_checks(void **state)
     /* r2 = a * b (b broadcast: 0.5), r3 = r2 + a */
     tf_fused_step good[2] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
                              {TF_FUSED_BINARY, TF_BINARY_ADD, 2, 0}};
-    tf_fused_params fp = {sizeof fp, 2, good, 0, NULL, 0, NULL};
+    tf_fused_params fp = {sizeof fp, 2, good, 0, NULL, 0, NULL, 0, 0};
 
     struct bad {
         const char *what;
@@ -231,7 +231,8 @@ static void test_fused_engine_checks(void **state)
         for (int k = 0; k < 17; k++)
             steps[k] = good[k == 0 ? 0 : 1];
         steps[1] = c->step;
-        tf_fused_params bp = {c->struct_size, c->n_steps, c->null_steps ? NULL : steps, 0, NULL, 0, NULL};
+        tf_fused_params bp = {
+            c->struct_size, c->n_steps, c->null_steps ? NULL : steps, 0, NULL, 0, NULL, 0, 0};
         tf_operand fa = oa, fb = ob;
         if (c->f64_in)
             fb.dtype = TF_F64;
@@ -314,7 +315,8 @@ static void test_fused_engine_output_checks(void **state)
     };
     for (size_t i = 0; i < COUNT(bads); i++) {
         const struct bad *c = &bads[i];
-        tf_fused_params bp = {sizeof bp, 3, steps, c->n_outputs, c->null_outputs ? NULL : c->outs, 0, NULL};
+        tf_fused_params bp = {
+            sizeof bp, 3, steps, c->n_outputs, c->null_outputs ? NULL : c->outs, 0, NULL, 0, 0};
         tf_operand o1 = oo[1];
         if (c->f64_out1)
             o1.dtype = TF_F64;
@@ -335,7 +337,7 @@ static void test_fused_engine_output_checks(void **state)
     }
 
     uint32_t all[3] = {0, 1, 2};
-    tf_fused_params fp = {sizeof fp, 3, steps, 3, all, 0, NULL};
+    tf_fused_params fp = {sizeof fp, 3, steps, 3, all, 0, NULL, 0, 0};
     const tf_operand *outs[3] = {&oo[0], &oo[1], &oo[2]};
     assert_int_equal(direct_exec(&d, &fp, 1, in1, 3, outs), TF_OK);
     for (int i = 0; i < 3; i++) {
@@ -347,7 +349,7 @@ static void test_fused_engine_output_checks(void **state)
     }
     /* A 1.2 writer's struct ends at steps: what follows (3, outputs 0, 0, 0) is not read. */
     uint32_t bogus[3] = {0, 0, 0};
-    tf_fused_params old = {offsetof(tf_fused_params, n_outputs), 3, steps, 3, bogus, 0, NULL};
+    tf_fused_params old = {offsetof(tf_fused_params, n_outputs), 3, steps, 3, bogus, 0, NULL, 0, 0};
     assert_int_equal(direct_exec(&d, &old, 1, in1, 1, outs), TF_OK);
     assert_int_equal(d.pl->download(d.e, bo[0], 0, got, sizeof got), TF_OK);
     for (int k = 0; k < N; k++)

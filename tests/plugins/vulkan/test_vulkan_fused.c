@@ -100,7 +100,7 @@ static const char *describe(const program *p, char *buf, size_t size)
 static void run_fused(tf_engine *engine, const program *p, tf_tensor *const *in, tf_dtype dt,
                       size_t rank, const int64_t *shape, tf_tensor **out)
 {
-    tf_fused_params fp = {sizeof fp, p->n_steps, p->steps, p->n_out, p->outputs, 0, NULL};
+    tf_fused_params fp = {sizeof fp, p->n_steps, p->steps, p->n_out, p->outputs, 0, NULL, 0, 0};
     for (uint32_t i = 0; i < p->n_out; i++)
         TF_ASSERT_OK(tf_tensor_empty(engine, dt, rank, shape, &out[i]));
     tf_status st = tf_engine_execute(engine, TF_PRIM_FUSED, &fp, p->n_in, in, p->n_out, out);
