@@ -221,8 +221,13 @@ int tf__cpu_iter_run(const cpu_engine *e, const cpu_iter *it, int64_t grain, cpu
 /*
  * Elements per thread of an elementwise job: cheap ops move memory, costly ones
  * call libm. A cheap job over more bytes than the cache streams its output.
+ * Below 256 Ki elements a piece a second thread loses: waking a pool worker and
+ * sharing arrays that fit one core's L2 cost more than half of a memory-bound pass
+ * (`tenferro bench --threads 2 growth`, mul forward + backward on the 2-core Xeon:
+ * 64 Ki elements 48 us split against 20 us serial, 256 Ki 237-244 against 220;
+ * from 1 Mi the split wins, 0.64-0.69 ms against 1.05). 32 Ki before.
  */
-#define CPU_GRAIN_CHEAP (32 * 1024)
+#define CPU_GRAIN_CHEAP (256 * 1024)
 #define CPU_GRAIN_COSTLY (4 * 1024)
 
 /*

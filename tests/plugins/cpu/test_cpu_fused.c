@@ -211,7 +211,7 @@ static void test_fused_random(void **state)
 }
 
 /* Lengths around the vector block (16), the engine's chunks (64 to 256 elements), the
-   streamed piece (4096 bytes) and the threading grains (4096 and 32768 elements). */
+   streamed piece (4096 bytes) and the costly ops' threading grain (4096 elements). */
 static void test_fused_sizes(void **state)
 {
     (void)state;
@@ -245,6 +245,20 @@ static void test_fused_large(void **state)
         for (size_t s = 0; s < COUNT(shapes); s++)
             for (int t = 0; t < 3; t++)
                 check_random(&rng, float_dtypes[d], ranks[s], shapes[s], "large");
+    /* cheap steps only: split between threads only above CPU_GRAIN_CHEAP (256 Ki elements
+       a piece), where a random program's costly step splits from 4 Ki */
+    static const tf_fused_step cheap[3] = {{TF_FUSED_BINARY, TF_BINARY_MUL, 0, 1},
+                                           {TF_FUSED_BINARY, TF_BINARY_ADD, 2, 0},
+                                           {TF_FUSED_BINARY, TF_BINARY_SUB, 3, 1}};
+    const int64_t big = 600001;
+    for (size_t d = 0; d < COUNT(float_dtypes); d++) {
+        tfr_input in[2];
+        prog p;
+        prog_set(&p, 2, 3, cheap);
+        make_inputs(&rng, 2, float_dtypes[d], 1, &big, in);
+        check_prog(&p, float_dtypes[d], 1, &big, in, "cheap, large");
+        free_inputs(2, in);
+    }
 }
 
 /* Two inputs, r2..r6 all alive until the end, then summed: r7 = r2 + r3, ... */

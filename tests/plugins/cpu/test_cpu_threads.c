@@ -1,6 +1,6 @@
 /*
  * test_cpu_threads.c - the threaded CPU engine (threads = 4) against the
- * serial one (threads = 1) and a reference on inputs of 2^18 elements, big
+ * serial one (threads = 1) and a reference on inputs of 2^18 to 2^20 elements, big
  * enough that the work is split: elementwise, reductions over each axis and
  * all axes, transposing and strided copies, fill, a contraction; and errors
  * found by worker threads reaching the calling thread.
@@ -24,7 +24,7 @@ static int close_engines(void **state)
     return tfr_engines_destroy(engines, 2);
 }
 
-#define SIDE 512 /* SIDE * SIDE = 2^18 elements */
+#define SIDE 1024 /* SIDE * SIDE = 2^20 elements: 4 pieces of a cheap op (CPU_GRAIN_CHEAP) */
 
 /* Runs the same primitive on both engines; returns both outputs' values. */
 static void run_both(const char *what, tf_prim prim, const void *params, size_t n_in,
@@ -195,7 +195,7 @@ static void test_threads_reduce(void **state)
     }
 }
 
-/* MAX over all 2^18 elements with one NaN deep inside: every thread's part matters. */
+/* MAX over all 2^20 elements with one NaN deep inside: every thread's part matters. */
 static void test_threads_reduce_max_nan(void **state)
 {
     (void)state;
