@@ -115,93 +115,6 @@ TF_API int tf_engine_uses_host_memory(const tf_engine *e)
     return (e->caps & TF_ENGINE_CAP_HOST_MEMORY) != 0;
 }
 
-/*
- * ABI 1.3: FUSED with several outputs (op m - 1 > 0) is never put to an engine
- * built against an older minor, which reads neither params.n_outputs nor
- * supports()'s op for FUSED: the answer is no without asking.
- */
-static bool fused_outputs_unknown(const tf_engine *e, tf_prim prim, uint32_t op)
-{
-    return prim == TF_PRIM_FUSED && op > 0 && op < TF_FUSED_MAX_OUTPUTS &&
-           e->desc->abi_minor < 3;
-}
-
-/* The first minor of the engine ABI whose engines may be asked about complex dtypes. */
-#define COMPLEX_ABI_MINOR 4u
-
-/*
- * ABI 1.4: the complex dtypes are never put to an engine built against an
- * older minor, whose header did not have them (it might take dtype 5 for a
- * value it does not know and claim it for a primitive of "all dtypes"): the
- * answer is no without asking.
- */
-static bool complex_unknown(const tf_engine *e, const uint32_t *dt, size_t n)
-{
-    if (e->desc->abi_minor >= COMPLEX_ABI_MINOR)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (tf_dtype_is_complex((tf_dtype)dt[i]))
-            return true;
-    return false;
-}
-
-/* The first minor of the engine ABI whose engines take FUSED immediates. */
-#define IMMEDIATES_ABI_MINOR 5u
-
-/* The first minor of the engine ABI whose engines take a FUSED reduced output. */
-#define REDUCE_ABI_MINOR 6u
-
-/* ABI 1.6: whether op is a FUSED question about a reduced output, which an engine
-   built against an older minor never sees. */
-static bool fused_reduce_unknown(const tf_engine *e, tf_prim prim, uint32_t op)
-{
-    return prim == TF_PRIM_FUSED && op >= TF_FUSED_REDUCE_QUERY(0, 0) &&
-           e->desc->abi_minor < REDUCE_ABI_MINOR;
-}
-
-bool tf__engine_immediates(const tf_engine *e)
-{
-    return e->desc->abi_minor >= IMMEDIATES_ABI_MINOR;
-}
-
-/*
- * ABI 1.5: FUSED params carry immediates, which an engine built against an
- * older minor never sees: a call with some is refused, and one without gets
- * the params as its minor defines them (a struct ending above n_imm), so
- * that no 1.5 field reaches it.
- */
-static tf_status fused_for_engine(const tf_engine *e, const tf_fused_params *p,
-                                  tf_fused_params *old, const void **params)
-{
-    /* ABI 1.6: the same for the reduced output, after the immediates */
-    if (e->desc->abi_minor >= REDUCE_ABI_MINOR || !TF_ABI_HAS_FIELD(p, tf_fused_params, n_imm))
-        return TF_OK;
-    bool imm_known = tf__engine_immediates(e);
-    const char *what = NULL;
-    if (TF_ABI_HAS_FIELD(p, tf_fused_params, reduce_step) && p->reduce)
-        what = "a reduced output (it was built against an engine ABI older than 1.6)";
-    else if (!imm_known && p->n_imm)
-        what = "immediates (it was built against an engine ABI older than 1.5)";
-    if (what)
-        return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
-                         "engine '%s' does not support FUSED %s", e->desc->name, what);
-    size_t end = imm_known ? offsetof(tf_fused_params, reduce) : offsetof(tf_fused_params, n_imm);
-    if (p->struct_size <= end)
-        return TF_OK;
-    *old = *p;
-    old->struct_size = (uint32_t)end;
-    *params = old;
-    return TF_OK;
-}
-
-/* A question the engine's minor cannot understand: answered no without asking. */
-static bool question_unknown(const tf_engine *e, tf_prim prim, uint32_t op, const uint32_t *dt,
-                             size_t n)
-{
-    return fused_outputs_unknown(e, prim, op) || fused_reduce_unknown(e, prim, op) ||
-           complex_unknown(e, dt, n);
-}
-
 TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_dtype *dtypes,
                               size_t n_dtypes)
 {
@@ -220,7 +133,7 @@ TF_API int tf_engine_supports(tf_engine *e, tf_prim prim, uint32_t op, const tf_
             return 0;
         d[i] = (uint32_t)dtypes[i];
     }
-    if (question_unknown(e, prim, op, d, n_dtypes))
+    if (tf__engine_question_unknown(e, prim, op, d, n_dtypes))
         return 0;
     /* a batch may be running on another thread: the plugin is asked under
        the lock that serialises its calls, as execute does */
@@ -565,7 +478,7 @@ static bool ask_supports(tf_engine *e, uint64_t key, tf_prim prim, uint32_t op, 
     if (key && seen >> 2 == key)
         return (seen & 1) != 0;
     bool yes = false;
-    if (!question_unknown(e, prim, op, dt, n)) {
+    if (!tf__engine_question_unknown(e, prim, op, dt, n)) {
         bool taken = tf__engine_lock(e); /* a no-op when this thread holds it */
         yes = e->desc->supports(e->state, (uint32_t)prim, op, dt, (uint32_t)n) != 0;
         tf__engine_unlock(e, taken);
@@ -637,16 +550,7 @@ static tf_status check_supported(tf_engine *e, tf_prim prim, uint32_t op, size_t
     return tf__error(TF_ERR_UNSUPPORTED, "engine_execute", NULL,
                      "engine '%s' does not support %s%s%s for %s%s", e->desc->name,
                      tf_prim_name(prim), opname[0] ? " " : "", opname, types,
-                     fused_outputs_unknown(e, prim, op)
-                         ? " (it was built against an engine ABI older than 1.3, which has "
-                           "one FUSED output)"
-                     : fused_reduce_unknown(e, prim, op)
-                         ? " (it was built against an engine ABI older than 1.6, which has no "
-                           "FUSED reduced output)"
-                     : complex_unknown(e, dt, n)
-                         ? " (it was built against an engine ABI older than 1.4, which has no "
-                           "complex dtypes)"
-                         : "");
+                     tf__engine_unknown_why(e, prim, op, dt, n));
 }
 
 /* The part of execute after the checks of the operands, which runs under the
@@ -661,7 +565,7 @@ static TF_ALWAYS_INLINE tf_status call_engine(tf_engine *e, tf_prim prim, const 
         return st;
     tf_fused_params old_fused;
     if (prim == TF_PRIM_FUSED && ((st = check_fused_steps(e, params, outputs[0]->dtype)) ||
-                                  (st = fused_for_engine(e, params, &old_fused, &params))))
+                                  (st = tf__engine_fused_for(e, params, &old_fused, &params))))
         return st;
     tf_operand ops[MAX_OPERANDS];
     const tf_operand *in_ptrs[MAX_OPERANDS], *out_ptrs[MAX_OPERANDS];
@@ -784,7 +688,7 @@ bool tf__engine_fuses_reduce(tf_engine *e, tf_dtype dtype, size_t n_inputs, size
 {
     if (!tf_dtype_is_float(dtype) || n_inputs == 0 || n_inputs > TF_FUSED_MAX_INPUTS ||
         n_outputs >= TF_FUSED_MAX_OUTPUTS || (unsigned)op >= TF_REDUCE_COUNT_ ||
-        e->desc->abi_minor < REDUCE_ABI_MINOR)
+        !tf__engine_reduced_output(e))
         return false;
     uint32_t q = TF_FUSED_REDUCE_QUERY(op, n_outputs);
     return ask_uniform(e, fused_key(q, n_inputs, dtype), TF_PRIM_FUSED, q,

@@ -43,6 +43,19 @@ void tf__engine_retain(tf_engine *engine);
 void tf__engine_release(tf_engine *engine);
 /* Whether the engine takes FUSED immediates (built against ABI 1.5 or later). */
 bool tf__engine_immediates(const tf_engine *engine);
+/* ---- engine_minor.c: what an engine's minor knows (also tf__engine_immediates) ---- */
+/* ABI 1.6: whether the engine may be asked about and sent a FUSED reduced output. */
+bool tf__engine_reduced_output(const tf_engine *engine);
+/* A supports() question the engine's minor cannot understand: answered no unasked. */
+bool tf__engine_question_unknown(const tf_engine *engine, tf_prim prim, uint32_t op,
+                                 const uint32_t *dt, size_t n);
+/* Why, as a parenthesis for an error message ("" when the minor knows the question). */
+const char *tf__engine_unknown_why(const tf_engine *engine, tf_prim prim, uint32_t op,
+                                   const uint32_t *dt, size_t n);
+/* FUSED params as the engine's minor defines them (a call with fields it does not know is
+   refused); *params is pointed at *old when the struct had to be cut. */
+tf_status tf__engine_fused_for(const tf_engine *engine, const tf_fused_params *p,
+                               tf_fused_params *old, const void **params);
 /* Whether the engine declared TF_ENGINE_CAP_IN_PLACE. */
 bool tf__engine_in_place(const tf_engine *engine);
 /*
