@@ -71,41 +71,7 @@
  */
 #include <string.h>
 
-#include "lazy_internal.h"
-
-/*
- * The most steps of a batch: a program's on engines of ABI 1.5 or later, of
- * which at most TF_FUSED_MAX_OUTPUTS may be held (plan() counts them); on
- * older engines TF_FUSED_MAX_OUTPUTS, so that each step may become an output
- * of the one call.
- */
-#define DEFER_MAX_STEPS TF_FUSED_MAX_STEPS
-
-struct tf_batch {
-    tf_engine *engine;
-    struct tf_batch *prev, *next; /* the engine's open batches */
-    bool open;                    /* has steps not yet run */
-    tf_dtype dtype;
-    uint32_t rank;
-    int64_t shape[TF_MAX_RANK];
-    uint32_t n_in, n_steps, n_imm;
-    tf_tensor *in[TF_FUSED_MAX_INPUTS];   /* retained; their storages count us as readers */
-    /* ABI 1.5: scalar constants read as immediates (TF_FX_IMM | j), and the
-       tensors they were read from (retained; their storages count us as
-       readers: a write into one runs the batch first, and an engine that
-       takes no FUSED call for the batch reads them) */
-    double imm[TF_FUSED_MAX_IMMEDIATES];
-    tf_tensor *imm_t[TF_FUSED_MAX_IMMEDIATES];
-    tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, TF_FX_IMM | imm, a step */
-    tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
-    const void *owner[DEFER_MAX_STEPS];   /* what out[k] became (an eager tensor), or NULL */
-    bool (*wanted)(const void *owner);    /* whether anything may still read an owner's value */
-    pthread_t thread;                     /* the session's (the batch opened there) */
-    tf_tensor *tail_in;                   /* retained: the result the tail reduces, or NULL */
-    tf_tensor *tail_out;                  /* retained; its storage points at us */
-    tf_reduce_params tail;                /* the tail's REDUCE */
-    tf_defer_stats stats;                 /* the session's (changed under the lock) */
-};
+#include "defer_internal.h"
 
 /* The most steps a batch of e takes (see DEFER_MAX_STEPS). */
 static uint32_t max_steps(tf_engine *e)
@@ -113,300 +79,7 @@ static uint32_t max_steps(tf_engine *e)
     return tf__engine_immediates(e) ? DEFER_MAX_STEPS : TF_FUSED_MAX_OUTPUTS;
 }
 
-static struct tf_batch k_lost;      /* the mark of memory whose batch failed */
-static struct tf_batch k_unwritten; /* the mark of a result left unwritten */
-
-/* inside run_batch's engine calls: the batch's own operands need no flush */
-static _Thread_local bool t_running;
-
-/* ---- running a batch (engine lock held) ---- */
-
-static bool still_held(const tf_tensor *t)
-{
-    return atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire) > 1 ||
-           atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1;
-}
-
-/* Whether step k's result must be written (see "Which results are written"). */
-static bool step_held(const struct tf_batch *b, uint32_t k)
-{
-    const tf_tensor *t = b->out[k];
-    if (!t) /* a program's inner step: only its own program reads it */
-        return false;
-    if (atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1)
-        return true;
-    size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
-    if (refs != 2) /* 1: the batch alone; more: views, another eager, the tail */
-        return refs > 1;
-    return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) || !b->wanted ||
-           b->wanted(b->owner[k]);
-}
-
-/* An engine that cannot take the program in one call: its steps one by one,
-   into the results that are held and into scratch tensors for the others. */
-static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uint32_t n,
-                             const bool *held)
-{
-    tf_tensor *dst[DEFER_MAX_STEPS];
-    for (uint32_t k = 0; k < n; k++)
-        dst[k] = held[k] ? b->out[k] : NULL;
-    b->stats.engine_calls += n;
-    tf_status st = tf__lazy_run_steps(b->engine, steps, n, b->n_in, b->in, b->imm_t, b->dtype,
-                                      b->rank, b->shape, dst);
-    for (uint32_t k = 0; k < n; k++)
-        if (!held[k])
-            tf_tensor_release(dst[k]);
-    return st;
-}
-
-/*
- * ABI 1.6: the step of b whose result b's tail reduces over every axis of
- * extent above 1, where b's engine may take the reduction as a FUSED call's
- * reduced output (TF_FX_NONE otherwise). The tail then stops holding that
- * result: only whoever else holds it makes it written.
- */
-static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t);
-
-static uint32_t tail_to_fuse(struct tf_batch *b)
-{
-    if (!b->tail_in || b->tail_in->rank != b->rank)
-        return TF_FX_NONE;
-    for (uint32_t k = 0; k < b->rank; k++)
-        if (b->shape[k] != 1 && !(b->tail.axes_mask >> k & 1))
-            return TF_FX_NONE;
-    uint32_t kt = find_step(b, b->tail_in);
-    if (kt == TF_FX_NONE)
-        return kt;
-    tf_tensor_release(b->tail_in); /* b->out[kt] is the same view, still retained */
-    b->tail_in = NULL;
-    return kt;
-}
-
-/* Computes what is still held of b's results (held[k]: step k's is) into
- *written of them, and, with kt a step (tail_to_fuse), the tail's reduction of it:
- *as the same FUSED call's reduced output where the engine takes that, else the
- *step's result is written and *tail_in set to it for a REDUCE call of its own.
- *Called with the lock held. */
-static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint32_t kt,
-                         tf_tensor **tail_in)
-{
-    uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
-    tf_tensor *out_t[DEFER_MAX_STEPS + 1];
-    for (uint32_t k = 0; k < b->n_steps; k++) {
-        held[k] = step_held(b, k);
-        if (held[k]) {
-            outs[n_out] = k;
-            out_t[n_out++] = b->out[k];
-            n = k + 1;
-        }
-    }
-    bool fuse_tail = kt != TF_FX_NONE &&
-                     tf__engine_fuses_reduce(b->engine, b->dtype, b->n_in, n_out,
-                                             (tf_reduce_op)b->tail.op);
-    if (kt != TF_FX_NONE && !fuse_tail && !held[kt]) { /* the REDUCE call reads it */
-        held[kt] = true;
-        n_out = n = 0;
-        for (uint32_t k = 0; k < b->n_steps; k++)
-            if (held[k]) {
-                outs[n_out] = k;
-                out_t[n_out++] = b->out[k];
-                n = k + 1;
-            }
-    }
-    if (kt != TF_FX_NONE && !fuse_tail)
-        *tail_in = b->out[kt];
-    b->stats.results_dropped += b->n_steps - n_out;
-    *written = n_out;
-    if (n_out == 0 && !fuse_tail)
-        return TF_OK; /* nothing anyone can read: nothing to compute */
-    tf_fused_step steps[DEFER_MAX_STEPS];
-    n = fuse_tail && kt + 1 > n ? kt + 1 : n;
-    tf__lazy_resolve(b->steps, n, b->n_in, steps);
-    if (fuse_tail) {
-        b->stats.engine_calls++;
-        out_t[n_out] = b->tail_out;
-        tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, b->tail.op + 1, kt};
-        return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out + 1, out_t, -1);
-    }
-    if (n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
-        return run_unfused(b, steps, n, held);
-    b->stats.engine_calls++;
-    if (n == 1) /* one step: the primitive itself */
-        return tf__lazy_run_step(b->engine, &steps[0], b->in, b->imm_t, out_t[0]);
-    tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, 0, 0};
-    return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
-}
-
-/* Runs b and returns it to the empty state; the lock is held. */
-static tf_status run_batch(struct tf_batch *b)
-{
-    if (!b->open)
-        return TF_OK;
-    b->stats.batches_run++;
-    /* a tail nobody can read is dropped first, so that its input is not forced */
-    if (b->tail_out && !still_held(b->tail_out)) {
-        tf_tensor_release(b->tail_in);
-        b->tail_in = NULL;
-        b->stats.results_dropped++;
-    }
-    uint32_t written = 0, kt = tail_to_fuse(b);
-    bool held[DEFER_MAX_STEPS];
-    tf_tensor *tail_in = b->tail_in;
-    t_running = true;
-    tf_status st = compute(b, held, &written, kt, &tail_in), tail_st = TF_OK;
-    if (!st && tail_in) {
-        b->stats.engine_calls++;
-        tail_st =
-            tf_engine_execute(b->engine, TF_PRIM_REDUCE, &b->tail, 1, &tail_in, 1, &b->tail_out);
-        written += !tail_st;
-    } else if (!st && kt != TF_FX_NONE) {
-        written++; /* the FUSED call's reduced output */
-    }
-    t_running = false;
-    if (!st)
-        b->stats.results_written += written;
-    struct tf_batch *mark = st ? &k_lost : NULL;
-    for (uint32_t k = 0; k < b->n_steps; k++) {
-        if (!b->out[k])
-            continue;
-        /* not written, yet its eager lives on in the tape: never to be read */
-        bool unwritten =
-            !st && !held[k] && atomic_load_explicit(&b->out[k]->refs, memory_order_acquire) > 1;
-        atomic_store_explicit(&b->out[k]->storage->pending, unwritten ? &k_unwritten : mark,
-                              memory_order_release);
-        tf_tensor_release(b->out[k]);
-        b->owner[k] = NULL;
-    }
-    if (b->tail_out) {
-        atomic_store_explicit(&b->tail_out->storage->pending, st || tail_st ? &k_lost : NULL,
-                              memory_order_release);
-        tf_tensor_release(b->tail_out);
-        tf_tensor_release(b->tail_in);
-        b->tail_out = b->tail_in = NULL;
-    }
-    for (uint32_t i = 0; i < b->n_in; i++) {
-        atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
-        tf_tensor_release(b->in[i]);
-    }
-    for (uint32_t j = 0; j < b->n_imm; j++) {
-        atomic_fetch_sub_explicit(&b->imm_t[j]->storage->readers, 1, memory_order_relaxed);
-        tf_tensor_release(b->imm_t[j]);
-    }
-    b->n_in = b->n_steps = b->n_imm = 0;
-    b->open = false;
-    tf_engine *e = b->engine;
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        e->open_batches = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
-    b->prev = b->next = NULL;
-    atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
-    return st ? st : tail_st;
-}
-
-/* Whether pb marks memory no batch will write (lost, unwritten) rather than naming a batch. */
-static bool is_mark(const struct tf_batch *pb)
-{
-    return pb == &k_lost || pb == &k_unwritten;
-}
-
-/* The error of `op` reading memory under the mark pb. */
-static tf_status mark_error(const struct tf_batch *pb, const char *op)
-{
-    if (pb == &k_lost)
-        return tf__error(TF_ERR_BACKEND, op, NULL,
-                         "%s: the value was lost: the engine failed the deferred elementwise "
-                         "ops that compute it (the error was reported to the call that ran "
-                         "them)",
-                         op);
-    return tf__error(TF_ERR_RUNTIME_STATE, op, NULL,
-                     "%s: internal error: a deferred result was left unwritten because only "
-                     "derivative rules declared not to read it held it, and it was read",
-                     op);
-}
-
-static tf_status flush_storage(tf_storage *storage)
-{
-    if (t_running)
-        return TF_OK; /* a batch's own operands, inside its run */
-    struct tf_batch *b = atomic_load_explicit(&storage->pending, memory_order_acquire);
-    if (!b)
-        return TF_OK;
-    if (is_mark(b))
-        return mark_error(b, "read");
-    /* b may be run and reused by another thread until we hold its engine's
-       lock; the storage (held by our caller) keeps that engine alive */
-    tf_engine *e = storage->engine;
-    bool taken = tf__engine_lock_slow(e);
-    tf_status st = TF_OK;
-    b = atomic_load_explicit(&storage->pending, memory_order_acquire);
-    if (is_mark(b))
-        st = mark_error(b, "read");
-    else if (b)
-        st = run_batch(b);
-    tf__engine_unlock(e, taken);
-    return st;
-}
-
-/* Runs every open batch of e; the lock is held. Returns the first failure. */
-static tf_status run_all(tf_engine *e)
-{
-    tf_status first = TF_OK;
-    while (e->open_batches) {
-        tf_status st = run_batch(e->open_batches);
-        if (!first)
-            first = st;
-    }
-    return first;
-}
-
-static tf_status flush_engine(tf_engine *e)
-{
-    if (t_running || atomic_load_explicit(&e->n_open, memory_order_acquire) == 0)
-        return TF_OK;
-    bool taken = tf__engine_lock_slow(e);
-    tf_status st = run_all(e);
-    tf__engine_unlock(e, taken);
-    return st;
-}
-
-static tf_status before_write(const tf_tensor *t)
-{
-    tf_storage *s = t->storage;
-    tf_status st = tf__ready(t);
-    if (st || t_running || !atomic_load_explicit(&s->readers, memory_order_acquire))
-        return st;
-    /* only memory of the batch's own engine joins a batch */
-    return s->kind == TF_STORAGE_ENGINE ? flush_engine(s->engine) : TF_OK;
-}
-
-/* How the layers below make pending memory current (internal.h). */
-static const tf_pending_hooks k_hooks = {flush_storage, before_write, flush_engine};
-
 /* ---- building a batch ---- */
-
-static bool same_view(const tf_tensor *a, const tf_tensor *b)
-{
-    if (a == b)
-        return true;
-    if (a->storage != b->storage || a->offset != b->offset || a->rank != b->rank)
-        return false;
-    for (uint32_t d = 0; d < a->rank; d++)
-        if (a->strides[d] != b->strides[d])
-            return false;
-    return true;
-}
-
-/* The step of b whose result t is, or TF_FX_NONE. */
-static uint32_t find_step(const struct tf_batch *b, const tf_tensor *t)
-{
-    for (uint32_t k = 0; k < b->n_steps; k++)
-        if (b->out[k] && same_view(b->out[k], t))
-            return k;
-    return TF_FX_NONE;
-}
 
 typedef enum plan_result {
     PLAN_OK,
@@ -448,7 +121,7 @@ static uint32_t live_results(const struct tf_batch *b)
 {
     uint32_t n = 0;
     for (uint32_t k = 0; k < b->n_steps; k++)
-        n += b->out[k] && still_held(b->out[k]);
+        n += b->out[k] && tf__lazy_still_held(b->out[k]);
     return n;
 }
 
@@ -495,12 +168,12 @@ static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf
     }
     for (size_t i = 0; i < n; i++) {
         struct tf_batch *pb = atomic_load_explicit(&xs[i]->storage->pending, memory_order_acquire);
-        if (is_mark(pb)) {
+        if (tf__lazy_is_mark(pb)) {
             *mark = pb;
             return PLAN_MARKED;
         }
         if (pb == b) {
-            ref[i] = find_step(b, xs[i]);
+            ref[i] = tf__lazy_find_step(b, xs[i]);
             if (ref[i] == TF_FX_NONE) /* a view of a result, not the result itself */
                 return PLAN_FULL;
             continue;
@@ -510,7 +183,7 @@ static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf
             (ref[i] = immediate_ref(pi, value[i], xs[i])) != TF_FX_NONE)
             continue;
         uint32_t j = 0;
-        while (j < pi->n_in && !same_view(pi->in[j], xs[i]))
+        while (j < pi->n_in && !tf__lazy_same_view(pi->in[j], xs[i]))
             j++;
         if (j == pi->n_in) {
             if (j == TF_FUSED_MAX_INPUTS)
@@ -651,7 +324,7 @@ static tf_status defer_reduce(tf_lazy *z, const void *params, size_t n, tf_tenso
     /* another thread may have run the batch meanwhile (a read) */
     bool joined = b->open && !b->tail_out &&
                   atomic_load_explicit(&in[0]->storage->pending, memory_order_acquire) == b &&
-                  find_step(b, in[0]) != TF_FX_NONE;
+                  tf__lazy_find_step(b, in[0]) != TF_FX_NONE;
     if (joined) {
         memcpy(&b->tail, params, sizeof b->tail);
         tf_tensor_retain(in[0]);
@@ -691,7 +364,7 @@ static struct tf_batch *batch_of(tf_lazy *z)
     if (!z->batch && (z->batch = tf__calloc(1, sizeof *z->batch))) {
         z->batch->engine = z->engine;
         z->batch->wanted = z->wanted;
-        tf__pending_hooks_set(&k_hooks); /* before anything is marked pending */
+        tf__pending_hooks_set(&tf__lazy_hooks); /* before anything is marked pending */
     }
     return z->batch;
 }
@@ -716,12 +389,12 @@ tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_st
     /* the batch runs first if the program does not fit it; its failure is the program's */
     st = TF_OK;
     if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
-        st = run_batch(b);
+        st = tf__lazy_run_batch(b);
     uint32_t ref[TF_FUSED_MAX_INPUTS];
     plan_ins pi;
     const struct tf_batch *mark = NULL;
     plan_result pr = st ? PLAN_FULL : plan(b, n_steps, n, in, ref, &pi, &mark);
-    if (!st && pr == PLAN_FULL && !(st = run_batch(b)))
+    if (!st && pr == PLAN_FULL && !(st = tf__lazy_run_batch(b)))
         pr = plan(b, n_steps, n, in, ref, &pi, &mark); /* an empty batch takes it */
     if (!st && pr == PLAN_OK)
         append(b, steps, n_steps, n, ref, &pi, out);
@@ -731,7 +404,7 @@ tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_st
     const char *what = n_steps > 1 ? "fused"
                                    : tf_prim_name(steps[0].kind == TF_FUSED_UNARY ? TF_PRIM_UNARY
                                                                                   : TF_PRIM_BINARY);
-    return pr == PLAN_OK ? TF_OK : mark_error(mark, what);
+    return pr == PLAN_OK ? TF_OK : tf__lazy_mark_error(mark, what);
 }
 
 tf_status tf__lazy_exec(tf_lazy *z, tf_prim prim, const void *params, size_t n,
@@ -766,7 +439,7 @@ bool tf__lazy_in_batch(const tf_lazy *z, const tf_tensor *t)
 /* Whether pb is a batch rather than NULL or one of the marks. */
 static bool real_batch(const struct tf_batch *pb)
 {
-    return pb && !is_mark(pb);
+    return pb && !tf__lazy_is_mark(pb);
 }
 
 /* If t is the result of a step of an open batch whose owner is `from`, makes
@@ -778,7 +451,7 @@ static void swap_owner(tf_tensor *t, const void *from, const void *to)
         return;
     bool taken = tf__engine_lock_slow(s->engine);
     struct tf_batch *b = atomic_load_explicit(&s->pending, memory_order_acquire);
-    uint32_t k = real_batch(b) ? find_step(b, t) : TF_FX_NONE;
+    uint32_t k = real_batch(b) ? tf__lazy_find_step(b, t) : TF_FX_NONE;
     if (k != TF_FX_NONE && b->owner[k] == from)
         b->owner[k] = to;
     tf__engine_unlock(s->engine, taken);
@@ -800,7 +473,7 @@ tf_status tf__lazy_end(tf_lazy *z)
     if (!b)
         return TF_OK;
     bool taken = tf__engine_lock_slow(z->engine);
-    tf_status st = run_batch(b);
+    tf_status st = tf__lazy_run_batch(b);
     tf__engine_unlock(z->engine, taken);
     tf__free(b);
     z->batch = NULL;
@@ -812,7 +485,7 @@ tf_status tf__lazy_set_mode(tf_lazy *z, uint8_t mode)
     tf_status st = TF_OK;
     if (mode == TF_DEFER_OFF && z->batch) {
         bool taken = tf__engine_lock_slow(z->engine);
-        st = run_batch(z->batch);
+        st = tf__lazy_run_batch(z->batch);
         tf__engine_unlock(z->engine, taken);
     }
     z->mode = mode;
