@@ -695,3 +695,23 @@ void tfr_expect_reject_(const char *file, int line, tf_engine *engine, const cha
         free(before[k]);
     }
 }
+
+int tfr_same_bits(tf_dtype dtype, double got, double want)
+{
+    if (isnan(got) && isnan(want))
+        return 1;
+    if (dtype == TF_F32) {
+        float g = (float)got, w = (float)want;
+        return memcmp(&g, &w, sizeof g) == 0;
+    }
+    return memcmp(&got, &want, sizeof got) == 0;
+}
+
+void tfr_check_same_bits(const char *what, tf_dtype dtype, size_t n, const tf_scalar *got,
+                         const tf_scalar *want)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!tfr_same_bits(dtype, got[i].f, want[i].f))
+            fail_msg("%s: element %zu of %zu: got %.17g, reference %.17g", what, i, n, got[i].f,
+                     want[i].f);
+}

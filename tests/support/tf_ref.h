@@ -219,6 +219,13 @@ tf_tensor *tfr_fused_run_steps(tf_engine *engine, uint32_t n_in, uint32_t n_step
                                size_t rank, const int64_t *shape);
 const char *tfr_fused_describe(uint32_t n_in, uint32_t n_steps, const tf_fused_step *steps,
                                char *buf, size_t size);
+/* Float values (f32 or f64, held as doubles) with equal bits, or both NaN: what a FUSED
+   call promises against its steps run separately (any NaN equals any NaN, as the kernels'
+   vectorised and scalar loops may propagate different payloads). */
+int tfr_same_bits(tf_dtype dtype, double got, double want);
+/* Fails the test at the first of n elements not tfr_same_bits. */
+void tfr_check_same_bits(const char *what, tf_dtype dtype, size_t n, const tf_scalar *got,
+                         const tf_scalar *want);
 /* n_steps random steps over n_in inputs, every float op (mostly deep chains). */
 void tfr_fused_random_steps(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, tf_fused_step *steps);
 /*

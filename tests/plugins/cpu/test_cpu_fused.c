@@ -82,27 +82,6 @@ static void prog_random_outputs(tfr_rng *rng, prog *p, uint32_t n_out)
 /* Running and comparing                                                  */
 /* ===================================================================== */
 
-/* Equal bits, or both NaN. */
-static int same_value(tf_dtype dtype, double got, double want)
-{
-    if (isnan(got) && isnan(want))
-        return 1;
-    if (dtype == TF_F32) {
-        float g = (float)got, w = (float)want;
-        return memcmp(&g, &w, sizeof g) == 0;
-    }
-    return memcmp(&got, &want, sizeof got) == 0;
-}
-
-static void check_same(const char *what, tf_dtype dtype, size_t n, const tf_scalar *got,
-                       const tf_scalar *want)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (!same_value(dtype, got[i].f, want[i].f))
-            fail_msg("%s: element %zu of %zu: fused %.17g, separate steps %.17g", what, i, n,
-                     got[i].f, want[i].f);
-    }
-}
 
 /* Runs p fused on `in` and as separate steps; compares every element of every output. */
 static void check_prog(const prog *p, tf_dtype dtype, size_t rank, const int64_t *shape,
@@ -135,7 +114,7 @@ static void check_prog(const prog *p, tf_dtype dtype, size_t rank, const int64_t
         char which[1300];
         snprintf(which, sizeof which, "%s: output %u", what, i);
         tf_scalar *got = tfr_read(out[i]), *want = tfr_read(ref[i]);
-        check_same(which, dtype, n, got, want);
+        tfr_check_same_bits(which, dtype, n, got, want);
         free(got);
         free(want);
         tf_tensor_release(ref[i]);
@@ -620,7 +599,7 @@ static void test_fused_in_place(void **state)
                     for (size_t i = 0; i < n; i++) {
                         tf_scalar got = tfr_load(dt, copy, (int64_t)i);
                         tf_scalar want = tfr_load(dt, sep, (int64_t)i);
-                        if (!same_value(dt, got.f, want.f))
+                        if (!tfr_same_bits(dt, got.f, want.f))
                             fail_msg("in place into input %u, %s, shape [%lld,%lld], %s: "
                                      "element %zu: %.17g, out of place %.17g",
                                      k_out, tf_dtype_name(dt), (long long)shape[0],

@@ -55,27 +55,13 @@ static void rprog_random(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, uint32_t
         sizeof p->params, n_steps, p->steps, m, p->outputs, 0, NULL, op + 1, reduce_step};
 }
 
-/* Equal bits, or both NaN. */
-static int same_value(tf_dtype dtype, double got, double want)
-{
-    if (isnan(got) && isnan(want))
-        return 1;
-    if (dtype == TF_F32) {
-        float g = (float)got, w = (float)want;
-        return memcmp(&g, &w, sizeof g) == 0;
-    }
-    return memcmp(&got, &want, sizeof got) == 0;
-}
 
 static void check_same(const char *what, tf_dtype dtype, const tf_tensor *got_t,
                        const tf_tensor *want_t)
 {
     size_t n = tf_tensor_numel(got_t);
     tf_scalar *got = tfr_read(got_t), *want = tfr_read(want_t);
-    for (size_t i = 0; i < n; i++)
-        if (!same_value(dtype, got[i].f, want[i].f))
-            fail_msg("%s: element %zu of %zu: fused %.17g, reference %.17g", what, i, n,
-                     got[i].f, want[i].f);
+    tfr_check_same_bits(what, dtype, n, got, want);
     free(got);
     free(want);
 }
