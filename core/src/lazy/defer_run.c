@@ -103,50 +103,43 @@ static uint32_t tail_to_fuse(struct tf_batch *b)
 static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint32_t kt,
                          tf_tensor **tail_in)
 {
-    uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
-    tf_tensor *out_t[DEFER_MAX_STEPS + 1];
+    uint32_t n_held = 0;
     for (uint32_t k = 0; k < b->n_steps; k++) {
         held[k] = step_held(b, k);
+        n_held += held[k];
+    }
+    bool fuse_tail = kt != TF_FX_NONE && tf__engine_fuses_reduce(b->engine, b->dtype, b->n_in,
+                                                                 n_held, (tf_reduce_op)b->tail.op);
+    if (kt != TF_FX_NONE && !fuse_tail) { /* the REDUCE call reads it */
+        held[kt] = true;
+        *tail_in = b->out[kt];
+    }
+    uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
+    tf_tensor *out_t[DEFER_MAX_STEPS + 1];
+    for (uint32_t k = 0; k < b->n_steps; k++)
         if (held[k]) {
             outs[n_out] = k;
             out_t[n_out++] = b->out[k];
             n = k + 1;
         }
-    }
-    bool fuse_tail = kt != TF_FX_NONE && tf__engine_fuses_reduce(b->engine, b->dtype, b->n_in,
-                                                                 n_out, (tf_reduce_op)b->tail.op);
-    if (kt != TF_FX_NONE && !fuse_tail && !held[kt]) { /* the REDUCE call reads it */
-        held[kt] = true;
-        n_out = n = 0;
-        for (uint32_t k = 0; k < b->n_steps; k++)
-            if (held[k]) {
-                outs[n_out] = k;
-                out_t[n_out++] = b->out[k];
-                n = k + 1;
-            }
-    }
-    if (kt != TF_FX_NONE && !fuse_tail)
-        *tail_in = b->out[kt];
     b->stats.results_dropped += b->n_steps - n_out;
     *written = n_out;
     if (n_out == 0 && !fuse_tail)
         return TF_OK; /* nothing anyone can read: nothing to compute */
-    tf_fused_step steps[DEFER_MAX_STEPS];
-    n = fuse_tail && kt + 1 > n ? kt + 1 : n;
-    tf__lazy_resolve(b->steps, n, b->n_in, steps);
     if (fuse_tail) {
-        b->stats.engine_calls++;
         out_t[n_out] = b->tail_out;
-        tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, b->tail.op + 1, kt};
-        return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out + 1, out_t, -1);
+        n = kt + 1 > n ? kt + 1 : n;
     }
-    if (n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
+    tf_fused_step steps[DEFER_MAX_STEPS];
+    tf__lazy_resolve(b->steps, n, b->n_in, steps);
+    if (!fuse_tail && n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
         return run_unfused(b, steps, n, held);
     b->stats.engine_calls++;
-    if (n == 1) /* one step: the primitive itself */
+    if (!fuse_tail && n == 1) /* one step: the primitive itself */
         return tf__lazy_run_step(b->engine, &steps[0], b->in, b->imm_t, out_t[0]);
-    tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, 0, 0};
-    return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out, out_t, -1);
+    uint32_t reduce = fuse_tail ? b->tail.op + 1 : 0, reduce_step = fuse_tail ? kt : 0;
+    tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, reduce, reduce_step};
+    return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out + fuse_tail, out_t, -1);
 }
 
 /* Runs b and returns it to the empty state; the lock is held. */
