@@ -642,7 +642,7 @@ static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
     if (prim == TF_PRIM_FUSED && engine != NULL &&
         (engine->fused == CPU_FUSED_OFF ||
          (engine->fused == CPU_FUSED_ONE &&
-          (op >= TF_FUSED_MAX_OUTPUTS ? (op & 0xfu) != 0 : op > 0)))) {
+          (op >= TF_FUSED_MAX_OUTPUTS ? TF_FUSED_QUERY_OUTPUTS(op) != 0 : op > 0)))) {
         /* the option fused=off, or fused=one and several outputs (1.6: a reduced output
            besides elementwise ones is several) */
         return 0;

@@ -141,12 +141,6 @@ static void fused_needed(const tf_fused_params *pp, int n_in, const int *out_reg
     }
 }
 
-/* ABI 1.6: 1 + the tf_reduce_op of the call's reduced output, or 0. */
-static uint32_t fused_reduce_of(const tf_fused_params *pp)
-{
-    return TF_ABI_HAS_FIELD(pp, tf_fused_params, reduce_step) ? pp->reduce : 0;
-}
-
 /*
  * The registers of the row function's output operands: the call's outputs, and with a
  * reduced output (1.6) the m elementwise ones and then, as operand m, the unit buffer
@@ -158,7 +152,7 @@ static int fused_out_regs(const tf_exec *x, int *out_reg, int *dup)
     const tf_fused_params *pp = x->params;
     const int n_in = (int)x->n_inputs;
     *dup = -1;
-    if (!fused_reduce_of(pp)) {
+    if (!TF_FUSED_PARAMS_REDUCE(pp)) {
         const int n_out = (int)x->n_outputs;
         for (int o = 0; o < n_out; o++) {
             out_reg[o] = n_in + (n_out > 1 ? (int)pp->outputs[o] : (int)pp->n_steps - 1);
@@ -214,7 +208,7 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup)
     fp->n_in = n_in;
     fp->n_out = n_out;
     fp->n_steps = 0;
-    fp->in_place = !fused_reduce_of(pp) && fused_in_place(x);
+    fp->in_place = !TF_FUSED_PARAMS_REDUCE(pp) && fused_in_place(x);
     fp->esize = (int64_t)tf_dtype_size((tf_dtype)dtype);
     for (int r = 0; r < n_in; r++) {
         fp->loc[r] = n_out + r;
@@ -422,7 +416,8 @@ int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err)
     fused_prog fp;
     int dup;
     int64_t grain = fused_prepare(x, &fp, &dup);
-    if (fused_reduce_of(x->params)) {
+    const tf_fused_params *pp = x->params;
+    if (TF_FUSED_PARAMS_REDUCE(pp)) {
         return fused_reduce_run(e, x, &fp, grain, dup, err);
     }
     return tf__cpu_run_elementwise(e, x, fused_row, &fp, grain, err);

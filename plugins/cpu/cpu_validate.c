@@ -116,8 +116,8 @@ int tf__cpu_supports(uint32_t prim, uint32_t op, const uint32_t *dtypes, uint32_
     uint32_t n_out = 1;
     if (prim == TF_PRIM_FUSED && op >= TF_FUSED_MAX_OUTPUTS) {
         /* ABI 1.6: TF_FUSED_REDUCE_QUERY(r, m), m elementwise outputs and a reduced one */
-        const uint32_t r = op >> 4 & 0xfu, m = op & 0xfu;
-        if ((op & ~0xffu) != TF_FUSED_REDUCE_QUERY(0, 0) || m >= TF_FUSED_MAX_OUTPUTS ||
+        const uint32_t r = TF_FUSED_QUERY_REDUCE_OP(op), m = TF_FUSED_QUERY_OUTPUTS(op);
+        if (!TF_FUSED_QUERY_IS_REDUCE(op) || m >= TF_FUSED_MAX_OUTPUTS ||
             n_dtypes == 0 || !tf__cpu_reduce_supported(dtypes[0], r)) {
             return 0;
         }
@@ -168,7 +168,7 @@ static int operand_ok(const tf_operand *op)
 static uint32_t fused_reduce_of(const tf_exec *x)
 {
     const tf_fused_params *pp = x->params;
-    return pp != NULL && TF_ABI_HAS_FIELD(pp, tf_fused_params, reduce_step) ? pp->reduce : 0;
+    return pp != NULL ? TF_FUSED_PARAMS_REDUCE(pp) : 0;
 }
 
 /* FUSED's supports() op: its output count less one, or (1.6) the reduced-output query. */

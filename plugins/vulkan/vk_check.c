@@ -282,7 +282,7 @@ static tf_status check_fused(vk_engine *e, const tf_exec *x)
         return tf__vk_fail(e->host, TF_ERR_VALIDATION,
                            "vulkan: FUSED: bad params (struct_size %u, n_steps %u, steps %s)",
                            pr->struct_size, pr->n_steps, pr->steps ? "set" : "NULL");
-    if (TF_ABI_HAS_FIELD(pr, tf_fused_params, reduce_step) && pr->reduce != 0)
+    if (TF_FUSED_PARAMS_REDUCE(pr) != 0)
         return tf__vk_fail(e->host, TF_ERR_UNSUPPORTED,
                            "vulkan: FUSED: a reduced output (params.reduce, ABI 1.6) is not "
                            "supported; supports() says no to it");

@@ -748,6 +748,13 @@ typedef struct tf_fused_params {
    reduced output of tf_reduce_op r. Older engines refuse it unasked (their
    FUSED op is below TF_FUSED_MAX_OUTPUTS). */
 #define TF_FUSED_REDUCE_QUERY(r, m) (0x100u | ((uint32_t)(r) << 4) | (uint32_t)(m))
+/* Such a question read back: whether op q is one, its r and its m. */
+#define TF_FUSED_QUERY_IS_REDUCE(q) (((q) & ~0xffu) == 0x100u)
+#define TF_FUSED_QUERY_REDUCE_OP(q) ((q) >> 4 & 0xfu)
+#define TF_FUSED_QUERY_OUTPUTS(q) ((q) & 0xfu)
+/* 1 + the reduce op of FUSED params p, or 0: none, as every struct older than 1.6 says. */
+#define TF_FUSED_PARAMS_REDUCE(p) \
+    (TF_ABI_HAS_FIELD((p), tf_fused_params, reduce_step) ? (p)->reduce : 0u)
 
 /* ===================================================================== */
 /* Execution                                                              */

@@ -447,7 +447,7 @@ static inline uint64_t fused_key(uint32_t op, size_t n_in, tf_dtype dt)
     /* 1.6: a reduced-output question TF_FUSED_REDUCE_QUERY(r, m) as 0x80 | r << 3 | m, in
        the byte key_head takes, apart from the m - 1 of the others */
     if (op >= TF_FUSED_REDUCE_QUERY(0, 0))
-        op = 0x80u | (op >> 4 & 0xfu) << 3 | (op & 0x7u);
+        op = 0x80u | TF_FUSED_QUERY_REDUCE_OP(op) << 3 | (TF_FUSED_QUERY_OUTPUTS(op) & 0x7u);
     return key_dtype(key_head(TF_PRIM_FUSED, op, n_in), 0, (uint32_t)dt);
 }
 

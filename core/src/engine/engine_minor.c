@@ -78,7 +78,7 @@ tf_status tf__engine_fused_for(const tf_engine *e, const tf_fused_params *p, tf_
         return TF_OK;
     bool imm_known = tf__engine_immediates(e);
     const char *what = NULL;
-    if (TF_ABI_HAS_FIELD(p, tf_fused_params, reduce_step) && p->reduce)
+    if (TF_FUSED_PARAMS_REDUCE(p))
         what = "a reduced output (it was built against an engine ABI older than 1.6)";
     else if (!imm_known && p->n_imm)
         what = "immediates (it was built against an engine ABI older than 1.5)";

@@ -76,26 +76,19 @@ static tf_status check_fused_step(const call *c, uint32_t k, const tf_fused_step
     return TF_OK;
 }
 
-/* ABI 1.6: 1 + the tf_reduce_op of a FUSED call's reduced output, or 0 (none, and
-   every struct older than 1.6). */
-static uint32_t fused_reduce(const tf_fused_params *p)
-{
-    return TF_ABI_HAS_FIELD(p, tf_fused_params, reduce_step) ? p->reduce : 0;
-}
-
 /* The elementwise outputs a FUSED call's params ask for: with a reduced output (1.6)
    params.n_outputs exactly; else params.n_outputs of a struct of ABI 1.3 or later when
    above 1, else the one output of ABI 1.2. */
 static uint32_t fused_n_outputs(const tf_fused_params *p)
 {
-    if (fused_reduce(p))
+    if (TF_FUSED_PARAMS_REDUCE(p))
         return p->n_outputs;
     return TF_ABI_HAS_FIELD(p, tf_fused_params, outputs) && p->n_outputs > 1 ? p->n_outputs : 1;
 }
 
 uint32_t tf__pc_fused_op(const tf_fused_params *p)
 {
-    uint32_t r = fused_reduce(p), m = fused_n_outputs(p);
+    uint32_t r = TF_FUSED_PARAMS_REDUCE(p), m = fused_n_outputs(p);
     return r ? TF_FUSED_REDUCE_QUERY(r - 1, m) : m - 1;
 }
 
@@ -122,7 +115,7 @@ static tf_status check_fused_outputs(const call *c, const tf_fused_params *p, ui
                      i - 1, p->outputs[i - 1]);
             return fail_output(c, i, msg);
         }
-    if (fused_reduce(p)) {
+    if (TF_FUSED_PARAMS_REDUCE(p)) {
         if (p->outputs[m - 1] >= p->n_steps) {
             snprintf(msg, sizeof msg, "is step %u, but the program has %u", p->outputs[m - 1],
                      p->n_steps);
@@ -196,7 +189,7 @@ tf_status tf__pc_check_fused(const call *c)
     if (st)
         return st;
     const tf_fused_params *p = c->params;
-    uint32_t m = fused_n_outputs(p), reduce = fused_reduce(p) != 0;
+    uint32_t m = fused_n_outputs(p), reduce = TF_FUSED_PARAMS_REDUCE(p) != 0;
     if (m + reduce > TF_FUSED_MAX_OUTPUTS)
         return tf__pc_fail(
             c, TF_ERR_VALIDATION, "n_outputs", "params.n_outputs is %u, expected 0 to %d%s", m,

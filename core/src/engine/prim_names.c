@@ -47,8 +47,8 @@ bool tf__prim_known(tf_prim prim, uint32_t op)
     case TF_PRIM_REDUCE: return op < TF_REDUCE_COUNT_;
     case TF_PRIM_FUSED: /* op: outputs - 1, or (1.6) TF_FUSED_REDUCE_QUERY(r, m) */
         return op < TF_FUSED_MAX_OUTPUTS ||
-               ((op & ~0xffu) == TF_FUSED_REDUCE_QUERY(0, 0) &&
-                (op & 0xfu) < TF_FUSED_MAX_OUTPUTS && (op >> 4 & 0xfu) < TF_REDUCE_COUNT_);
+               (TF_FUSED_QUERY_IS_REDUCE(op) && TF_FUSED_QUERY_OUTPUTS(op) < TF_FUSED_MAX_OUTPUTS &&
+                TF_FUSED_QUERY_REDUCE_OP(op) < TF_REDUCE_COUNT_);
     default: return (uint32_t)prim < TF_PRIM_COUNT_;      /* no sub-op: op is not read */
     }
 }
