@@ -89,6 +89,41 @@ tf_status dist_world_cpu(const tf_ext_kernel_ctx *k, const tf_operand *out)
     return TF_OK;
 }
 
+/*
+ * The mean's pass over the result: v[i] / p, or v[i] * (1/p) for p a power
+ * of two (1/p is exact, so the same bits, and cheaper). Built for the
+ * widest vectors the processor has (GCC and clang pick a clone at load
+ * time; IEEE products and quotients are the same bits at any width): a
+ * 0.8 MB pass over cached memory took 14 us with SSE2, 8 us with AVX-512 on
+ * the 2-core EPYC.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DIST_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(DIST_SANITIZED)
+#define WIDEST __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WIDEST /* one build for every processor (and the sanitizers' builds) */
+#endif
+
+/* One pass per dtype, from one body. */
+#define DIST_MEAN_PASS(name, T)                                 \
+    WIDEST static void name(T *restrict v, int64_t n, int size) \
+    {                                                           \
+        T p = (T)size, r = (T)1 / p;                            \
+        if ((size & (size - 1)) == 0)                           \
+            for (int64_t i = 0; i < n; i++)                     \
+                v[i] *= r;                                      \
+        else                                                    \
+            for (int64_t i = 0; i < n; i++)                     \
+                v[i] /= p;                                      \
+    }
+DIST_MEAN_PASS(mean_f64, double)
+DIST_MEAN_PASS(mean_f32, float)
+
 tf_status dist_all_reduce_cpu(const tf_ext_kernel_ctx *k, const tf_operand *x, int64_t op,
                               const tf_operand *y)
 {
@@ -97,16 +132,10 @@ tf_status dist_all_reduce_cpu(const tf_ext_kernel_ctx *k, const tf_operand *x, i
         return st;
     int rank, size;
     dist_world(k->host, &rank, &size);
-    int64_t n = numel_of(y);
-    if (y->dtype == TF_F64) {
-        double *v = (double *)y->data, p = (double)size;
-        for (int64_t i = 0; i < n; i++)
-            v[i] /= p;
-    } else {
-        float *v = (float *)y->data, p = (float)size;
-        for (int64_t i = 0; i < n; i++)
-            v[i] /= p;
-    }
+    if (y->dtype == TF_F64)
+        mean_f64((double *)y->data, numel_of(y), size);
+    else
+        mean_f32((float *)y->data, numel_of(y), size);
     return TF_OK;
 }
 
