@@ -193,6 +193,7 @@ static tf_status new_engine_tensor(const char *op, tf_engine *e, tf_dtype dtype,
     }
     if (!(e->caps & TF_ENGINE_CAP_HOST_MEMORY))
         s->host = NULL;
+    s->host_accessible = s->host != NULL;
     s->nbytes = alloc;
     s->engine = e;
     s->free.engine = free_engine_memory;
@@ -224,7 +225,7 @@ TF_API tf_status tf_engine_upload(tf_engine *e, const tf_tensor *src, tf_tensor 
                          : !src ? "src"
                                 : "out",
                          "%s: NULL argument", op);
-    if (!src->storage->host)
+    if (!src->storage->host_accessible) /* host itself only once current */
         return tf__error(TF_ERR_PLACEMENT, op, "src",
                          "%s: the source is in the device memory of engine '%s'; download it "
                          "to the host first (tf_engine_download)",

@@ -184,6 +184,7 @@ static tf_storage *storage_new_owned(size_t nbytes)
     atomic_init(&s->refs, 1);
     s->kind = TF_STORAGE_HOST_OWNED;
     s->host = (char *)s + STORAGE_DATA_OFFSET;
+    s->host_accessible = true;
     s->nbytes = nbytes;
     return s;
 }
@@ -329,6 +330,7 @@ TF_API tf_status tf_tensor_wrap_host(tf_dtype dtype, size_t rank, const int64_t 
     atomic_init(&s->refs, 1);
     s->kind = TF_STORAGE_HOST_BORROWED;
     s->host = data;
+    s->host_accessible = data != NULL;
     s->nbytes = nbytes;
     tf_tensor *t = tf__tensor_new(s, dtype, rank, shape, NULL, 0, numel);
     if (!t) {
@@ -405,7 +407,7 @@ TF_API tf_engine *tf_tensor_engine(const tf_tensor *t)
 
 TF_API int tf_tensor_is_host_accessible(const tf_tensor *t)
 {
-    return t->storage->host != NULL;
+    return t->storage->host_accessible;
 }
 
 TF_API int tf_tensor_shares_storage(const tf_tensor *a, const tf_tensor *b)
@@ -422,7 +424,7 @@ static tf_status check_readable(const char *op, const tf_tensor *t, tf_dtype dty
     if (t->dtype != dtype)
         return tf__error(TF_ERR_DTYPE_MISMATCH, op, "dtype", "%s: the tensor holds %s, read as %s",
                          op, tf_dtype_name(t->dtype), tf_dtype_name(dtype));
-    if (!t->storage->host)
+    if (!t->storage->host_accessible) /* host itself only once current */
         return tf__error(TF_ERR_PLACEMENT, op, "tensor",
                          "%s: the tensor is in an engine's device memory, not the host's; "
                          "download it first (tf_engine_download with tf_tensor_engine(tensor))",
@@ -497,7 +499,7 @@ TF_API tf_status tf_tensor_copy_to_host(const tf_tensor *t, tf_dtype dtype, void
 bool tf__tensor_reads_one(const tf_tensor *t)
 {
     const tf_storage *st = t->storage;
-    if (!st->host || t->numel == 0 || !tf_dtype_is_float(t->dtype) ||
+    if (!st->host_accessible || t->numel == 0 || !tf_dtype_is_float(t->dtype) ||
         atomic_load_explicit(&((tf_storage *)st)->pending, memory_order_acquire))
         return false;
     for (uint32_t k = 0; k < t->rank; k++)

@@ -25,6 +25,14 @@ struct tf_storage {
     void *host;    /* host address of the memory, NULL for device memory */
     size_t nbytes; /* usable bytes */
     /*
+     * host != NULL, fixed when the storage is made: what is read without the
+     * memory being current (tf_tensor_is_host_accessible, a read's placement
+     * check), since while it is pending the lazy layer may exchange host and
+     * buffer with those of another storage under the engine's lock
+     * (defer_run.c, run_donated).
+     */
+    bool host_accessible;
+    /*
      * Who frees the memory: the caller's callback for borrowed host memory,
      * the engine boundary for engine memory (which sets it with the buffer),
      * so that tensors need to know nothing of engines.
