@@ -50,6 +50,14 @@
  * every such result as held. The eager forgets its batch under the engine
  * lock when it dies (tf__lazy_disown).
  *
+ * Where they are written. A result has memory of its own, allocated with its
+ * tensor; but when the batch writes one result and no reduced output, and an
+ * input is held by nothing but the batch (a parameter's old value and its
+ * gradient in `p - lr * g`, once the application let go of both), the call
+ * writes over that input's memory, which the result's storage takes over
+ * (engines with TF_ENGINE_CAP_IN_PLACE; defer_run.c, donor_of, says when and
+ * why no one else can see it).
+ *
  * Scalar constants as immediates (engines of ABI 1.5 or later). An operand
  * whose memory a FILL made and nothing wrote since (the engine boundary
  * keeps its value on the storage: fill_n) is a constant the host knows: it

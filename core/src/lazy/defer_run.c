@@ -1,8 +1,9 @@
 /*
  * defer_run.c - running a deferred batch (defer.c builds them): which of its
  * results are written, the one FUSED call (with the tail's reduction as its
- * reduced output where the engine takes it, ABI 1.6) or the steps one by one,
- * the marks left on memory, and the hooks through which every read of pending
+ * reduced output where the engine takes it, ABI 1.6; its one result over an
+ * input only the batch holds where one is) or the steps one by one, the
+ * marks left on memory, and the hooks through which every read of pending
  * memory runs its batch first. The rules are defer.c's header comment.
  */
 #include "defer_internal.h"
@@ -74,6 +75,105 @@ static tf_status run_unfused(struct tf_batch *b, const tf_fused_step *steps, uin
     return st;
 }
 
+/* ---- the one result written over a dying input (lock held) ---- */
+
+/*
+ * Whether b's result `out` (its one output: the call has no reduced one) may
+ * be computed into the memory of input `t`, which then becomes out's: the
+ * rule of docs/runtime.md, "Writing in place". t's only counted references
+ * are the batch's: its tensor's (refs 1), its storage's (refs 1: no view or
+ * other tensor over it) and its storage's reader count (1: no other open
+ * batch reads it, and t is not also one of b's immediates, whose tensors b
+ * counts too); it is current (not pending, not a mark), the session engine's
+ * own memory (not the application's wrapped host memory), of b's dtype and
+ * shape, dense, and laid out as out is, in memory of out's size freed the
+ * same way. And out's storage is referred to by out alone (a view of a
+ * pending result holds it; no view then), so the memory exchanged is read
+ * through out, the one tensor the batch knows.
+ *
+ * Why the counts cannot rise while they are read: a new reference to t, to
+ * its storage or a new reader of it can only be made from an existing one
+ * (tf_tensor_retain, a view, a batch appending t need t itself), and the
+ * batch, run under the engine's defer_lock, is the only holder; nothing
+ * uncounted reaches t either (borrowed pointers, tf_eager_value and
+ * tf_tensor_data, are valid only while a counted holder lives). So once they
+ * read 1 they stay 1 until the batch releases t, and t's memory is written
+ * where only the batch could see it. out's storage count can rise meanwhile
+ * (a thread holding out makes a view of it), but a view of pending memory
+ * reads it only once its batch has run (flush_storage waits for the lock),
+ * and so sees the exchanged memory, as out does.
+ */
+static bool may_donate(const struct tf_batch *b, const tf_tensor *t, const tf_tensor *out)
+{
+    tf_storage *s = t->storage, *os = out->storage;
+    if (atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&s->refs, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&s->readers, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&s->pending, memory_order_acquire) != NULL)
+        return false;
+    if (s->kind != TF_STORAGE_ENGINE || s->engine != b->engine ||
+        s->free.engine != os->free.engine || s->nbytes != os->nbytes)
+        return false;
+    if (t->dtype != out->dtype || !tf__same_shape(t, out) || t->offset != out->offset ||
+        !tf__strides_dense(t->rank, t->shape, t->strides))
+        return false;
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->strides[d] != out->strides[d])
+            return false;
+    return true;
+}
+
+/* The input of b whose memory may receive b's one result `out` (may_donate), or -1: never
+   without TF_ENGINE_CAP_IN_PLACE and a FUSED of one output (ABI 1.2). */
+static int donor_of(const struct tf_batch *b, const tf_tensor *out)
+{
+    tf_engine *e = b->engine;
+    const tf_storage *os = out->storage;
+    if (!tf__engine_in_place(e) || e->desc->abi_minor < 2 || os->kind != TF_STORAGE_ENGINE ||
+        os->engine != e ||
+        atomic_load_explicit(&((tf_storage *)os)->refs, memory_order_acquire) != 1 ||
+        !tf__engine_fuses(e, b->dtype, b->n_in, 1))
+        return -1;
+    for (uint32_t j = 0; j < b->n_in; j++)
+        if (may_donate(b, b->in[j], out))
+            return (int)j;
+    return -1;
+}
+
+/*
+ * The FUSED call p of b's one result `out` into input j's memory
+ * (donor_of), which then becomes out's: the two storages exchange their
+ * memory, so out's holds the values and the input's, which dies with the
+ * batch, the fresh memory out was given, never written. Neither tensor's
+ * storage pointer changes, nor a storage's host_accessible: other threads
+ * read those unlocked (a thread holding out checks a read's placement before
+ * the read waits for this batch); host and buffer are read only once the
+ * memory is current, which the batch's release of out's `pending` (or the
+ * lock) orders after the exchange. On failure nothing changed but the
+ * input's memory, which only the batch sees.
+ */
+static tf_status run_donated(struct tf_batch *b, const tf_fused_params *p, int j, tf_tensor *out)
+{
+    tf_tensor *donor = b->in[j];
+    tf_status st = tf__engine_execute_fused(b->engine, p, b->n_in, b->in, 1, &donor, j);
+    if (st)
+        return st;
+    tf_storage *ds = donor->storage, *os = out->storage;
+    void *host = os->host;
+    tf_engine_buffer *buffer = os->buffer;
+    os->host = ds->host;
+    os->buffer = ds->buffer;
+    ds->host = host;
+    ds->buffer = buffer;
+    /* (nbytes are equal.) Nothing is known of either memory's contents: both fill_n
+       are 0 already (the call forgot the input's as its output's; out's memory was
+       never filled, a FILL into pending memory running the batch first), stored
+       so that no constant of one memory is ever read as the other's */
+    atomic_store_explicit(&os->fill_n, 0, memory_order_release);
+    atomic_store_explicit(&ds->fill_n, 0, memory_order_release);
+    return TF_OK;
+}
+
 /*
  * ABI 1.6: the step of b whose result b's tail reduces over every axis of
  * extent above 1, where b's engine may take the reduction as a FUSED call's
@@ -135,10 +235,14 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint
     if (!fuse_tail && n > 1 && !tf__engine_fuses(b->engine, b->dtype, b->n_in, n_out))
         return run_unfused(b, steps, n, held);
     b->stats.engine_calls++;
-    if (!fuse_tail && n == 1) /* one step: the primitive itself */
+    /* one result and no reduced one: into an input only the batch holds, if one is */
+    int donor = !fuse_tail && n_out == 1 ? donor_of(b, out_t[0]) : -1;
+    if (!fuse_tail && n == 1 && donor < 0) /* one step: the primitive itself */
         return tf__lazy_run_step(b->engine, &steps[0], b->in, b->imm_t, out_t[0]);
     uint32_t reduce = fuse_tail ? b->tail.op + 1 : 0, reduce_step = fuse_tail ? kt : 0;
     tf_fused_params p = {sizeof p, n, steps, n_out, outs, b->n_imm, b->imm, reduce, reduce_step};
+    if (donor >= 0)
+        return run_donated(b, &p, donor, out_t[0]);
     return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out + fuse_tail, out_t, -1);
 }
 
