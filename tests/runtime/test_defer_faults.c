@@ -586,6 +586,74 @@ static void test_failed_donation(void **state)
     }
 }
 
+static void release_all_eager(tf_eager *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tf_eager_release(v[i]);
+}
+
+/*
+ * A derivative joins the batch its forward still waits in (autodiff.c,
+ * share_forward_batch). x a variable of ones, y = (x + x) + x deferred in the
+ * application's session, then backward with a seed of ones: the reverse
+ * rules' adds (x's cotangent, 1 + 1 + 1) join the forward's batch, and the
+ * step is one FUSED call writing y and the gradient. An engine failing that
+ * call fails backward with nothing published, and y, a result of the same
+ * call, is lost, as when the forward's batch fails on a read.
+ */
+static tf_status shared_backward(long k, tf_defer_stats *stats)
+{
+    tf_engine *e = faulty(2 + k); /* after the two FILLs */
+    tf_session *s = NULL;
+    TF_ASSERT_OK(tf_session_begin(g_rt, e, &s));
+    TF_ASSERT_OK(tf_session_set_defer(s, TF_DEFER_ALWAYS));
+    int64_t shape[1] = {N};
+    tf_eager *xc = NULL, *seed = NULL, *x = NULL, *xx = NULL, *y = NULL;
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &xc));
+    TF_ASSERT_OK(tf_session_full(s, TF_F64, 1, shape, 1.0, &seed));
+    TF_ASSERT_OK(tf_runtime_variable_from(g_rt, tf_eager_value(xc), &x));
+    TF_ASSERT_OK(tf_session_add(s, x, x, &xx));
+    TF_ASSERT_OK(tf_session_add(s, xx, x, &y));
+    tf_eager_release(xx); /* only the tape holds it, for `+`, whose rule reads no value */
+    xx = NULL;
+    assert_int_equal(stats_of(s).engine_calls, 0); /* the forward waits */
+    tf_error_clear();
+    tf_status st = tf_eager_backward_with_seed(y, seed, e);
+    *stats = stats_of(s);
+    tf_tensor *g = NULL;
+    TF_ASSERT_OK(tf_eager_grad(x, &g));
+    if (st == TF_OK) {
+        assert_non_null(g);
+        assert_tensor_value(g, 3.0);
+        assert_value(y, 3.0);
+    } else {
+        assert_injected(st, "backward");
+        assert_null(g); /* nothing published */
+        assert_lost(s, y, x, "y");
+    }
+    assert_value(x, 1.0); /* the variable is intact either way */
+    tf_tensor_release(g);
+    release_all_eager((tf_eager *[]){xc, seed, x, xx, y}, 5);
+    tf_session_end(s);
+    tf_engine_destroy(e);
+    return st;
+}
+
+static void test_backward_shares_the_forward_batch(void **state)
+{
+    (void)state;
+    tf_defer_stats st;
+    TF_ASSERT_OK(shared_backward(1, &st));
+    /* the forward's two adds and the reverse rules' in one batch, one call */
+    assert_true(st.ops_deferred > 2);
+    assert_int_equal(st.batches_run, 1);
+    assert_int_equal(st.engine_calls, 1);
+    assert_int_equal(st.results_written, 2); /* y and the gradient; x + x is dropped */
+    TF_ASSERT_STATUS(shared_backward(0, &st), TF_ERR_BACKEND);
+    assert_int_equal(st.batches_run, 1);
+    assert_int_equal(st.engine_calls, 1);
+}
+
 static int group_setup(void **state)
 {
     TF_ASSERT_OK(tf_runtime_create(&g_rt));
@@ -609,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_defer_off_fails_at_the_op),
         cmocka_unit_test(test_derivatives_defer_their_sums),
         cmocka_unit_test(test_failed_donation),
+        cmocka_unit_test(test_backward_shares_the_forward_batch),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

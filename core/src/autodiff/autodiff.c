@@ -149,6 +149,22 @@ static tf_status make_dense(tf_session *s, tf_eager **x)
 }
 
 /*
+ * A derivative's session takes as its own the batch in which the forward ops
+ * of its graph still wait, when that batch opened on this thread (the
+ * application's session: tf__lazy_share). The rules' elementwise ops then
+ * join the forward's program: exp(x)'s reverse rule reads exp(x) as a step of
+ * the same FUSED call, not as memory a first call writes and a second reads
+ * back, and the batch runs once, at end_batch. Its results are written as
+ * before: those something holds (the tape's included).
+ */
+static void share_forward_batch(tf_session *s, const graph *g)
+{
+    for (size_t i = g->n; i-- > 0;)
+        if (tf__lazy_share(&s->lazy, g->at[i]->value))
+            return;
+}
+
+/*
  * A derivative's session defers elementwise work as the application's do
  * (the rules' ops, their fused programs, the cotangent sums), so that a
  * chain of them is one engine call and the intermediates nothing holds are
@@ -290,6 +306,8 @@ static tf_status backward_run(tf_eager *x, tf_eager *seed, tf_engine *engine)
        float -> int -> float round trip) has d x / d leaf = 0: it gets a zero,
        as tf_runtime_grad returns one, rather than being left empty as if
        x did not depend on it. */
+    if (pr->active)
+        share_forward_batch(&s, &g);
     if (pr->active && !(st = reverse(&s, &g, pr, seed, NULL, cot)))
         for (size_t i = 0; i < g.n && !st; i++)
             if (!cot[i] && g.at[i]->slot)
@@ -393,8 +411,10 @@ static tf_status vjp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
     tf_eager **cot = tf__calloc(g.n, sizeof *cot);
     if (!cot)
         st = tf__error(TF_ERR_OUT_OF_MEMORY, op, NULL, "out of memory");
-    if (!st)
+    if (!st) {
+        share_forward_batch(&s, &g);
         st = reverse(&s, &g, pr, cotangent, wrt, cot);
+    }
     if (!st && !cot[wi])
         st = tf__zeros_like(&s, wrt, &cot[wi]); /* reached only through zero derivatives */
     if (!st)
@@ -520,6 +540,7 @@ static tf_status jvp_impl(const char *op, tf_runtime *rt, tf_engine *engine, tf_
     }
     tf_eager_retain(tangent);
     tan[wi] = tangent;
+    share_forward_batch(&s, &g);
     for (size_t i = wi + 1; i < g.n && !st; i++)
         if (needs[i] && g.at[i]->node)
             st = jvp_step(&s, &g, i, tan);

@@ -68,6 +68,12 @@
  * a reader: a write into it runs the batch first, and an engine that takes
  * the batch as one primitive per step reads it as memory.
  *
+ * A derivative's session may take the open batch of the session whose graph
+ * it differentiates (tf__lazy_share, autodiff.c): when that batch opened on
+ * the same thread, the reverse rules append to it and read the forward's
+ * results as steps. Both sessions are then one thread's, so appends never
+ * race; the sharer runs the batch at its end and never frees it.
+ *
  * A batch runs: when one of its results is read; when an op does not fit it
  * (another shape or dtype, more than TF_FUSED_MAX_INPUTS inputs or
  * TF_FUSED_MAX_IMMEDIATES immediates, more than TF_FUSED_MAX_STEPS steps,
@@ -372,6 +378,7 @@ static struct tf_batch *batch_of(tf_lazy *z)
     if (!z->batch && (z->batch = tf__calloc(1, sizeof *z->batch))) {
         z->batch->engine = z->engine;
         z->batch->wanted = z->wanted;
+        z->batch->mode = z->mode;
         tf__pending_hooks_set(&tf__lazy_hooks); /* before anything is marked pending */
     }
     return z->batch;
@@ -475,6 +482,27 @@ void tf__lazy_disown_slow(tf_tensor *t, const void *owner)
     swap_owner(t, owner, NULL);
 }
 
+bool tf__lazy_share(tf_lazy *z, const tf_tensor *t)
+{
+    const tf_storage *s = t->storage;
+    if (z->batch || z->mode == TF_DEFER_OFF || s->kind != TF_STORAGE_ENGINE ||
+        s->engine != z->engine ||
+        !real_batch(atomic_load_explicit(&s->pending, memory_order_acquire)))
+        return false;
+    bool taken = tf__engine_lock_slow(z->engine);
+    /* another thread may have run it meanwhile (a read); then it may be any batch's */
+    struct tf_batch *b = atomic_load_explicit(&s->pending, memory_order_acquire);
+    bool ok = real_batch(b) && b->open && b->engine == z->engine &&
+              pthread_equal(b->thread, pthread_self());
+    if (ok) {
+        z->batch = b;
+        z->shared = true;
+        z->mode = b->mode; /* it defers as the session it joins */
+    }
+    tf__engine_unlock(z->engine, taken);
+    return ok;
+}
+
 tf_status tf__lazy_end(tf_lazy *z)
 {
     struct tf_batch *b = z->batch;
@@ -483,8 +511,10 @@ tf_status tf__lazy_end(tf_lazy *z)
     bool taken = tf__engine_lock_slow(z->engine);
     tf_status st = tf__lazy_run_batch(b);
     tf__engine_unlock(z->engine, taken);
-    tf__free(b);
+    if (!z->shared)
+        tf__free(b);
     z->batch = NULL;
+    z->shared = false;
     return st;
 }
 
@@ -497,6 +527,8 @@ tf_status tf__lazy_set_mode(tf_lazy *z, uint8_t mode)
         tf__engine_unlock(z->engine, taken);
     }
     z->mode = mode;
+    if (z->batch && !z->shared)
+        z->batch->mode = mode;
     return st;
 }
 

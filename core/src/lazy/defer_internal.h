@@ -20,6 +20,7 @@ struct tf_batch {
     tf_engine *engine;
     struct tf_batch *prev, *next; /* the engine's open batches */
     bool open;                    /* has steps not yet run */
+    uint8_t mode;                 /* its session's tf_defer_mode (a sharer's too) */
     tf_dtype dtype;
     uint32_t rank;
     int64_t shape[TF_MAX_RANK];

@@ -52,6 +52,7 @@ typedef struct tf_lazy {
     tf_engine *engine;      /* borrowed from the session */
     uint8_t mode;           /* a tf_defer_mode */
     struct tf_batch *batch; /* NULL until the first deferred op */
+    bool shared;            /* batch is another tf_lazy's (tf__lazy_share): never freed here */
     /*
      * Whether anything may still read the value of a result's owner (the
      * object tf__lazy_adopt named: an eager tensor), asked when a batch runs
@@ -87,7 +88,18 @@ tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_st
 bool tf__lazy_defers(const tf_lazy *z, const tf_tensor *out);
 /* Whether t's contents are a step of z's open batch, not yet run. */
 bool tf__lazy_in_batch(const tf_lazy *z, const tf_tensor *t);
-/* Runs z's open batch and frees it (session end); its status. */
+/*
+ * z, which has no batch yet, takes the open batch that t is pending on as its
+ * own, when that batch opened on this thread on z's engine: z's deferred ops
+ * then join it, so that they read its results as steps of one program rather
+ * than as memory it must write first. A derivative's session does this with
+ * the batch its output's forward ops still wait in (autodiff.c). The batch
+ * stays its own session's: z runs it at tf__lazy_end but never frees it, and
+ * its stats count z's ops. Sessions belong to one thread, so the owner cannot
+ * append to or end it meanwhile. Whether z took it.
+ */
+bool tf__lazy_share(tf_lazy *z, const tf_tensor *t);
+/* Runs z's open batch and frees it (session end; a shared one is only run); its status. */
 tf_status tf__lazy_end(tf_lazy *z);
 /* Sets z's mode, running the open batch first when deferral turns off. */
 tf_status tf__lazy_set_mode(tf_lazy *z, uint8_t mode);
