@@ -50,6 +50,13 @@
  * every such result as held. The eager forgets its batch under the engine
  * lock when it dies (tf__lazy_disown).
  *
+ * A result that only tape nodes hold, for rules that do read it (exp(x),
+ * which exp's rule reads), is written when the batch runs on a read, a write
+ * or a full batch; at a session's end (a derivative's included) it is not:
+ * it stays pending in a residual batch that computes it when something first
+ * reads it, and is dropped unrun when the tape lets go (defer_run.c). So the
+ * training step sum(exp(x) * y + x) writes its gradient and its loss only.
+ *
  * Where they are written. A result has memory of its own, allocated with its
  * tensor; but when the batch writes one result and no reduced output, and an
  * input is held by nothing but the batch (a parameter's old value and its
@@ -404,12 +411,12 @@ tf_status tf__lazy_program(tf_lazy *z, const tf_fused_step *steps, uint32_t n_st
     /* the batch runs first if the program does not fit it; its failure is the program's */
     st = TF_OK;
     if (b->open && (b->dtype != out->dtype || !same_shape(b, out)))
-        st = tf__lazy_run_batch(b);
+        st = tf__lazy_run_batch(b, false);
     uint32_t ref[TF_FUSED_MAX_INPUTS];
     plan_ins pi;
     const struct tf_batch *mark = NULL;
     plan_result pr = st ? PLAN_FULL : plan(b, n_steps, n, in, ref, &pi, &mark);
-    if (!st && pr == PLAN_FULL && !(st = tf__lazy_run_batch(b)))
+    if (!st && pr == PLAN_FULL && !(st = tf__lazy_run_batch(b, false)))
         pr = plan(b, n_steps, n, in, ref, &pi, &mark); /* an empty batch takes it */
     if (!st && pr == PLAN_OK)
         append(b, steps, n_steps, n, ref, &pi, out);
@@ -469,6 +476,8 @@ static void swap_owner(tf_tensor *t, const void *from, const void *to)
     uint32_t k = real_batch(b) ? tf__lazy_find_step(b, t) : TF_FX_NONE;
     if (k != TF_FX_NONE && b->owner[k] == from)
         b->owner[k] = to;
+    if (k != TF_FX_NONE && !to && b->residual) /* the tape let go of it */
+        tf__lazy_residual_collect(b, t);
     tf__engine_unlock(s->engine, taken);
 }
 
@@ -492,7 +501,7 @@ bool tf__lazy_share(tf_lazy *z, const tf_tensor *t)
     bool taken = tf__engine_lock_slow(z->engine);
     /* another thread may have run it meanwhile (a read); then it may be any batch's */
     struct tf_batch *b = atomic_load_explicit(&s->pending, memory_order_acquire);
-    bool ok = real_batch(b) && b->open && b->engine == z->engine &&
+    bool ok = real_batch(b) && b->open && !b->residual && b->engine == z->engine &&
               pthread_equal(b->thread, pthread_self());
     if (ok) {
         z->batch = b;
@@ -509,7 +518,7 @@ tf_status tf__lazy_end(tf_lazy *z)
     if (!b)
         return TF_OK;
     bool taken = tf__engine_lock_slow(z->engine);
-    tf_status st = tf__lazy_run_batch(b);
+    tf_status st = tf__lazy_run_batch(b, true); /* what only the tape holds may wait */
     tf__engine_unlock(z->engine, taken);
     if (!z->shared)
         tf__free(b);
@@ -523,7 +532,7 @@ tf_status tf__lazy_set_mode(tf_lazy *z, uint8_t mode)
     tf_status st = TF_OK;
     if (mode == TF_DEFER_OFF && z->batch) {
         bool taken = tf__engine_lock_slow(z->engine);
-        st = tf__lazy_run_batch(z->batch);
+        st = tf__lazy_run_batch(z->batch, false);
         tf__engine_unlock(z->engine, taken);
     }
     z->mode = mode;

@@ -21,6 +21,7 @@ struct tf_batch {
     struct tf_batch *prev, *next; /* the engine's open batches */
     bool open;                    /* has steps not yet run */
     uint8_t mode;                 /* its session's tf_defer_mode (a sharer's too) */
+    bool residual;                /* no session's: results only the tape holds (defer_run.c) */
     tf_dtype dtype;
     uint32_t rank;
     int64_t shape[TF_MAX_RANK];
@@ -35,7 +36,7 @@ struct tf_batch {
     tf_fused_step steps[DEFER_MAX_STEPS]; /* a, b: TF_FX_IN | input, TF_FX_IMM | imm, a step */
     tf_tensor *out[DEFER_MAX_STEPS];      /* retained; their storages point at us */
     const void *owner[DEFER_MAX_STEPS];   /* what out[k] became (an eager tensor), or NULL */
-    bool (*wanted)(const void *owner);    /* whether anything may still read an owner's value */
+    int (*wanted)(const void *owner);     /* whether anything may still read an owner's value */
     pthread_t thread;                     /* the session's (the batch opened there) */
     tf_tensor *tail_in;                   /* retained: the result the tail reduces, or NULL */
     tf_tensor *tail_out;                  /* retained; its storage points at us */
@@ -55,8 +56,16 @@ bool tf__lazy_still_held(const tf_tensor *t);
 bool tf__lazy_same_view(const tf_tensor *a, const tf_tensor *b);
 /* The step of b whose result t is (the same view), or TF_FX_NONE. */
 uint32_t tf__lazy_find_step(const struct tf_batch *b, const tf_tensor *t);
-/* Runs b and returns it to the empty state; its status. The lock is held. */
-tf_status tf__lazy_run_batch(struct tf_batch *b);
+/*
+ * Runs b and returns it to the empty state (frees it, a residual); its
+ * status. The lock is held. keep_tape (a session's end): results only the
+ * tape holds are not computed but move to a residual batch, pending there.
+ */
+tf_status tf__lazy_run_batch(struct tf_batch *b, bool keep_tape);
+/* The owners of residual r's results are gone (`dying`, a result whose last
+   holder is letting go, may still count one): if nothing else can read them, r is
+   dropped without running. The lock is held. */
+void tf__lazy_residual_collect(struct tf_batch *r, const tf_tensor *dying);
 /* What reads and writes of pending memory call (tensor_internal.h). */
 extern const tf_pending_hooks tf__lazy_hooks;
 

@@ -6,6 +6,8 @@
  * marks left on memory, and the hooks through which every read of pending
  * memory runs its batch first. The rules are defer.c's header comment.
  */
+#include <string.h>
+
 #include "defer_internal.h"
 
 bool tf__lazy_same_view(const tf_tensor *a, const tf_tensor *b)
@@ -43,20 +45,191 @@ bool tf__lazy_still_held(const tf_tensor *t)
            atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1;
 }
 
-/* Whether step k's result must be written (see "Which results are written"). */
-static bool step_held(const struct tf_batch *b, uint32_t k)
+/* What may read step k's result (see "Which results are written"): a tf_lazy_want. */
+static int step_held(const struct tf_batch *b, uint32_t k)
 {
     const tf_tensor *t = b->out[k];
     if (!t) /* a program's inner step: only its own program reads it */
-        return false;
+        return TF_LAZY_UNREAD;
     if (atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1)
-        return true;
+        return TF_LAZY_READ;
     size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
     if (refs != 2) /* 1: the batch alone; more: views, another eager, the tail */
-        return refs > 1;
-    return !b->owner[k] || !pthread_equal(b->thread, pthread_self()) || !b->wanted ||
-           b->wanted(b->owner[k]);
+        return refs > 1 ? TF_LAZY_READ : TF_LAZY_UNREAD;
+    if (!b->owner[k] || !pthread_equal(b->thread, pthread_self()) || !b->wanted)
+        return TF_LAZY_READ;
+    return b->wanted(b->owner[k]);
 }
+
+/* ---- residual batches: results only the tape holds, left pending ---- */
+
+/*
+ * At a session's end (a derivative's included) a result that only the tape
+ * holds, for rules that read it (exp(x) of a training step, which exp's rule
+ * reads and nothing else will unless another derivative runs), is not
+ * written: its steps and the inputs they read move to a residual batch of
+ * their own, which belongs to no session and stays open on the engine. The
+ * result is pending there, and is computed as any pending memory is, by the
+ * first read (a later backward through that tape) or by the first write into
+ * an input the residual reads (tf__ready_write); a residual is never run by
+ * tf_engine_synchronize, which has nothing to wait for in it. When the last
+ * owner of its results dies (the tape freed with the loss), it is dropped
+ * without running (tf__lazy_disown_slow). It runs with its results written:
+ * it never leaves another residual.
+ */
+
+/* Takes the open batch b off its engine's list. */
+static void close_batch(struct tf_batch *b)
+{
+    tf_engine *e = b->engine;
+    b->open = false;
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        e->open_batches = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    b->prev = b->next = NULL;
+    atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
+}
+
+/* Drops an unopened or emptied residual r: its operands released, then r itself. */
+static void residual_free(struct tf_batch *r)
+{
+    for (uint32_t i = 0; i < r->n_in; i++) {
+        atomic_fetch_sub_explicit(&r->in[i]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(r->in[i]);
+    }
+    for (uint32_t j = 0; j < r->n_imm; j++) {
+        atomic_fetch_sub_explicit(&r->imm_t[j]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(r->imm_t[j]);
+    }
+    tf__free(r);
+}
+
+/*
+ * The residual of b's results keep[] (those only the tape holds), built before b
+ * runs: the steps they need, renumbered, and the inputs and immediates those read
+ * (retained; their storages count it as a reader). step_of[k]: step k's number in
+ * it. NULL when none is kept, when it would read no memory (FUSED has inputs), or
+ * out of memory: the results are then written as any other.
+ */
+static struct tf_batch *residual_of(const struct tf_batch *b, const bool *keep, uint32_t *step_of)
+{
+    bool need[DEFER_MAX_STEPS] = {false}, any = false;
+    for (uint32_t k = 0; k < b->n_steps; k++)
+        any = (need[k] = keep[k]) || any;
+    if (!any)
+        return NULL;
+    for (uint32_t k = b->n_steps; k-- > 0;) {
+        const tf_fused_step *st = &b->steps[k];
+        if (need[k] && !(st->a & (TF_FX_IN | TF_FX_IMM)))
+            need[st->a] = true;
+        if (need[k] && st->kind == TF_FUSED_BINARY && !(st->b & (TF_FX_IN | TF_FX_IMM)))
+            need[st->b] = true;
+    }
+    struct tf_batch *r = tf__calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    uint32_t in_of[TF_FUSED_MAX_INPUTS], imm_of[TF_FUSED_MAX_IMMEDIATES];
+    memset(in_of, 0xff, sizeof in_of); /* TF_FX_NONE */
+    memset(imm_of, 0xff, sizeof imm_of);
+    for (uint32_t k = 0; k < b->n_steps; k++) {
+        if (!need[k])
+            continue;
+        tf_fused_step st = b->steps[k];
+        uint32_t *ref[2] = {&st.a, &st.b};
+        for (int o = 0; o < (st.kind == TF_FUSED_BINARY ? 2 : 1); o++) {
+            uint32_t x = *ref[o], i = x & ~(TF_FX_IN | TF_FX_IMM);
+            if (x & TF_FX_IN) {
+                if (in_of[i] == TF_FX_NONE) {
+                    r->in[r->n_in] = b->in[i];
+                    in_of[i] = r->n_in++;
+                }
+                *ref[o] = TF_FX_IN | in_of[i];
+            } else if (x & TF_FX_IMM) {
+                if (imm_of[i] == TF_FX_NONE) {
+                    r->imm[r->n_imm] = b->imm[i];
+                    r->imm_t[r->n_imm] = b->imm_t[i];
+                    imm_of[i] = r->n_imm++;
+                }
+                *ref[o] = TF_FX_IMM | imm_of[i];
+            } else {
+                *ref[o] = step_of[x];
+            }
+        }
+        step_of[k] = r->n_steps;
+        r->steps[r->n_steps++] = st;
+    }
+    if (r->n_in == 0) {
+        tf__free(r);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < r->n_in; i++) {
+        tf_tensor_retain(r->in[i]);
+        atomic_fetch_add_explicit(&r->in[i]->storage->readers, 1, memory_order_relaxed);
+    }
+    for (uint32_t j = 0; j < r->n_imm; j++) {
+        tf_tensor_retain(r->imm_t[j]);
+        atomic_fetch_add_explicit(&r->imm_t[j]->storage->readers, 1, memory_order_relaxed);
+    }
+    r->engine = b->engine;
+    r->residual = true;
+    r->dtype = b->dtype;
+    r->rank = b->rank;
+    memcpy(r->shape, b->shape, sizeof r->shape);
+    r->wanted = b->wanted;
+    r->mode = b->mode;
+    r->thread = b->thread;
+    return r;
+}
+
+void tf__lazy_residual_collect(struct tf_batch *r, const tf_tensor *dying)
+{
+    for (uint32_t k = 0; k < r->n_steps; k++) {
+        const tf_tensor *t = r->out[k];
+        if (!t)
+            continue;
+        size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
+        if (r->owner[k] || atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1 ||
+            refs > (size_t)(tf__lazy_same_view(t, dying) ? 2 : 1))
+            return; /* something may still read it */
+    }
+    for (uint32_t k = 0; k < r->n_steps; k++) {
+        if (r->out[k]) {
+            atomic_store_explicit(&r->out[k]->storage->pending, &tf__lazy_unwritten,
+                                  memory_order_release);
+            tf_tensor_release(r->out[k]);
+        }
+    }
+    close_batch(r);
+    residual_free(r);
+}
+
+/* After b ran: its results keep[] move to the residual r (their references, their
+   owners, their pending marks), which opens on the engine. */
+static void residual_open(struct tf_batch *b, struct tf_batch *r, const bool *keep,
+                          const uint32_t *step_of)
+{
+    for (uint32_t k = 0; k < b->n_steps; k++) {
+        if (!keep[k])
+            continue;
+        uint32_t j = step_of[k];
+        r->out[j] = b->out[k];
+        r->owner[j] = b->owner[k];
+        b->out[k] = NULL;
+        b->owner[k] = NULL;
+        atomic_store_explicit(&r->out[j]->storage->pending, r, memory_order_release);
+    }
+    tf_engine *e = r->engine;
+    r->open = true;
+    r->next = e->open_batches;
+    if (e->open_batches)
+        e->open_batches->prev = r;
+    e->open_batches = r;
+    atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
+}
+
 
 /* An engine that cannot take the program in one call: its steps one by one,
    into the results that are held and into scratch tensors for the others. */
@@ -195,25 +368,44 @@ static uint32_t tail_to_fuse(struct tf_batch *b)
     return kt;
 }
 
-/* Computes what is still held of b's results (held[k]: step k's is) into
- *written of them, and, with kt a step (tail_to_fuse), the tail's reduction of it:
- *as the same FUSED call's reduced output where the engine takes that, else the
- *step's result is written and *tail_in set to it for a REDUCE call of its own.
- *Called with the lock held. */
-static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint32_t kt,
-                         tf_tensor **tail_in)
+/* Which of b's results are written (held[]) and, keeping the tape's (keep_tape),
+   which stay pending (keep[]); whether the tail is the call's reduced output. */
+static bool decide(struct tf_batch *b, bool keep_tape, uint32_t kt, bool *held, bool *keep)
 {
     uint32_t n_held = 0;
     for (uint32_t k = 0; k < b->n_steps; k++) {
-        held[k] = step_held(b, k);
+        int w = step_held(b, k);
+        keep[k] = keep_tape && w == TF_LAZY_TAPE;
+        held[k] = w != TF_LAZY_UNREAD && !keep[k];
         n_held += held[k];
     }
     bool fuse_tail = kt != TF_FX_NONE && tf__engine_fuses_reduce(b->engine, b->dtype, b->n_in,
                                                                  n_held, (tf_reduce_op)b->tail.op);
-    if (kt != TF_FX_NONE && !fuse_tail) { /* the REDUCE call reads it */
-        held[kt] = true;
+    if (kt != TF_FX_NONE && !fuse_tail) /* the REDUCE call reads it */
+        held[kt] = !(keep[kt] = false);
+    return fuse_tail;
+}
+
+/* Computes what is still held of b's results (held[k]: step k's is) into
+ *written of them, and, with kt a step (tail_to_fuse), the tail's reduction of it:
+ *as the same FUSED call's reduced output where the engine takes that, else the
+ *step's result is written and *tail_in set to it for a REDUCE call of its own.
+ *keep_tape: results only the tape holds are not computed but left to *residual
+ *(keep[k]: step k's; step_of, their steps there), where memory allows.
+ *Called with the lock held. */
+static tf_status compute(struct tf_batch *b, bool keep_tape, bool *held, bool *keep,
+                         uint32_t *step_of, struct tf_batch **residual, uint32_t *written,
+                         uint32_t kt, tf_tensor **tail_in)
+{
+    bool fuse_tail = decide(b, keep_tape, kt, held, keep);
+    *residual = keep_tape ? residual_of(b, keep, step_of) : NULL;
+    if (keep_tape && !*residual) /* nothing kept, or it cannot be: all as without */
+        fuse_tail = decide(b, false, kt, held, keep);
+    if (kt != TF_FX_NONE && !fuse_tail)
         *tail_in = b->out[kt];
-    }
+    uint32_t n_kept = 0;
+    for (uint32_t k = 0; k < b->n_steps; k++)
+        n_kept += keep[k];
     uint32_t outs[DEFER_MAX_STEPS], n_out = 0, n = 0;
     tf_tensor *out_t[DEFER_MAX_STEPS + 1];
     for (uint32_t k = 0; k < b->n_steps; k++)
@@ -222,7 +414,7 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint
             out_t[n_out++] = b->out[k];
             n = k + 1;
         }
-    b->stats.results_dropped += b->n_steps - n_out;
+    b->stats.results_dropped += b->n_steps - n_out - n_kept;
     *written = n_out;
     if (n_out == 0 && !fuse_tail)
         return TF_OK; /* nothing anyone can read: nothing to compute */
@@ -246,8 +438,7 @@ static tf_status compute(struct tf_batch *b, bool *held, uint32_t *written, uint
     return tf__engine_execute_fused(b->engine, &p, b->n_in, b->in, n_out + fuse_tail, out_t, -1);
 }
 
-/* Runs b and returns it to the empty state; the lock is held. */
-tf_status tf__lazy_run_batch(struct tf_batch *b)
+tf_status tf__lazy_run_batch(struct tf_batch *b, bool keep_tape)
 {
     if (!b->open)
         return TF_OK;
@@ -258,11 +449,14 @@ tf_status tf__lazy_run_batch(struct tf_batch *b)
         b->tail_in = NULL;
         b->stats.results_dropped++;
     }
-    uint32_t written = 0, kt = tail_to_fuse(b);
-    bool held[DEFER_MAX_STEPS];
+    uint32_t written = 0, kt = tail_to_fuse(b), step_of[DEFER_MAX_STEPS];
+    bool held[DEFER_MAX_STEPS], keep[DEFER_MAX_STEPS];
     tf_tensor *tail_in = b->tail_in;
+    struct tf_batch *residual = NULL;
     t_running = true;
-    tf_status st = compute(b, held, &written, kt, &tail_in), tail_st = TF_OK;
+    tf_status st = compute(b, keep_tape && !b->residual, held, keep, step_of, &residual, &written,
+                           kt, &tail_in),
+              tail_st = TF_OK;
     if (!st && tail_in) {
         b->stats.engine_calls++;
         tail_st =
@@ -274,6 +468,10 @@ tf_status tf__lazy_run_batch(struct tf_batch *b)
     t_running = false;
     if (!st)
         b->stats.results_written += written;
+    if (residual && !st)
+        residual_open(b, residual, keep, step_of); /* its results are no longer b's */
+    else if (residual)
+        residual_free(residual); /* they are lost with the others */
     struct tf_batch *mark = st ? &tf__lazy_lost : NULL;
     for (uint32_t k = 0; k < b->n_steps; k++) {
         if (!b->out[k])
@@ -302,16 +500,9 @@ tf_status tf__lazy_run_batch(struct tf_batch *b)
         tf_tensor_release(b->imm_t[j]);
     }
     b->n_in = b->n_steps = b->n_imm = 0;
-    b->open = false;
-    tf_engine *e = b->engine;
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        e->open_batches = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
-    b->prev = b->next = NULL;
-    atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
+    close_batch(b);
+    if (b->residual) /* no session's: done with */
+        tf__free(b);
     return st ? st : tail_st;
 }
 
@@ -354,31 +545,42 @@ static tf_status flush_storage(tf_storage *storage)
     if (tf__lazy_is_mark(b))
         st = tf__lazy_mark_error(b, "read");
     else if (b)
-        st = tf__lazy_run_batch(b);
+        st = tf__lazy_run_batch(b, false);
     tf__engine_unlock(e, taken);
     return st;
 }
 
-/* Runs every open batch of e; the lock is held. Returns the first failure. */
-static tf_status run_all(tf_engine *e)
+/* Runs every open batch of e, the residuals too or not; the lock is held. Returns the
+   first failure. (Running a batch frees no other: `next` stays valid.) */
+static tf_status run_all(tf_engine *e, bool residuals)
 {
     tf_status first = TF_OK;
-    while (e->open_batches) {
-        tf_status st = tf__lazy_run_batch(e->open_batches);
+    for (struct tf_batch *b = e->open_batches, *next; b; b = next) {
+        next = b->next;
+        if (!residuals && b->residual)
+            continue;
+        tf_status st = tf__lazy_run_batch(b, false);
         if (!first)
             first = st;
     }
     return first;
 }
 
-static tf_status flush_engine(tf_engine *e)
+static tf_status run_engine(tf_engine *e, bool residuals)
 {
     if (t_running || atomic_load_explicit(&e->n_open, memory_order_acquire) == 0)
         return TF_OK;
     bool taken = tf__engine_lock_slow(e);
-    tf_status st = run_all(e);
+    tf_status st = run_all(e, residuals);
     tf__engine_unlock(e, taken);
     return st;
+}
+
+/* tf_engine_synchronize: the work queued, which a residual is not (nothing waits
+   for it: it runs when read) */
+static tf_status flush_engine(tf_engine *e)
+{
+    return run_engine(e, false);
 }
 
 static tf_status before_write(const tf_tensor *t)
@@ -388,7 +590,7 @@ static tf_status before_write(const tf_tensor *t)
     if (st || t_running || !atomic_load_explicit(&s->readers, memory_order_acquire))
         return st;
     /* only memory of the batch's own engine joins a batch */
-    return s->kind == TF_STORAGE_ENGINE ? flush_engine(s->engine) : TF_OK;
+    return s->kind == TF_STORAGE_ENGINE ? run_engine(s->engine, true) : TF_OK;
 }
 
 /* How the layers below make pending memory current (internal.h). */

@@ -47,6 +47,19 @@ tf_status tf__lazy_run_steps(tf_engine *e, const tf_fused_step *steps, uint32_t 
 
 /* ---- deferred chains (defer.c) ---- */
 
+/*
+ * What a batch's `wanted` callback says of a result's owner, which decides
+ * when the result is computed (never what it holds: a result kept pending
+ * is computed when first read, from inputs no one may write meanwhile).
+ */
+typedef enum tf_lazy_want {
+    TF_LAZY_UNREAD = 0, /* nothing can read it: never written */
+    TF_LAZY_READ = 1,   /* something may read it: written when the batch runs */
+    /* only the tape holds it, for rules that read it: at a session's end it
+       stays pending, in a residual batch of its own (defer_run.c) */
+    TF_LAZY_TAPE = 2
+} tf_lazy_want;
+
 /* What a session defers with. One thread at a time (the session's). */
 typedef struct tf_lazy {
     tf_engine *engine;      /* borrowed from the session */
@@ -55,10 +68,11 @@ typedef struct tf_lazy {
     bool shared;            /* batch is another tf_lazy's (tf__lazy_share): never freed here */
     /*
      * Whether anything may still read the value of a result's owner (the
-     * object tf__lazy_adopt named: an eager tensor), asked when a batch runs
-     * on its session's thread, while the owner is alive. NULL: always.
+     * object tf__lazy_adopt named: an eager tensor), and what, as a
+     * tf_lazy_want: asked when a batch runs on its session's thread, while
+     * the owner is alive. NULL: always read.
      */
-    bool (*wanted)(const void *owner);
+    int (*wanted)(const void *owner);
 } tf_lazy;
 
 /*

@@ -43,7 +43,8 @@ static bool node_init(tf_node *node, uint32_t op, const tf_attrs *attrs, tf_eage
         node->attrs = a;
     }
     for (uint32_t i = 0; i < n; i++) {
-        tf_eager_retain(inputs[i]); /* before counting it unread: refs >= unread_refs always */
+        tf_eager_retain(inputs[i]); /* before counting it: refs >= tape_refs >= unread_refs */
+        atomic_fetch_add_explicit(&inputs[i]->tape_refs, 1, memory_order_relaxed);
         if (i < 7 && (node->unread & TF_UNREAD_IN(i)))
             atomic_fetch_add_explicit(&inputs[i]->unread_refs, 1, memory_order_relaxed);
         node->inputs[i] = inputs[i];

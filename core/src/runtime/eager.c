@@ -130,9 +130,10 @@ TF_API void tf_eager_release(tf_eager *x)
         if (e->node) {
             for (uint32_t i = 0; i < e->node->n_inputs; i++) {
                 tf_eager *in = e->node->inputs[i];
-                /* uncounted as unread first: refs >= unread_refs always */
+                /* uncounted first: refs >= tape_refs >= unread_refs always */
                 if (i < 7 && (e->node->unread & TF_UNREAD_IN(i)))
                     atomic_fetch_sub_explicit(&in->unread_refs, 1, memory_order_relaxed);
+                atomic_fetch_sub_explicit(&in->tape_refs, 1, memory_order_relaxed);
                 if (atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) == 1) {
                     tf__lazy_disown(in->value, in);
                     tf_tensor_release(in->value);
@@ -156,14 +157,18 @@ TF_API void tf_eager_release(tf_eager *x)
     }
 }
 
-bool tf__eager_owner_wanted(const void *owner)
+int tf__eager_owner_wanted(const void *owner)
 {
     const tf_eager *x = owner;
-    if (x->node && !(x->node->unread & TF_UNREAD_OUT))
-        return true; /* its own rule reads it */
-    /* refs first: between the two loads refs may only fall (see defer.c) */
+    /* refs first: between the loads refs may only fall (see defer.c), so a
+       holder seen by neither count was there; an answer of TAPE that came
+       too late only leaves the value pending longer, never changes it */
     size_t refs = atomic_load_explicit(&x->refs, memory_order_acquire);
-    return refs > atomic_load_explicit(&x->unread_refs, memory_order_acquire);
+    bool own = x->node && !(x->node->unread & TF_UNREAD_OUT); /* its own rule reads it */
+    if (!own && refs <= atomic_load_explicit(&x->unread_refs, memory_order_acquire))
+        return TF_LAZY_UNREAD;
+    return refs > atomic_load_explicit(&x->tape_refs, memory_order_acquire) ? TF_LAZY_READ
+                                                                            : TF_LAZY_TAPE;
 }
 
 TF_API tf_tensor *tf_eager_value(const tf_eager *x)

@@ -161,6 +161,7 @@ struct tf_eager {
     tf_node *node;      /* the op that produced it, when recorded: &node_store */
     tf_grad_slot *slot; /* variables only */
     atomic_size_t unread_refs; /* of refs: recorded nodes whose rules never read the value */
+    atomic_size_t tape_refs;   /* of refs: recorded nodes (those of unread_refs included) */
     /*
      * A derivative's graph walk (autodiff.c) writes the tensor's index here
      * after claiming `walk_id` for its walk; a tensor another live walk holds
@@ -179,7 +180,7 @@ struct tf_eager {
  * deferred batch deciding which results to write (defer.c), on the
  * session's own thread, while the tensor is alive.
  */
-bool tf__eager_owner_wanted(const void *owner);
+int tf__eager_owner_wanted(const void *owner);
 
 /* Folds a, member by member (never its padding bytes), into an FNV-1a hash. */
 uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a);
