@@ -24,8 +24,26 @@
 
 /* ---- row macros ---------------------------------------------------------- */
 
+/*
+ * FUSED programs run these rows on chunks of at most 256 elements in the L1
+ * cache (cpu_fused.c), where the vector width, not memory, sets their speed:
+ * on x86-64 each row is built for AVX-512, AVX2 and the baseline (SSE2), as
+ * the libmvec rows are (cpu_vmath.c), and the dynamic loader picks one for
+ * the running processor. The expressions are exact IEEE operations (+ - * /,
+ * sqrt, comparisons, rounding to an integer) or integer ones, or calls of
+ * libm's scalar functions, so every width gives the same bits.
+ */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef ROW_CLONES
+#define ROW_CLONES
+#endif
+
 #define UNARY_ROW(NAME, T, EXPR)                                                                  \
-    static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
+    ROW_CLONES static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
     {                                                                                             \
         T *restrict o = (T *)(void *)p[0];                                                        \
         const T *restrict x = (const T *)(const void *)p[1];                                      \
@@ -51,7 +69,7 @@
  * so the restrict promises hold and the loops still vectorise.
  */
 #define BINARY_ROW(NAME, OT, T, EXPR)                                                             \
-    static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
+    ROW_CLONES static int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)   \
     {                                                                                             \
         OT *restrict o = (OT *)(void *)p[0];                                                      \
         const T *restrict xa = (const T *)(const void *)p[1];                                     \

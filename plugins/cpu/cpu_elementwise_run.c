@@ -88,9 +88,7 @@ typedef struct flat_job {
     int64_t stride[CPU_MAX_OPS]; /* 1, or 0 for an input that is one value broadcast */
 } flat_job;
 
-/* Orders this thread's non-temporal stores before whatever it does next (the pool's
-   completion signal, which is an ordinary release store). */
-static void stream_fence(void)
+void tf__cpu_stream_fence(void)
 {
 #ifdef __SSE2__
     _mm_sfence();
@@ -139,7 +137,7 @@ static int flat_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
             p[o] += len * s[o] * (int64_t)job->esize[o];
         }
     }
-    stream_fence();
+    tf__cpu_stream_fence();
     return rc;
 }
 

@@ -131,13 +131,65 @@ static uint32_t online_cpus(void)
     return n > 0 ? (uint32_t)n : 1u;
 }
 
+/* One line of a sysfs file into buf (its newline dropped); 0 when it cannot be read. */
+static int read_line(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    int ok = fgets(buf, (int)size, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
 /*
- * Bytes of the last-level cache as the C library reports it (glibc: from CPUID),
- * else 32 MiB. An elementwise job touching more than this streams its output
- * (see flat_piece in cpu_elementwise_run.c).
+ * Bytes of the outermost data cache CPU 0 shares, as Linux describes it
+ * (/sys/devices/system/cpu/cpu0/cache/index*: level, type, size such as
+ * "32768K"), or 0. The kernel's figure is the cache these cores really share:
+ * glibc's sysconf may report a whole package's (320 MiB in a 2-core VM on an
+ * EPYC whose cores share 32 MiB).
+ */
+static size_t sysfs_last_level_cache(void)
+{
+    size_t best = 0;
+    long best_level = 0;
+    for (int i = 0; i < 16; i++) {
+        char path[96], buf[64];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (!read_line(path, buf, sizeof buf)) {
+            break;
+        }
+        long level = strtol(buf, NULL, 10);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        if (level < best_level || !read_line(path, buf, sizeof buf) ||
+            strcmp(buf, "Instruction") == 0) {
+            continue;
+        }
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        char *end = NULL;
+        unsigned long long v = read_line(path, buf, sizeof buf) ? strtoull(buf, &end, 10) : 0;
+        size_t unit = end == NULL ? 0 : *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+        if (v > 0 && unit > 0 && v <= SIZE_MAX / unit) {
+            best = (size_t)v * unit;
+            best_level = level;
+        }
+    }
+    return best;
+}
+
+/*
+ * Bytes of the last-level cache: the kernel's figure (sysfs), else the C
+ * library's (glibc: from CPUID), else 32 MiB. An elementwise job touching more
+ * than this streams its output (see flat_piece in cpu_elementwise_run.c).
  */
 static size_t last_level_cache_bytes(void)
 {
+    size_t sysfs = sysfs_last_level_cache();
+    if (sysfs > 0) {
+        return sysfs;
+    }
     long n = 0;
 #ifdef _SC_LEVEL3_CACHE_SIZE
     n = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -267,7 +319,8 @@ typedef struct cpu_options {
 /*
  * The extra options:
  * - stream_threshold=<bytes>: an elementwise job whose operands together exceed
- *   it streams its output (see run_flat in cpu_elementwise_run.c). The default is
+ *   it streams its output (see run_flat in cpu_elementwise_run.c), and so does a
+ *   FUSED call with a reduced output (tf__cpu_exec_fused). The default is
  *   the last-level cache; 0 streams every cheap dense job, which is how the
  *   tests reach that path with small tensors.
  * - fused=on|one|off: whether supports() says yes to TF_PRIM_FUSED (default on);

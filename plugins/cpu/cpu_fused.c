@@ -48,6 +48,11 @@ typedef struct fused_prog {
     int n_out;
     int n_steps;
     int in_place; /* out[0] is one of the inputs: the last register lives in a slot */
+    /* non-NULL: elementwise output o's register streamed_reg[o] (o < n_streamed) lives
+       in a slot, stored into the output with these non-temporal stores per chunk */
+    cpu_stream_copy_fn stream;
+    int n_streamed;
+    int streamed_reg[TF_FUSED_MAX_OUTPUTS];
     int64_t chunk;
     int64_t esize;
     /* where register r lives: operand loc[r] >= 0 of the row (the outputs, then the
@@ -107,6 +112,14 @@ static int fused_row(const void *ctx, int64_t n, char *const *p, const int64_t *
             const int last = fp->steps[fp->n_steps - 1].dst;
             fused_store(p[0] + i * s[0] * es, s[0], scratch + (-1 - fp->loc[last]) * slot_bytes,
                         len, es);
+        }
+        for (int o = 0; o < fp->n_streamed; o++) {
+            const char *src = scratch + (-1 - fp->loc[fp->streamed_reg[o]]) * slot_bytes;
+            if (s[o] == 1) {
+                fp->stream(p[o] + i * es, src, (size_t)(len * es));
+            } else {
+                fused_store(p[o] + i * s[o] * es, s[o], src, len, es);
+            }
         }
     }
     return 0;
@@ -184,8 +197,10 @@ static int fused_in_place(const tf_exec *x)
 }
 
 /* Builds *fp from a validated call; returns the grain (costly if any live step is).
-   *dup: as fused_out_regs says. */
-static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup)
+   *dup: as fused_out_regs says. stream: non-NULL to store a reduced call's elementwise
+   outputs with it (fused_reduce_run), unless one of them holds the reduced register. */
+static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup,
+                             cpu_stream_copy_fn stream)
 {
     const tf_fused_params *pp = x->params;
     const uint32_t dtype = x->outputs[0]->dtype;
@@ -209,6 +224,9 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup)
     fp->n_out = n_out;
     fp->n_steps = 0;
     fp->in_place = !TF_FUSED_PARAMS_REDUCE(pp) && fused_in_place(x);
+    const int m = TF_FUSED_PARAMS_REDUCE(pp) ? (int)pp->n_outputs : 0;
+    fp->stream = TF_FUSED_PARAMS_REDUCE(pp) && *dup < 0 && m > 0 ? stream : NULL;
+    fp->n_streamed = fp->stream ? m : 0;
     fp->esize = (int64_t)tf_dtype_size((tf_dtype)dtype);
     for (int r = 0; r < n_in; r++) {
         fp->loc[r] = n_out + r;
@@ -235,14 +253,20 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup)
         st->dst = reg;
         /* The own slot is taken before the operands' are freed: a row function's
            output never overlaps its inputs. */
-        if (out_of[reg] >= 0 && !fp->in_place) {
+        const int streamed = out_of[reg] >= 0 && out_of[reg] < fp->n_streamed;
+        if (out_of[reg] >= 0 && !fp->in_place && !streamed) {
             fp->loc[reg] = out_of[reg];
         } else {
             fp->loc[reg] = -1 - (nfree > 0 ? free_slots[--nfree] : nslots++);
         }
+        if (streamed) {
+            fp->streamed_reg[out_of[reg]] = reg;
+        }
         for (int j = 0; j < st->nsrc; j++) {
             const int r = st->src[j];
-            if (fp->loc[r] < 0 && last_read[r] == k && (j == 0 || r != st->src[0])) {
+            /* a streamed output's slot is stored at the chunk's end: kept till then */
+            const int kept = out_of[r] >= 0 && out_of[r] < fp->n_streamed;
+            if (fp->loc[r] < 0 && last_read[r] == k && (j == 0 || r != st->src[0]) && !kept) {
                 free_slots[nfree++] = -1 - fp->loc[r];
             }
         }
@@ -365,6 +389,9 @@ static int fused_red_piece(const void *ctx, int64_t begin, int64_t end, cpu_err 
     for (int64_t u = begin; u < end && rc == 0; u++) {
         rc = fused_red_unit(j, u, buf, err);
     }
+    if (j->fp->stream) {
+        tf__cpu_stream_fence();
+    }
     tf__cpu_free(j->e, buf);
     return rc;
 }
@@ -391,6 +418,9 @@ static int fused_reduce_run(const cpu_engine *e, const tf_exec *x, const fused_p
         if (j.numel == 1 && fused_red_unit(&j, 0, cell, err) != 0) {
             return 1;
         }
+        if (fp->stream) {
+            tf__cpu_stream_fence();
+        }
         if (j.numel == 1) {
             memcpy(out, cell, (size_t)fp->esize);
         } else {
@@ -415,8 +445,18 @@ int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err)
 {
     fused_prog fp;
     int dup;
-    int64_t grain = fused_prepare(x, &fp, &dup);
     const tf_fused_params *pp = x->params;
+    /* A reduced call's elementwise outputs are stored with non-temporal stores when
+       its operands exceed the last-level cache, as run_flat streams the others' (an
+       ordinary store reads each line first, and the line would leave the cache
+       before anyone reads it); the values are the same */
+    cpu_stream_copy_fn stream = NULL;
+    if (TF_FUSED_PARAMS_REDUCE(pp)) {
+        const size_t n = (size_t)tf__cpu_operand_numel(x->inputs[0]);
+        const size_t es = tf_dtype_size((tf_dtype)x->inputs[0]->dtype);
+        stream = n * es * (x->n_inputs + pp->n_outputs) > e->stream_bytes ? e->stream_copy : NULL;
+    }
+    int64_t grain = fused_prepare(x, &fp, &dup, stream);
     if (TF_FUSED_PARAMS_REDUCE(pp)) {
         return fused_reduce_run(e, x, &fp, grain, dup, err);
     }

@@ -96,6 +96,9 @@ typedef struct cpu_buffer_cache {
 typedef void (*cpu_stream_copy_fn)(char *dst, const char *src, size_t n);
 /* The widest such copy the running processor has. */
 cpu_stream_copy_fn tf__cpu_stream_copy_choose(void);
+/* Orders this thread's non-temporal stores before whatever it does next (the pool's
+   completion signal, which is an ordinary release store). */
+void tf__cpu_stream_fence(void);
 
 /* The option fused: off, one output only, on (the default). */
 enum { CPU_FUSED_OFF = 0, CPU_FUSED_ONE = 1, CPU_FUSED_ON = 2 };
