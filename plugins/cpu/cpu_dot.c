@@ -202,8 +202,9 @@ static void contracting_axes(axis_list *la, axis_list *lb, const cpu_view *a, co
         const cpu_view *kv = attempt == 1 ? a : b;
         for (uint32_t i = 1; attempt > 0 && i < nc; i++) {
             for (uint32_t j = i; j > 0; j--) {
-                int64_t s1 = kv->strides[key[order[j]]], s0 = kv->strides[key[order[j - 1]]];
-                if ((s1 < 0 ? -s1 : s1) >= (s0 < 0 ? -s0 : s0)) {
+                uint64_t s1 = tf__cpu_stride_mag(kv->strides[key[order[j]]]);
+                uint64_t s0 = tf__cpu_stride_mag(kv->strides[key[order[j - 1]]]);
+                if (s1 >= s0) {
                     break;
                 }
                 uint32_t t = order[j];

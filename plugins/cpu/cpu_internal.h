@@ -61,6 +61,13 @@ typedef struct cpu_err {
 /* Fills *err and returns 1, so that kernels can `return tf__cpu_fail(...)`. */
 int tf__cpu_fail(cpu_err *err, tf_status status, const char *fmt, ...) CPU_PRINTF(3, 4);
 
+/* |s| as an unsigned magnitude: no overflow for INT64_MIN, which the stride of an
+   axis of extent 1 may be (no element is ever addressed through it). */
+static inline uint64_t tf__cpu_stride_mag(int64_t s)
+{
+    return s < 0 ? 0u - (uint64_t)s : (uint64_t)s;
+}
+
 /* Names used in messages. */
 const char *tf__cpu_prim_name(uint32_t prim);
 const char *tf__cpu_unary_name(uint32_t op);

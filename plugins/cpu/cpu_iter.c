@@ -93,11 +93,6 @@ void tf__cpu_unravel(int64_t linear, int rank, const int64_t *shape, int64_t *id
     }
 }
 
-static int64_t abs64(int64_t x)
-{
-    return x < 0 ? -x : x;
-}
-
 int tf__cpu_view_is_injective(const cpu_view *v)
 {
     int64_t ext[TF_MAX_RANK], str[TF_MAX_RANK];
@@ -108,7 +103,8 @@ int tf__cpu_view_is_injective(const cpu_view *v)
         }
         if (v->shape[k] > 1) {
             ext[n] = v->shape[k];
-            str[n] = abs64(v->strides[k]);
+            /* extent > 1: the host bounded |stride| by the memory, so it fits */
+            str[n] = (int64_t)tf__cpu_stride_mag(v->strides[k]);
             if (str[n] == 0) {
                 return 0;
             }
@@ -140,7 +136,7 @@ int tf__cpu_view_is_injective(const cpu_view *v)
 static void iter_sort(cpu_iter *it)
 {
     for (int i = 1; i < it->rank; i++) {
-        for (int j = i; j > 0 && abs64(it->strides[0][j]) < abs64(it->strides[0][j - 1]); j--) {
+        for (int j = i; j > 0 && tf__cpu_stride_mag(it->strides[0][j]) < tf__cpu_stride_mag(it->strides[0][j - 1]); j--) {
             int64_t t = it->shape[j];
             it->shape[j] = it->shape[j - 1];
             it->shape[j - 1] = t;

@@ -182,12 +182,12 @@ static int tile_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
 static int tile_axis(const cpu_iter *it)
 {
     int j = 0;
-    int64_t best = it->strides[1][0] < 0 ? -it->strides[1][0] : it->strides[1][0];
+    uint64_t best = tf__cpu_stride_mag(it->strides[1][0]);
     if (it->rank < 2 || best < 8 || it->shape[0] < 8 || it->total < 4096) {
         return 0;
     }
     for (int k = 1; k < it->rank; k++) {
-        int64_t sk = it->strides[1][k] < 0 ? -it->strides[1][k] : it->strides[1][k];
+        uint64_t sk = tf__cpu_stride_mag(it->strides[1][k]);
         if (sk != 0 && sk < best && it->shape[k] >= 8) {
             best = sk;
             j = k;

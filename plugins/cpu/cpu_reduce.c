@@ -220,16 +220,11 @@ typedef struct red_plan {
     int64_t width;  /* accumulators per item: the longest tile, or 1 */
 } red_plan;
 
-static int64_t abs64(int64_t x)
-{
-    return x < 0 ? -x : x;
-}
-
 /* Sorts n axes by |a[1][k]| (the input strides; stable), permuting all m arrays alike. */
 static void sort_axes(int n, int m, int64_t *const *a)
 {
     for (int i = 1; i < n; i++) {
-        for (int j = i; j > 0 && abs64(a[1][j]) < abs64(a[1][j - 1]); j--) {
+        for (int j = i; j > 0 && tf__cpu_stride_mag(a[1][j]) < tf__cpu_stride_mag(a[1][j - 1]); j--) {
             for (int r = 0; r < m; r++) {
                 int64_t t = a[r][j];
                 a[r][j] = a[r][j - 1];
@@ -299,7 +294,7 @@ static void red_plan_loops(red_plan *pl)
         nk_total *= pl->kshape[k];
     }
     pl->kinner = pl->nk > 0 && pl->kshape[0] >= 4 &&
-                 (abs64(pl->kin[0]) < abs64(pl->rin[0]) ||
+                 (tf__cpu_stride_mag(pl->kin[0]) < tf__cpu_stride_mag(pl->rin[0]) ||
                   (pl->rshape[0] < 32 && pl->kshape[0] >= 32));
     if (pl->kinner) {
         pl->ntiles = (pl->kshape[0] + CPU_RED_TILE - 1) / CPU_RED_TILE;
