@@ -257,18 +257,11 @@ static bool same_shape(const struct tf_batch *b, const tf_tensor *t)
 /* Opens b for out's dtype and shape; the lock is held. */
 static void open_batch(struct tf_batch *b, const tf_tensor *out)
 {
-    tf_engine *e = b->engine;
-    b->open = true;
     b->thread = pthread_self();
     b->dtype = out->dtype;
     b->rank = out->rank;
     memcpy(b->shape, out->shape, out->rank * sizeof out->shape[0]);
-    b->prev = NULL;
-    b->next = e->open_batches;
-    if (e->open_batches)
-        e->open_batches->prev = b;
-    e->open_batches = b;
-    atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
+    tf__lazy_link_batch(b);
 }
 
 /*

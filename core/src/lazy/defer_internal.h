@@ -56,6 +56,8 @@ bool tf__lazy_still_held(const tf_tensor *t);
 bool tf__lazy_same_view(const tf_tensor *a, const tf_tensor *b);
 /* The step of b whose result t is (the same view), or TF_FX_NONE. */
 uint32_t tf__lazy_find_step(const struct tf_batch *b, const tf_tensor *t);
+/* Opens b on its engine's list of open batches (n_open counts it). The lock is held. */
+void tf__lazy_link_batch(struct tf_batch *b);
 /*
  * Runs b and returns it to the empty state (frees it, a residual); its
  * status. The lock is held. keep_tape (a session's end): results only the

@@ -78,6 +78,18 @@ static int step_held(const struct tf_batch *b, uint32_t k)
  * it never leaves another residual.
  */
 
+void tf__lazy_link_batch(struct tf_batch *b)
+{
+    tf_engine *e = b->engine;
+    b->open = true;
+    b->prev = NULL;
+    b->next = e->open_batches;
+    if (e->open_batches)
+        e->open_batches->prev = b;
+    e->open_batches = b;
+    atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
+}
+
 /* Takes the open batch b off its engine's list. */
 static void close_batch(struct tf_batch *b)
 {
@@ -93,17 +105,23 @@ static void close_batch(struct tf_batch *b)
     atomic_fetch_sub_explicit(&e->n_open, 1, memory_order_release);
 }
 
+/* Releases b's inputs and immediates' tensors, which stop counting it as a reader. */
+static void release_operands(struct tf_batch *b)
+{
+    for (uint32_t i = 0; i < b->n_in; i++) {
+        atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(b->in[i]);
+    }
+    for (uint32_t j = 0; j < b->n_imm; j++) {
+        atomic_fetch_sub_explicit(&b->imm_t[j]->storage->readers, 1, memory_order_relaxed);
+        tf_tensor_release(b->imm_t[j]);
+    }
+}
+
 /* Drops an unopened or emptied residual r: its operands released, then r itself. */
 static void residual_free(struct tf_batch *r)
 {
-    for (uint32_t i = 0; i < r->n_in; i++) {
-        atomic_fetch_sub_explicit(&r->in[i]->storage->readers, 1, memory_order_relaxed);
-        tf_tensor_release(r->in[i]);
-    }
-    for (uint32_t j = 0; j < r->n_imm; j++) {
-        atomic_fetch_sub_explicit(&r->imm_t[j]->storage->readers, 1, memory_order_relaxed);
-        tf_tensor_release(r->imm_t[j]);
-    }
+    release_operands(r);
     tf__free(r);
 }
 
@@ -221,13 +239,7 @@ static void residual_open(struct tf_batch *b, struct tf_batch *r, const bool *ke
         b->owner[k] = NULL;
         atomic_store_explicit(&r->out[j]->storage->pending, r, memory_order_release);
     }
-    tf_engine *e = r->engine;
-    r->open = true;
-    r->next = e->open_batches;
-    if (e->open_batches)
-        e->open_batches->prev = r;
-    e->open_batches = r;
-    atomic_fetch_add_explicit(&e->n_open, 1, memory_order_release);
+    tf__lazy_link_batch(r);
 }
 
 
@@ -491,14 +503,7 @@ tf_status tf__lazy_run_batch(struct tf_batch *b, bool keep_tape)
         tf_tensor_release(b->tail_in);
         b->tail_out = b->tail_in = NULL;
     }
-    for (uint32_t i = 0; i < b->n_in; i++) {
-        atomic_fetch_sub_explicit(&b->in[i]->storage->readers, 1, memory_order_relaxed);
-        tf_tensor_release(b->in[i]);
-    }
-    for (uint32_t j = 0; j < b->n_imm; j++) {
-        atomic_fetch_sub_explicit(&b->imm_t[j]->storage->readers, 1, memory_order_relaxed);
-        tf_tensor_release(b->imm_t[j]);
-    }
+    release_operands(b);
     b->n_in = b->n_steps = b->n_imm = 0;
     close_batch(b);
     if (b->residual) /* no session's: done with */
