@@ -15,13 +15,29 @@ Both sides agree on the contents (row-major, a PyTorch user's view):
   "big"    I64  []         2^40 + 1
   "mask"   BOOL [2, 2]     element [i][j] = (i + j) even
   "empty"  F64  [0, 4]
+  "wave"   C64  [2, 2]     element [i][j] = (i + 0.5) + (j - 1) 1j, (re, im) f32 pairs
 and the metadata {"step": "7", "note": "caf\u00e9"}.
 """
 import json
 import struct
 import sys
 
-FORMATS = {"F64": ("d", 8), "F32": ("f", 4), "I32": ("i", 4), "I64": ("q", 8), "BOOL": ("?", 1)}
+# dtype: (struct code of one part, element bytes, parts per element)
+FORMATS = {
+    "F64": ("d", 8, 1),
+    "F32": ("f", 4, 1),
+    "I32": ("i", 4, 1),
+    "I64": ("q", 8, 1),
+    "BOOL": ("?", 1, 1),
+    "C64": ("f", 8, 2),
+}
+
+
+def parts(dtype, values):
+    """The values as the file stores them: a complex one as its (re, im) pair."""
+    if FORMATS[dtype][2] == 1:
+        return values
+    return [x for v in values for x in (v.real, v.imag)]
 
 
 def expected():
@@ -29,6 +45,7 @@ def expected():
     cube = [100 * i + 10 * j + k for i in range(3) for j in range(1) for k in range(2)]
     counts = [7 * i - 3 for i in range(4)]
     mask = [(i + j) % 2 == 0 for i in range(2) for j in range(2)]
+    wave = [complex(i + 0.5, j - 1.0) for i in range(2) for j in range(2)]
     return {
         "grid": ("F64", [2, 3], grid),
         "cube": ("F32", [3, 1, 2], [float(v) for v in cube]),
@@ -36,6 +53,7 @@ def expected():
         "big": ("I64", [], [2**40 + 1]),
         "mask": ("BOOL", [2, 2], mask),
         "empty": ("F64", [0, 4], []),
+        "wave": ("C64", [2, 2], wave),
     }
 
 
@@ -68,11 +86,12 @@ def check(path):
         begin, stop = info["data_offsets"]
         if begin != end:
             fail("%s: begins at %d, the previous tensor ended at %d" % (name, begin, end))
-        code, size = FORMATS[dtype]
+        code, size, _ = FORMATS[dtype]
         if begin % size:
             fail("%s: not aligned to its element size" % name)
-        got = list(struct.unpack("<%d%s" % (len(values), code), data[begin:stop]))
-        if got != values:
+        want_parts = parts(dtype, values)
+        got = list(struct.unpack("<%d%s" % (len(want_parts), code), data[begin:stop]))
+        if got != want_parts:
             fail("%s: %s, expected %s" % (name, got, values))
         end = stop
     if end != len(data):
@@ -82,8 +101,9 @@ def check(path):
 def write(path):
     header, chunks, at = {"__metadata__": META}, [], 0
     for name, (dtype, shape, values) in sorted(expected().items()):  # names in order, not sizes
-        code, _ = FORMATS[dtype]
-        raw = struct.pack("<%d%s" % (len(values), code), *values)
+        code, _, _ = FORMATS[dtype]
+        flat = parts(dtype, values)
+        raw = struct.pack("<%d%s" % (len(flat), code), *flat)
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [at, at + len(raw)]}
         chunks.append(raw)
         at += len(raw)

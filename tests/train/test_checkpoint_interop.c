@@ -20,6 +20,7 @@
 #include "train_test.h"
 
 #define PYTHON "/usr/bin/python3"
+#define N_EXPECTED 7 /* the tensors both sides agree on */
 
 static char g_dir[64];
 
@@ -68,16 +69,24 @@ static void add_expected(tf_checkpoint *ck)
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
             mask[i + 2 * j] = (i + j) % 2 == 0;
-    tf_tensor *t[6] = {
+    float wave[8]; /* (re, im) pairs */
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            wave[2 * (i + 2 * j)] = (float)i + 0.5f;
+            wave[2 * (i + 2 * j) + 1] = (float)j - 1.0f;
+        }
+    tf_tensor *t[N_EXPECTED] = {
         tft_host(TF_F64, 2, (const int64_t[]){2, 3}, grid, 6),
         tft_host(TF_F32, 3, (const int64_t[]){3, 1, 2}, cube, 6),
         tft_host(TF_I32, 1, (const int64_t[]){4}, counts, 4),
         tft_host(TF_I64, 0, NULL, &big, 1),
         tft_host(TF_BOOL, 2, (const int64_t[]){2, 2}, mask, 4),
         tft_host(TF_F64, 2, (const int64_t[]){0, 4}, NULL, 0),
+        tft_host(TF_C64, 2, (const int64_t[]){2, 2}, wave, 4),
     };
-    static const char *const names[6] = {"grid", "cube", "counts", "big", "mask", "empty"};
-    for (int i = 0; i < 6; i++) {
+    static const char *const names[N_EXPECTED] = {"grid", "cube",  "counts", "big",
+                                                  "mask", "empty", "wave"};
+    for (int i = 0; i < N_EXPECTED; i++) {
         TF_ASSERT_OK(tf_checkpoint_add(ck, names[i], t[i]));
         tf_tensor_release(t[i]);
     }
@@ -110,8 +119,8 @@ static void test_we_read_pythons_file(void **state)
     TF_ASSERT_OK(tf_checkpoint_load(path, NULL, &got));
     TF_ASSERT_OK(tf_checkpoint_create(&want));
     add_expected(want);
-    assert_int_equal(tf_checkpoint_count(got), 6);
-    for (size_t i = 0; i < 6; i++) {
+    assert_int_equal(tf_checkpoint_count(got), N_EXPECTED);
+    for (size_t i = 0; i < N_EXPECTED; i++) {
         const tf_tensor *w = tf_checkpoint_tensor(want, i);
         const tf_tensor *g = tf_checkpoint_find(got, tf_checkpoint_name(want, i));
         assert_non_null(g);
