@@ -9,6 +9,9 @@
 #define KIT "env -u TENFERRO_PLUGIN_PATH " TF_CLI_PATH " check-engine "
 /* The fixture engine with one selectable defect (tests/plugins/fixtures/wrong.c). */
 #define WRONG TF_FIXTURE_DIR "/tenferro-engine-wrong.so"
+/* The fixture engine that fails on demand, here its reduced FUSED calls
+   (tests/plugins/fixtures/faulty.c, option reduce). */
+#define FAULTY TF_FIXTURE_DIR "/tenferro-engine-faulty.so"
 
 /* Runs `cmd` (stderr joined to stdout), returns its exit status and output in *out (kept
    until the next run or kit_teardown, so that a failing assertion leaks nothing). */

@@ -6,7 +6,8 @@
  * defect of the `wrong` fixture engine (a crash, an abort or a hang is one
  * failed cell naming the case it was running, blamed on the case that
  * damaged the process when that was an earlier one, and the run goes on);
- * and exits 2, with the loader's
+ * fails the reduced FUSED calls of the `faulty` fixture engine when they are
+ * wrong (option reduce); and exits 2, with the loader's
  * status and message, when the plugin cannot be loaded or the command line
  * is wrong.
  */
@@ -67,7 +68,12 @@ static void test_cpu_passes_every_primitive(void **state)
                                        "dynamic_slice",
                                        "dynamic_update_slice",
                                        "fused",
-                                       "fused/outputs"};
+                                       "fused/outputs",
+                                       "fused/immediates",
+                                       "fused/reduce/sum",
+                                       "fused/reduce/prod",
+                                       "fused/reduce/max",
+                                       "fused/reduce/min"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const char *r = kit_row(out, rows[i]);
         assert_non_null(strstr(r, "pass"));
@@ -77,9 +83,11 @@ static void test_cpu_passes_every_primitive(void **state)
     /* cells the ABI leaves undefined are marked so, not run */
     assert_non_null(strstr(kit_row(out, "unary/logical_not"), "-"));
     /* the "fused" rows above: random programs of one output and of several (ABI 1.3),
-       compared with their steps run one by one */
+       compared with their steps run one by one; with a reduced output (ABI 1.6), with a
+       REDUCE call after them */
     assert_null(strstr(kit_row(out, "fused"), "ERR"));
     assert_null(strstr(kit_row(out, "fused/outputs"), "ERR"));
+    assert_null(strstr(kit_row(out, "fused/reduce/sum"), "ERR"));
     /* complex (ABI 1.4): the columns c64 and c128 of the complex primitives pass, the
        orderings are not defined for them ("-"), and 23 of the gradient checks run in c128
        too */
@@ -104,7 +112,9 @@ static void test_cpu_passes_every_primitive(void **state)
 }
 
 /* An engine that claims FUSED of one output but not of several (ABI 1.3 lets it): those
-   cells are unsupported and refused, not failed. */
+   cells are unsupported and refused, not failed. A reduced output beside elementwise ones
+   is several to it, so the fused/reduce cells pass their calls of no elementwise output and
+   the first case of each, of 7, is refused: 8 refusals more than the 2 cells. */
 static void test_fused_one_output_engine_passes(void **state)
 {
     (void)state;
@@ -118,10 +128,51 @@ static void test_fused_one_output_engine_passes(void **state)
     assert_non_null(strstr(r, "unsup"));
     assert_null(strstr(r, "pass"));
     assert_null(strstr(r, "FAIL"));
+    r = kit_row(out, "fused/reduce/sum");
+    assert_non_null(strstr(r, "pass"));
+    assert_null(strstr(r, "FAIL"));
     kit_expect(out, "PASS: engine 'cpu'");
     kit_expect(out,
                "unsupported (2 table cells it does not claim, each executed once and refused as "
-               "it must be: 2; 0 other checks not run");
+               "it must be: 10; 0 other checks not run");
+}
+
+/*
+ * The fused/reduce rows (ABI 1.6) on the `faulty` fixture, which claims a reduced SUM of
+ * f64 ADD programs only with its option reduce: right (summing in another order than the
+ * reference's REDUCE) it passes, the other reductions unsupported and refused; a sum that
+ * leaves out the last element, or an elementwise output off by one at its last element,
+ * fails the row naming the output, both values and the program.
+ */
+static void test_fused_reduce_faults_named(void **state)
+{
+    (void)state;
+    char *out;
+    const char *skip = " --skip grads --skip lifecycle --skip abi";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, KIT FAULTY " --option reduce=sum%s", skip);
+    int rc = kit_run(cmd, &out);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    assert_non_null(strstr(kit_row(out, "fused/reduce/sum"), "pass"));
+    assert_non_null(strstr(kit_row(out, "fused/reduce/max"), "unsup"));
+    kit_expect(out, "PASS: engine 'faulty'");
+    snprintf(cmd, sizeof cmd, KIT FAULTY "%s", skip); /* no option: none claimed, all refused */
+    assert_int_equal(kit_run(cmd, &out), 0);
+    assert_non_null(strstr(kit_row(out, "fused/reduce/sum"), "unsup"));
+    assert_non_null(strstr(kit_row(out, "fused/outputs"), "pass"));
+    snprintf(cmd, sizeof cmd, KIT FAULTY " --option reduce=drop_last%s", skip);
+    assert_int_equal(kit_run(cmd, &out), 1);
+    assert_non_null(strstr(kit_row(out, "fused/reduce/sum"), "FAIL"));
+    assert_non_null(strstr(kit_row(out, "fused/outputs"), "pass"));
+    kit_expect_failure(out, "fused/reduce/sum (f64): wrong result in the reduced output (sum) at "
+                            "element []: got ");
+    kit_expect(out, ", sum(r");
+    kit_expect(out, "FAIL: engine 'faulty'");
+    snprintf(cmd, sizeof cmd, KIT FAULTY " --option reduce=output_off%s", skip);
+    assert_int_equal(kit_run(cmd, &out), 1);
+    assert_non_null(strstr(kit_row(out, "fused/reduce/sum"), "FAIL"));
+    kit_expect_failure(out, "fused/reduce/sum (f64): wrong result in outputs[0] at element ");
 }
 
 static void test_subset_engine_passes(void **state)
@@ -139,6 +190,7 @@ static void test_subset_engine_passes(void **state)
     /* an engine without FUSED: its programs are refused, and that is no failure */
     assert_non_null(strstr(kit_row(out, "fused"), "unsup"));
     assert_non_null(strstr(kit_row(out, "fused/outputs"), "unsup"));
+    assert_non_null(strstr(kit_row(out, "fused/reduce/sum"), "unsup"));
     kit_expect(out, "PASS: engine 'wrong'");
     /* every unsupported count explained: the cells refused, the checks not run (item 11) */
     int unsup = 0, cells = 0, refused = 0, lines = 0;
@@ -512,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_cpu_passes_every_primitive),
         cmocka_unit_test(test_subset_engine_passes),
         cmocka_unit_test(test_fused_one_output_engine_passes),
+        cmocka_unit_test(test_fused_reduce_faults_named),
         cmocka_unit_test(test_wrong_values_named),
         cmocka_unit_test(test_claimed_but_failing_named),
         cmocka_unit_test(test_write_outside_view_named),

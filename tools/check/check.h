@@ -4,7 +4,7 @@
  * The kit drives an engine under test and the CPU reference engine through
  * the public API only (engine.h, runtime.h, ops.h), exactly as a plugin
  * author's application would. Its parts:
- *   prims.c, prim_cases.c, prim_shape.c
+ *   prims.c, prim_cases.c, prim_shape.c, fused_ref.c
  *                  every primitive x sub-op x dtype the engine claims, on
  *                  generated shapes, strides and data, compared with the
  *                  reference; unclaimed ones must be refused;

@@ -10,8 +10,9 @@
  * reaching the edges the ABI specifies (integer wrapping, NaN propagation,
  * saturating conversions, clamped slice starts). FUSED gets random programs
  * over the UNARY and BINARY ops the engine claims, on the same shapes and
- * layouts: of one output (row "fused") and of several (row "fused/outputs",
- * ABI 1.3).
+ * layouts: of one output (row "fused"), of several (row "fused/outputs",
+ * ABI 1.3), with immediates (row "fused/immediates", ABI 1.5) and with a
+ * reduced output of each reduction (rows "fused/reduce/<op>", ABI 1.6).
  */
 #include <string.h>
 
@@ -512,6 +513,114 @@ static void fused_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, int several, int i
     }
 }
 
+/*
+ * ABI 1.6: the reduced register and m elementwise outputs, the later of reduce_step and
+ * outputs[m - 1] the last step. Mostly the reduced register is the last step and the
+ * outputs any m steps (the last among them at times: a register both written and
+ * reduced); else the last output is the last step and the reduced register an earlier one.
+ * Returns reduce_step.
+ */
+static uint32_t fused_reduce_outputs(uint64_t *seed, uint32_t n_steps, uint32_t m,
+                                     uint32_t *outputs)
+{
+    int last_out = m > 0 && n_steps > 1 && ck_rand(seed) < 0.3;
+    uint32_t pool = n_steps - (last_out ? 1 : 0), pick = m - (last_out ? 1 : 0), n = 0;
+    for (uint32_t k = 0; k < pool; k++) /* selection sampling, as fused_outputs */
+        if (rand_below(seed, pool - k) < pick - n)
+            outputs[n++] = k;
+    if (last_out)
+        outputs[n] = n_steps - 1;
+    return last_out ? rand_below(seed, n_steps - 1) : n_steps - 1;
+}
+
+/* The reduced output's tolerance: MAX and MIN pick an element, exactly; SUM and PROD
+   also carry every element's error and round once per element. */
+static void fused_reduce_tol(ck_case *c, tf_dtype dt, uint32_t op, int kind, uint32_t n_steps)
+{
+    ck_case t = *c;
+    int64_t n = op == TF_REDUCE_MAX || op == TF_REDUCE_MIN ? 0 : 1;
+    for (size_t k = 0; n && k < c->out.rank; k++)
+        n *= c->out.shape[k];
+    ck_case_tol(&t, dt, kind, (int64_t)n_steps + n);
+    c->red_rtol = t.rtol;
+    c->red_atol = t.atol;
+}
+
+/* One case of a "fused/reduce/<op>" cell: case v's program on shape sh, its sizes drawn as
+   fused_cell draws them (the first the largest, the second the smallest), 0 to 7
+   elementwise outputs, immediates in every third, the reduced output of rank 0, 2 or the
+   program's (every extent 1). */
+static void fused_reduce_case(ck_ctx *ctx, ck_row *row, tf_dtype dt, uint32_t op,
+                              const fused_ops *ops, const ck_shape *sh, int v, uint64_t *seed)
+{
+    uint32_t n_in = v == 0 ? CK_MAX_IN : v == 1 ? 1 : 1 + rand_below(seed, CK_MAX_IN);
+    uint32_t n_steps = v == 0   ? TF_FUSED_MAX_STEPS
+                       : v == 1 ? 1
+                                : 1 + rand_below(seed, TF_FUSED_MAX_STEPS);
+    uint32_t most = n_steps < CK_MAX_OUT - 1 ? n_steps : CK_MAX_OUT - 1;
+    uint32_t m = v == 0 ? most : v == 1 ? 0 : rand_below(seed, most + 1);
+    tf_fused_step steps[TF_FUSED_MAX_STEPS];
+    uint32_t outputs[CK_MAX_OUT];
+    double imm[TF_FUSED_MAX_IMMEDIATES];
+    int kind = fused_program(seed, ops, n_in, n_steps, steps);
+    uint32_t red = fused_reduce_outputs(seed, n_steps, m, outputs);
+    uint32_t n_imm = v % 3 == 2 ? 1 + rand_below(seed, TF_FUSED_MAX_IMMEDIATES) : 0;
+    if (n_imm)
+        fused_immediates(seed, n_steps, steps, n_imm, imm);
+    tf_fused_params p = {sizeof p,           n_steps, steps, m, m ? outputs : NULL, n_imm,
+                         n_imm ? imm : NULL, 1 + op,  red};
+    ck_case c = {.prim = TF_PRIM_FUSED,
+                 .op = TF_FUSED_REDUCE_QUERY(op, m),
+                 .params = &p,
+                 .n_in = n_in,
+                 .n_out = m + 1,
+                 .reduced = 1};
+    for (uint32_t k = 0; k < n_in; k++)
+        set_arg(&c.in[k], dt, sh->rank, sh->d, (int)((v + (int)k) % CK_L_COUNT_),
+                k % 2 ? CK_D_POS : CK_D_ANY, 0);
+    set_arg(&c.out, dt, sh->rank, sh->d, v % 2 ? CK_L_OFFSET : CK_L_DENSE, CK_D_ANY, 0);
+    static const int64_t ones[4] = {1, 1, 1, 1};
+    size_t red_rank = v % 3 == 0 ? sh->rank : v % 3 == 1 ? 0 : 2; /* any rank will do */
+    set_arg(&c.red, dt, red_rank, ones, v % 2 ? CK_L_DENSE : CK_L_OFFSET, CK_D_ANY, 0);
+    ck_case_tol(&c, dt, kind, n_steps);
+    fused_reduce_tol(&c, dt, op, kind, n_steps);
+    ck_case_run(ctx, row, dt, &c);
+}
+
+/* The "fused/reduce/<op>" row's cell (ABI 1.6): supports() asked with
+   TF_FUSED_REDUCE_QUERY(op, m) for m elementwise outputs; its steps are the ops the engine
+   claims when it claims the reduction with none, all defined ones when not (those
+   programs must be refused). */
+static void fused_reduce_cell(ck_ctx *ctx, ck_row *row, tf_dtype dt, uint32_t op)
+{
+    tf_dtype sig[2] = {dt, dt};
+    int claims = ck_claims(ctx, row, dt, TF_PRIM_FUSED, TF_FUSED_REDUCE_QUERY(op, 0), sig, 2);
+    if (claims < 0)
+        return; /* no answer: the cell says why */
+    fused_ops ops;
+    fused_ops_of(ctx, dt, claims, &ops);
+    if (!ops.n)
+        return;
+    uint64_t seed = 0xf05edull + (uint64_t)dt + 0x4000u + 0x100u * op;
+    for (int i = 0; i < n_shapes(ctx); i++)
+        for (int j = 0; j < FUSED_PER_SHAPE; j++)
+            fused_reduce_case(ctx, row, dt, op, &ops, &k_shapes[i], i * FUSED_PER_SHAPE + j, &seed);
+}
+
+/* ABI 1.6: a reduced output of each reduction, for engines that declare 1.6 (older ones
+   are never asked). */
+static void rows_fused_reduce(ck_ctx *ctx)
+{
+    if (ctx->meta.abi_minor < 6)
+        return;
+    for (uint32_t op = 0; op < TF_REDUCE_COUNT_; op++) {
+        ck_row *row = ck_row_add(ctx, "fused/reduce/%s", tf_prim_op_name(TF_PRIM_REDUCE, op));
+        for (int d = 0; row && d < 2; d++)
+            if (want(ctx, k_all[d]))
+                fused_reduce_cell(ctx, row, k_all[d], op);
+    }
+}
+
 void ck_cases_fused(ck_ctx *ctx)
 {
     ck_row *row = ck_row_add(ctx, "fused");
@@ -532,4 +641,5 @@ void ck_cases_fused(ck_ctx *ctx)
             fused_cell(ctx, row, k_all[d], 0, 1);
             fused_cell(ctx, row, k_all[d], 1, 1);
         }
+    rows_fused_reduce(ctx);
 }

@@ -34,18 +34,6 @@ typedef struct ck_mem {
 #define CK_GUARD_ELEMS 16
 #define CK_GUARD_BYTE 0xA5
 
-/* The case's outputs: one, or FUSED's several (all described by c->out). */
-static size_t n_outs(const ck_case *c)
-{
-    return c->n_out > 1 ? c->n_out : 1;
-}
-
-/* Operand i of the case: the inputs, then the outputs. */
-static const ck_arg *arg_of(const ck_case *c, size_t i)
-{
-    return i < c->n_in ? &c->in[i] : &c->out;
-}
-
 static int64_t numel(const ck_arg *a)
 {
     int64_t n = 1;
@@ -290,77 +278,6 @@ static tf_status fetch_base(tf_engine *e, const tf_tensor *base, tf_dtype dt, in
     return st;
 }
 
-/* Raises *mag to the largest finite magnitude among t's elements. */
-static tf_status raise_magnitude(tf_engine *e, const tf_tensor *t, double *mag)
-{
-    tf_tensor *h = NULL;
-    size_t n = (size_t)tf_tensor_numel(t);
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    tf_status st = v ? tf_engine_download(e, t, &h) : TF_ERR_OUT_OF_MEMORY;
-    tf_dtype dt = tf_tensor_dtype(t);
-    if (!st)
-        st = tf_tensor_copy_to_host(h, dt, v, n); /* f32 fills the first half */
-    for (size_t k = 0; !st && k < n; k++) {
-        double x = dt == TF_F32 ? ((const float *)(void *)v)[k] : v[k];
-        if (isfinite(x) && fabs(x) > *mag)
-            *mag = fabs(x);
-    }
-    tf_tensor_release(h);
-    free(v);
-    return st;
-}
-
-/*
- * A FUSED call as its steps, each a UNARY or BINARY call from registers (the
- * inputs, then a dense tensor per step) into the next; the steps the outputs
- * name (the last one alone for one output) write `out` instead. *mag gets the
- * largest magnitude of the registers before the last.
- */
-static tf_status fused_steps(tf_engine *e, const ck_case *c, tf_tensor *const *in,
-                             tf_tensor *const *out, double *mag)
-{
-    const tf_fused_params *p = c->params;
-    tf_tensor *reg[CK_MAX_IN + TF_FUSED_MAX_STEPS] = {0};
-    tf_tensor *own[TF_FUSED_MAX_STEPS] = {0}; /* the temporaries, to release */
-    tf_tensor *imm[TF_FUSED_MAX_IMMEDIATES] = {0}; /* ABI 1.5: FILLs of the immediates */
-    uint32_t n_imm = TF_ABI_HAS_FIELD(p, tf_fused_params, imm) ? p->n_imm : 0;
-    size_t n = c->n_in, m = n_outs(c), next = 0;
-    tf_status st = TF_OK;
-    memcpy(reg, in, n * sizeof *reg);
-    *mag = 0;
-    for (uint32_t j = 0; j < n_imm && j < TF_FUSED_MAX_IMMEDIATES && !st; j++) {
-        /* an immediate is what a FILL of the dtype with its value gives */
-        tf_fill_params fp = {.struct_size = sizeof fp, .value = {p->imm[j], 0}};
-        st = tf_tensor_empty(e, c->out.dtype, c->out.rank, c->out.shape, &imm[j]);
-        if (!st)
-            st = tf_engine_execute(e, TF_PRIM_FILL, &fp, 0, NULL, 1, &imm[j]);
-    }
-    for (uint32_t k = 0; k < p->n_steps && !st; k++) {
-        const tf_fused_step *s = &p->steps[k];
-        int last = k + 1 == p->n_steps;
-        int is_out = m > 1 ? next < m && p->outputs[next] == k : last;
-        tf_tensor *dst = is_out ? out[m > 1 ? next++ : 0] : NULL;
-        if (!dst && (st = tf_tensor_empty(e, c->out.dtype, c->out.rank, c->out.shape, &dst)))
-            break;
-        if (!is_out)
-            own[k] = dst;
-        reg[n + k] = dst;
-        tf_unary_params up = {sizeof up, s->op};
-        tf_binary_params bp = {sizeof bp, s->op};
-        tf_tensor *ab[2] = {s->a & TF_FUSED_IMM ? imm[s->a & ~TF_FUSED_IMM] : reg[s->a],
-                            s->b & TF_FUSED_IMM ? imm[s->b & ~TF_FUSED_IMM] : reg[s->b]};
-        st = s->kind == TF_FUSED_UNARY ? tf_engine_execute(e, TF_PRIM_UNARY, &up, 1, ab, 1, &dst)
-                                       : tf_engine_execute(e, TF_PRIM_BINARY, &bp, 2, ab, 1, &dst);
-        if (!st && !last)
-            st = raise_magnitude(e, dst, mag);
-    }
-    for (uint32_t k = 0; k < p->n_steps; k++)
-        tf_tensor_release(own[k]);
-    for (uint32_t j = 0; j < TF_FUSED_MAX_IMMEDIATES; j++)
-        tf_tensor_release(imm[j]);
-    return st;
-}
-
 /* Where an engine wrote into an input: which input and which memory element (-1: none);
    past the end of an operand's memory: which operand (inputs, then outputs) and which
    element after the end (-1: none). */
@@ -386,7 +303,7 @@ static void note_past(ck_clobber *clobber, int operand, int64_t past)
  * whether a refused call touched them); the execute status is returned then.
  * With `clobber`, the inputs' memory is downloaded too and compared with
  * what was uploaded: inputs are read-only to an engine. With `fused_mag`
- * (the reference) a FUSED call runs as its steps (fused_steps).
+ * (the reference) a FUSED call runs as its steps (ck_fused_ref).
  */
 /* The inputs' memory read back and compared with what was uploaded: the first changed
    element, and the first guard element changed, into *clobber. */
@@ -417,14 +334,14 @@ static tf_status side_run(tf_engine *e, const ck_case *c, const ck_mem *mem, voi
 {
     ck_side sd = {0};
     tf_status st = TF_OK, exec = TF_OK;
-    size_t n = c->n_in, m = n_outs(c);
+    size_t n = c->n_in, m = ck_n_outs(c);
     const char *who = fused_mag ? "the reference's " : ""; /* the steps named if one dies */
     ck_step("%sbuffer_alloc and upload of the operands", who);
     for (size_t i = 0; i < n + m && !st; i++)
-        st = side_operand(e, arg_of(c, i), &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
+        st = side_operand(e, ck_arg_of(c, i), &mem[i], bytes[i], &sd.base[i], &sd.view[i]);
     ck_step("%sexecute", who);
     if (!st && fused_mag && c->prim == TF_PRIM_FUSED)
-        st = fused_steps(e, c, sd.view, &sd.view[n], fused_mag);
+        st = ck_fused_ref(e, c, sd.view, &sd.view[n], fused_mag);
     else if (!st)
         st = tf_engine_execute(e, c->prim, c->params, n, sd.view, m, &sd.view[n]);
     ck_step("%ssynchronize", who);
@@ -461,16 +378,20 @@ static size_t put_list(char *buf, size_t cap, const int64_t *v, size_t n)
     return u < cap ? u : cap;
 }
 
-/* A FUSED program as "r2 = mul(r0, r1); r3 = exp(r2)", then "; outputs r2, r3" when it
-   has several. */
+/* A FUSED program as "r2 = mul(r0, r1); r3 = exp(r2)", after "outputs r2, r3: " when it
+   has several, or a reduced one ("outputs r2, sum(r3): "). */
 static size_t put_program(char *buf, size_t cap, const ck_case *c)
 {
     const tf_fused_params *p = c->params;
-    size_t u = 0;
-    for (size_t j = 0; c->n_out > 1 && j < c->n_out && u < cap; j++)
+    size_t u = 0, listed = c->reduced ? c->n_out - 1 : c->n_out > 1 ? c->n_out : 0;
+    for (size_t j = 0; j < listed && u < cap; j++)
         u += (size_t)snprintf(buf + u, cap - u, "%sr%zu", j ? ", " : "outputs ",
                               c->n_in + p->outputs[j]);
-    if (c->n_out > 1 && u < cap)
+    if (c->reduced && u < cap) /* ABI 1.6: the reduced output last */
+        u += (size_t)snprintf(buf + u, cap - u, "%s%s(r%zu)", listed ? ", " : "outputs ",
+                              tf_prim_op_name(TF_PRIM_REDUCE, p->reduce - 1),
+                              c->n_in + p->reduce_step);
+    if ((listed || c->reduced) && u < cap)
         u += (size_t)snprintf(buf + u, cap - u, ": ");
     for (uint32_t k = 0; k < p->n_steps && u < cap; k++) {
         const tf_fused_step *s = &p->steps[k];
@@ -493,8 +414,8 @@ static void describe(const ck_case *c, const ck_mem *mem, char *buf, size_t cap)
         if (u < cap)
             u += (size_t)snprintf(buf + u, cap - u, "; ");
     }
-    for (size_t i = 0; i < c->n_in + n_outs(c) && u < cap; i++) {
-        const ck_arg *a = arg_of(c, i);
+    for (size_t i = 0; i < c->n_in + ck_n_outs(c) && u < cap; i++) {
+        const ck_arg *a = ck_arg_of(c, i);
         if (i < c->n_in)
             u += (size_t)snprintf(buf + u, cap - u, "%sin%zu ", i ? "; " : "", i);
         else if (c->n_out > 1)
@@ -642,7 +563,7 @@ static int signature(const ck_case *c, tf_dtype *dt)
     int n = 0;
     for (size_t i = 0; i < c->n_in; i++)
         dt[n++] = c->in[i].dtype;
-    for (size_t j = 0; j < n_outs(c); j++)
+    for (size_t j = 0; j < ck_n_outs(c); j++)
         dt[n++] = c->out.dtype;
     return n;
 }
@@ -666,7 +587,7 @@ static void check_refusal(ck_ctx *ctx, const ck_row *row, const ck_case *c, cons
     tf_error_clear();
     tf_status st = side_run(ctx->eut, c, mem, bytes, after, 1, NULL, NULL);
     int touched = 0;
-    for (size_t j = 0; j < n_outs(c); j++) {
+    for (size_t j = 0; j < ck_n_outs(c); j++) {
         int64_t nb = mem[c->n_in + j].n * (int64_t)tf_dtype_size(c->out.dtype);
         touched |= after[j] && memcmp(after[j], bytes[c->n_in + j], (size_t)nb) != 0;
     }
@@ -710,28 +631,44 @@ void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n)
     c->atol = k * eps * 4 * (double)n; /* sums of values of magnitude ~4 may cancel */
 }
 
+/* Output j as a failure names it: " in outputs[j]" among several, " in the reduced output
+   (sum)" for a FUSED call's reduced one (ABI 1.6), "" for the only one. */
+static void output_name(const ck_case *c, size_t j, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (c->reduced && j + 1 == ck_n_outs(c))
+        snprintf(buf, cap, " in the reduced output (%s)",
+                 tf_prim_op_name(TF_PRIM_REDUCE, ((const tf_fused_params *)c->params)->reduce - 1));
+    else if (c->n_out > 1)
+        snprintf(buf, cap, " in outputs[%zu]", j);
+}
+
 /* A claimed case that ran on both engines: every output compared with the reference's,
-   the first wrong one reported (its outputs[j] named when there are several). */
+   the first wrong one reported (named by output_name). */
 static void judge(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, const ck_mem *mem,
                   void *const *got, void *const *want, double mag, const char *what)
 {
     ck_cell *cell = &row->cell[col];
     ck_case tol = *c; /* FUSED: a step's error grows with what the next ones do */
-    tol.rtol *= mag > 1 ? mag : 1;
-    tol.atol *= mag > 1 ? mag : 1;
+    double scale = mag > 1 ? mag : 1;
+    tol.rtol *= scale;
+    tol.atol *= scale;
     cell->cases++;
-    for (size_t j = 0; j < n_outs(c); j++) {
+    for (size_t j = 0; j < ck_n_outs(c); j++) {
         ck_diff d;
         const ck_mem *m = &mem[c->n_in + j];
+        if (c->reduced && j + 1 == ck_n_outs(c)) { /* every element's error in one value */
+            tol.rtol = c->red_rtol * scale;
+            tol.atol = c->red_atol * scale;
+        }
         compare(&tol, m->n, got[j], want[j], &d);
         if (d.max_abs > cell->max_err)
             cell->max_err = d.max_abs;
         if (d.worst < 0 || d.ratio <= 1)
             continue;
-        char where[160], g[64], w[64], which[40] = ""; /* room for any size_t */
-        if (c->n_out > 1)
-            snprintf(which, sizeof which, " in outputs[%zu]", j);
-        locate(&c->out, m, d.worst, "output", where, sizeof where);
+        char where[160], g[64], w[64], which[48]; /* room for any size_t */
+        output_name(c, j, which, sizeof which);
+        locate(ck_arg_of(c, c->n_in + j), m, d.worst, "output", where, sizeof where);
         fmt_value(c->out.dtype, got[j], d.worst, g, sizeof g);
         fmt_value(c->out.dtype, want[j], d.worst, w, sizeof w);
         int zeros = tf_dtype_is_float(c->out.dtype) && get_f(c->out.dtype, got[j], d.worst) == 0 &&
@@ -785,7 +722,7 @@ static void past_end(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, c
                      const ck_clobber *clobber, const char *what)
 {
     int k = clobber->past_operand;
-    const ck_arg *a = arg_of(c, (size_t)k);
+    const ck_arg *a = ck_arg_of(c, (size_t)k);
     char name[32];
     if (k < (int)c->n_in)
         snprintf(name, sizeof name, "input %d", k);
@@ -812,8 +749,8 @@ void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int 
     uint64_t seed = 0x5eed0000u + (uint64_t)c->prim * 7919u + c->op * 131u + (uint64_t)col;
     seed += (uint64_t)cell->cases * 104729u;
     int ok = 1;
-    for (size_t i = 0; i < c->n_in + n_outs(c); i++) {
-        const ck_arg *a = arg_of(c, i);
+    for (size_t i = 0; i < c->n_in + ck_n_outs(c); i++) {
+        const ck_arg *a = ck_arg_of(c, i);
         mem_of(a, &mem[i]);
         bytes[i] = gen_base(a, &mem[i], &seed);
         ok = ok && bytes[i];
@@ -861,7 +798,7 @@ void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int 
             free(want[j]);
         }
     }
-    for (size_t i = 0; i < c->n_in + n_outs(c); i++)
+    for (size_t i = 0; i < c->n_in + ck_n_outs(c); i++)
         free(bytes[i]);
 }
 

@@ -5,7 +5,8 @@
  * prim_cases.c describes the calls (shapes, layouts, value domains, params,
  * FUSED's random programs; prim_shape.c those of the structural primitives);
  * prims.c builds the operands identically on both engines, runs, compares
- * and records the outcome in the table.
+ * and records the outcome in the table; fused_ref.c runs a FUSED call on the
+ * reference as its steps.
  */
 #ifndef TF_CHECK_PRIMS_H
 #define TF_CHECK_PRIMS_H
@@ -94,7 +95,27 @@ typedef struct ck_case {
     int variant;       /* which signature of the cell (e.g. the index dtype) */
     int zero_sign;     /* floats: a zero must have the reference's sign (engine_abi.h says
                           which ops give which zero; elsewhere either zero is allowed) */
+    /* FUSED with a reduced output (ABI 1.6): the last of the n_out outputs is it, described
+       by red (every extent 1, out's dtype) and compared with red_rtol/red_atol, the others
+       by out */
+    int reduced;
+    ck_arg red;
+    double red_rtol, red_atol;
 } ck_case;
+
+/* The case's outputs: one, or FUSED's several. */
+static inline size_t ck_n_outs(const ck_case *c)
+{
+    return c->n_out > 1 ? c->n_out : 1;
+}
+
+/* Operand i of the case: the inputs, then the outputs (out's, then red for the reduced). */
+static inline const ck_arg *ck_arg_of(const ck_case *c, size_t i)
+{
+    if (i < c->n_in)
+        return &c->in[i];
+    return c->reduced && i + 1 == c->n_in + ck_n_outs(c) ? &c->red : &c->out;
+}
 
 /*
  * Runs c (claimed: compared with the reference; not: must be refused) into row's cell `col`.
@@ -113,6 +134,16 @@ void ck_case_exec(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int 
 /* Runs ck_case_exec in a worker process (isolate.c), or here with --no-fork; a crash or
    hang makes the cell CK_CRASH with the case named. */
 void ck_iso_case(ck_ctx *ctx, ck_row *row, tf_dtype col, const ck_case *c, int claimed);
+
+/*
+ * The reference's FUSED call (fused_ref.c): the steps run as UNARY and BINARY calls on e
+ * from the inputs in[] into registers, the registers the params name written into out[]
+ * (the last step's alone for one output); with a reduced output (ABI 1.6), then a REDUCE
+ * of the register over every axis into the last of out[]. *mag gets the largest finite
+ * magnitude among the registers before the last, and the reduced one's.
+ */
+tf_status ck_fused_ref(tf_engine *e, const ck_case *c, tf_tensor *const *in, tf_tensor *const *out,
+                       double *mag);
 
 /* Sets c's rtol/atol for dtype dt and a kind above (CK_TOL_EXACT: none); n summands. */
 void ck_case_tol(ck_case *c, tf_dtype dt, int kind, int64_t n);

@@ -90,6 +90,13 @@ static const ck_check_fn k_checks[] = {ck_grads_one, ck_lifecycle_one, ck_abi_de
                                        ck_abi_data_error_one};
 #define N_CHECKS ((int)(sizeof k_checks / sizeof k_checks[0]))
 
+/* The entries of a FUSED program's params.outputs: several outputs' (ABI 1.3), and with a
+   reduced output (1.6) the elementwise ones', even one. */
+static uint32_t listed_outputs(const tf_fused_params *f)
+{
+    return TF_FUSED_PARAMS_REDUCE(f) || f->n_outputs > 1 ? f->n_outputs : 0;
+}
+
 void ck_wire_case(wbuf *b, int row, int col, int claimed, const ck_row *r, const ck_case *c)
 {
     const ck_cell *cell = &r->cell[col];
@@ -107,8 +114,7 @@ void ck_wire_case(wbuf *b, int row, int col, int claimed, const ck_row *r, const
     if (c->prim == TF_PRIM_FUSED && c->params) {
         const tf_fused_params *f = c->params;
         put(b, f->steps, f->n_steps * sizeof *f->steps);
-        if (f->n_outputs > 1)
-            put(b, f->outputs, f->n_outputs * sizeof *f->outputs);
+        put(b, f->outputs, listed_outputs(f) * sizeof *f->outputs);
         if (TF_ABI_HAS_FIELD(f, tf_fused_params, imm) && f->n_imm)
             put(b, f->imm, f->n_imm * sizeof *f->imm);
     }
@@ -187,13 +193,13 @@ int ck_wire_decode(const unsigned char *p, size_t n, job *j)
         tf_fused_params *f = (tf_fused_params *)(void *)j->params.bytes;
         uint32_t n_imm = TF_ABI_HAS_FIELD(f, tf_fused_params, imm) ? f->n_imm : 0;
         if (f->n_steps > TF_FUSED_MAX_STEPS || f->n_outputs > CK_MAX_OUT ||
-            n_imm > TF_FUSED_MAX_IMMEDIATES)
+            n_imm > TF_FUSED_MAX_IMMEDIATES ||
+            (TF_FUSED_PARAMS_REDUCE(f) && f->reduce_step >= f->n_steps))
             return 0;
         get(&r, j->steps, f->n_steps * sizeof *j->steps);
         f->steps = j->steps;
-        if (f->n_outputs > 1)
-            get(&r, j->outputs, f->n_outputs * sizeof *j->outputs);
-        f->outputs = f->n_outputs > 1 ? j->outputs : NULL;
+        get(&r, j->outputs, listed_outputs(f) * sizeof *j->outputs);
+        f->outputs = listed_outputs(f) ? j->outputs : NULL;
         if (n_imm)
             get(&r, j->imm, n_imm * sizeof *j->imm);
         if (TF_ABI_HAS_FIELD(f, tf_fused_params, imm))
