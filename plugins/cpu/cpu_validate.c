@@ -63,9 +63,7 @@ static int all_equal(const uint32_t *d, uint32_t n)
 /* UNARY: complex ABS, REAL, IMAG and ANGLE give the part dtype, the rest in[0]'s. */
 static int unary_dtypes_ok(uint32_t op, const uint32_t *d)
 {
-    int to_part = tf_dtype_is_complex((tf_dtype)d[0]) &&
-                  (op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
-                   op == TF_UNARY_ANGLE);
+    int to_part = tf_dtype_is_complex((tf_dtype)d[0]) && tf_unary_gives_part(op);
     uint32_t want = to_part ? (uint32_t)tf_dtype_real_of((tf_dtype)d[0]) : d[0];
     return d[1] == want && tf__cpu_unary_supported(d[0], op);
 }

@@ -87,13 +87,6 @@ static uint32_t part_of(uint32_t d)
     return d == TF_C64 ? (uint32_t)TF_F32 : d == TF_C128 ? (uint32_t)TF_F64 : (uint32_t)TF_DTYPE_COUNT;
 }
 
-/* ABS, REAL, IMAG, ANGLE of a complex value give its part dtype. */
-static int unary_to_part(uint32_t op)
-{
-    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
-           op == TF_UNARY_ANGLE;
-}
-
 static int is_complex(uint32_t d)
 {
     return d == TF_C64 || d == TF_C128;
@@ -151,7 +144,7 @@ static int dtypes_ok(const vk_engine *e, uint32_t prim, uint32_t op, const uint3
     case TF_PRIM_UNARY:
         /* complex ABS, REAL, IMAG, ANGLE: the part dtype out */
         return n == 2 && computable(e, d[0]) && unary_ok(d[0], op) &&
-               (is_complex(d[0]) && unary_to_part(op) ? d[1] == part_of(d[0]) : d[1] == d[0]);
+               (is_complex(d[0]) && tf_unary_gives_part(op) ? d[1] == part_of(d[0]) : d[1] == d[0]);
     case TF_PRIM_BINARY:
         if (op == TF_BINARY_COMPLEX) /* two parts in, the complex dtype out */
             return n == 3 && d[0] == d[1] && is_complex(d[2]) && d[0] == part_of(d[2]) &&

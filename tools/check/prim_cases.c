@@ -129,20 +129,13 @@ static void rows_fill_iota(ck_ctx *ctx)
 
 /* ---- unary, binary, compare, select ---- */
 
-/* Complex ops whose out[0] is the part dtype (f32 for c64, f64 for c128). */
-static int unary_to_part(uint32_t op)
-{
-    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
-           op == TF_UNARY_ANGLE;
-}
-
 int ck_unary_defined(uint32_t op, tf_dtype d)
 {
-    if (tf_dtype_is_complex(d)) /* out[0] of d too, but unary_to_part's */
+    if (tf_dtype_is_complex(d)) /* out[0] of d too, but tf_unary_gives_part's */
         return op == TF_UNARY_NEG || op == TF_UNARY_CONJ || op == TF_UNARY_SIGN ||
                (op >= TF_UNARY_EXP && op <= TF_UNARY_RSQRT && op != TF_UNARY_EXPM1 &&
                 op != TF_UNARY_LOG1P) ||
-               op == TF_UNARY_RECIPROCAL || op == TF_UNARY_SQUARE || unary_to_part(op);
+               op == TF_UNARY_RECIPROCAL || op == TF_UNARY_SQUARE || tf_unary_gives_part(op);
     if (tf_dtype_is_float(d))
         return op != TF_UNARY_LOGICAL_NOT && op <= TF_UNARY_CEIL;
     if (tf_dtype_is_int(d))
@@ -228,7 +221,7 @@ static void rows_unary(ck_ctx *ctx)
             tf_dtype out = dt;
             if (tf_dtype_is_complex(dt)) {
                 complex_unary(op, &dom, &kind, &zs);
-                out = unary_to_part(op) ? tf_dtype_real_of(dt) : dt;
+                out = tf_unary_gives_part(op) ? tf_dtype_real_of(dt) : dt;
             }
             ew e = {TF_PRIM_UNARY, op, &p, 1, {dt}, {dom}, out, kind, 0, 0, zs};
             run_ew(ctx, row, dt, &e);

@@ -498,6 +498,14 @@ typedef enum tf_unary_op {
     TF_UNARY_COUNT_ = 23
 } tf_unary_op;
 
+/* Whether UNARY op `op` of a complex input gives the part dtype (f32 for c64, f64 for
+   c128) rather than in[0]'s: ABS, REAL, IMAG, ANGLE (1.4). */
+static inline int tf_unary_gives_part(uint32_t op)
+{
+    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
+           op == TF_UNARY_ANGLE;
+}
+
 /*
  * The sub-operations of TF_PRIM_BINARY (and of FUSED's binary steps), one
  * X(NAME, name, value) each: enumerator TF_BINARY_<NAME>. The dtypes each is

@@ -129,13 +129,6 @@ static tf_status check_iota(const call *c)
     return need_axis(c, "axis", ((const tf_iota_params *)c->params)->axis, c->out[0]->rank);
 }
 
-/* The UNARY ops of a complex input whose output is the part dtype (ABI 1.4). */
-static bool unary_to_part(uint32_t op)
-{
-    return op == TF_UNARY_ABS || op == TF_UNARY_REAL || op == TF_UNARY_IMAG ||
-           op == TF_UNARY_ANGLE;
-}
-
 /* The UNARY ops of a complex input whose output is complex too (ABI 1.4). */
 static bool unary_complex_defined(uint32_t op)
 {
@@ -204,7 +197,7 @@ static tf_status check_unary(const call *c)
     if (op >= TF_UNARY_COUNT_)
         return tf__pc_fail(c, TF_ERR_VALIDATION, "op", "unknown unary op %u", op);
     tf_dtype in = c->in[0]->dtype;
-    if (tf_dtype_is_complex(in) && unary_to_part(op)) { /* complex in, its part out */
+    if (tf_dtype_is_complex(in) && tf_unary_gives_part(op)) { /* complex in, its part out */
         if ((st = tf__pc_need_dtype(c, "outputs[0]", c->out[0], tf_dtype_real_of(in))))
             return st;
         return tf__pc_elementwise_like(c, 0, false);
