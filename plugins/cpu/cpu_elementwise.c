@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "cpu_ops.h"
 
 /* ---- row macros ---------------------------------------------------------- */
 
@@ -168,16 +169,6 @@ static int zero_to_negative_power(cpu_err *err, uint32_t dtype, long long expone
 
 /* ---- scalar helpers -------------------------------------------------------- */
 
-static inline float sign_f32(float a)
-{
-    return a > 0 ? 1.0f : a < 0 ? -1.0f : a == 0 ? 0.0f : a;
-}
-
-static inline double sign_f64(double a)
-{
-    return a > 0 ? 1.0 : a < 0 ? -1.0 : a == 0 ? 0.0 : a;
-}
-
 /* exp of a non-positive argument only: no overflow for large |x|. */
 static inline float sigmoid_f32(float a)
 {
@@ -196,14 +187,6 @@ static inline double sigmoid_f64(double a)
     double z = exp(a);
     return z / (1.0 + z);
 }
-
-/* IEEE 754-2019 maximum / minimum: NaN if either is NaN, else the larger /
-   smaller, with -0 < +0 (so the result does not depend on the argument
-   order, which a plain comparison would decide for equal zeros). */
-#define FMAX(a, b) \
-    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) > (b) || ((a) == (b) && !signbit(a)) ? (a) : (b))
-#define FMIN(a, b) \
-    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) < (b) || ((a) == (b) && signbit(a)) ? (a) : (b))
 
 /* Wrapping integer arithmetic through the unsigned type of the same width. */
 #define W32(op, a, b) ((int32_t)((uint32_t)(a)op(uint32_t)(b)))
@@ -258,27 +241,12 @@ static inline int64_t pow_i64(int64_t a, int64_t b)
 
 /* ---- UNARY kernels ------------------------------------------------------- */
 
-UNARY_ROW(neg_f32, float, -a)
-UNARY_ROW(abs_f32, float, fabsf(a))
-UNARY_ROW(sign_f32_row, float, sign_f32(a))
-UNARY_ROW(sqrt_f32, float, sqrtf(a))
-UNARY_ROW(rsqrt_f32, float, 1.0f / sqrtf(a))
+#define EXACT_UNARY_ROWS(OP, E32, E64)               \
+    UNARY_ROW(unary_##OP##_f32, float, E32)          \
+    UNARY_ROW(unary_##OP##_f64, double, E64)
+CPU_UNARY_EXACT(EXACT_UNARY_ROWS)
 UNARY_ROW(sigmoid_f32_row, float, sigmoid_f32(a))
-UNARY_ROW(recip_f32, float, 1.0f / a)
-UNARY_ROW(square_f32, float, a *a)
-UNARY_ROW(floor_f32, float, floorf(a))
-UNARY_ROW(ceil_f32, float, ceilf(a))
-
-UNARY_ROW(neg_f64, double, -a)
-UNARY_ROW(abs_f64, double, fabs(a))
-UNARY_ROW(sign_f64_row, double, sign_f64(a))
-UNARY_ROW(sqrt_f64, double, sqrt(a))
-UNARY_ROW(rsqrt_f64, double, 1.0 / sqrt(a))
 UNARY_ROW(sigmoid_f64_row, double, sigmoid_f64(a))
-UNARY_ROW(recip_f64, double, 1.0 / a)
-UNARY_ROW(square_f64, double, a *a)
-UNARY_ROW(floor_f64, double, floor(a))
-UNARY_ROW(ceil_f64, double, ceil(a))
 
 UNARY_ROW(neg_i32, int32_t, W32(-, 0, a))
 UNARY_ROW(abs_i32, int32_t, a < 0 ? W32(-, 0, a) : a)
@@ -294,9 +262,9 @@ UNARY_ROW(not_bool, uint8_t, (uint8_t)(a == 0))
 static const cpu_row_fn unary_table[TF_DTYPE_COUNT][TF_UNARY_COUNT_] = {
     [TF_F32] =
         {
-            [TF_UNARY_NEG] = neg_f32,
-            [TF_UNARY_ABS] = abs_f32,
-            [TF_UNARY_SIGN] = sign_f32_row,
+            [TF_UNARY_NEG] = unary_NEG_f32,
+            [TF_UNARY_ABS] = unary_ABS_f32,
+            [TF_UNARY_SIGN] = unary_SIGN_f32,
             [TF_UNARY_EXP] = tf__cpu_exp_f32,
             [TF_UNARY_LOG] = tf__cpu_log_f32,
             [TF_UNARY_EXPM1] = tf__cpu_expm1_f32,
@@ -304,20 +272,20 @@ static const cpu_row_fn unary_table[TF_DTYPE_COUNT][TF_UNARY_COUNT_] = {
             [TF_UNARY_SIN] = tf__cpu_sin_f32,
             [TF_UNARY_COS] = tf__cpu_cos_f32,
             [TF_UNARY_TANH] = tf__cpu_tanh_f32,
-            [TF_UNARY_SQRT] = sqrt_f32,
-            [TF_UNARY_RSQRT] = rsqrt_f32,
+            [TF_UNARY_SQRT] = unary_SQRT_f32,
+            [TF_UNARY_RSQRT] = unary_RSQRT_f32,
             [TF_UNARY_ERF] = tf__cpu_erf_f32,
             [TF_UNARY_SIGMOID] = sigmoid_f32_row,
-            [TF_UNARY_RECIPROCAL] = recip_f32,
-            [TF_UNARY_SQUARE] = square_f32,
-            [TF_UNARY_FLOOR] = floor_f32,
-            [TF_UNARY_CEIL] = ceil_f32,
+            [TF_UNARY_RECIPROCAL] = unary_RECIPROCAL_f32,
+            [TF_UNARY_SQUARE] = unary_SQUARE_f32,
+            [TF_UNARY_FLOOR] = unary_FLOOR_f32,
+            [TF_UNARY_CEIL] = unary_CEIL_f32,
         },
     [TF_F64] =
         {
-            [TF_UNARY_NEG] = neg_f64,
-            [TF_UNARY_ABS] = abs_f64,
-            [TF_UNARY_SIGN] = sign_f64_row,
+            [TF_UNARY_NEG] = unary_NEG_f64,
+            [TF_UNARY_ABS] = unary_ABS_f64,
+            [TF_UNARY_SIGN] = unary_SIGN_f64,
             [TF_UNARY_EXP] = tf__cpu_exp_f64,
             [TF_UNARY_LOG] = tf__cpu_log_f64,
             [TF_UNARY_EXPM1] = tf__cpu_expm1_f64,
@@ -325,14 +293,14 @@ static const cpu_row_fn unary_table[TF_DTYPE_COUNT][TF_UNARY_COUNT_] = {
             [TF_UNARY_SIN] = tf__cpu_sin_f64,
             [TF_UNARY_COS] = tf__cpu_cos_f64,
             [TF_UNARY_TANH] = tf__cpu_tanh_f64,
-            [TF_UNARY_SQRT] = sqrt_f64,
-            [TF_UNARY_RSQRT] = rsqrt_f64,
+            [TF_UNARY_SQRT] = unary_SQRT_f64,
+            [TF_UNARY_RSQRT] = unary_RSQRT_f64,
             [TF_UNARY_ERF] = tf__cpu_erf_f64,
             [TF_UNARY_SIGMOID] = sigmoid_f64_row,
-            [TF_UNARY_RECIPROCAL] = recip_f64,
-            [TF_UNARY_SQUARE] = square_f64,
-            [TF_UNARY_FLOOR] = floor_f64,
-            [TF_UNARY_CEIL] = ceil_f64,
+            [TF_UNARY_RECIPROCAL] = unary_RECIPROCAL_f64,
+            [TF_UNARY_SQUARE] = unary_SQUARE_f64,
+            [TF_UNARY_FLOOR] = unary_FLOOR_f64,
+            [TF_UNARY_CEIL] = unary_CEIL_f64,
         },
     [TF_I32] =
         {
@@ -353,22 +321,13 @@ static const cpu_row_fn unary_table[TF_DTYPE_COUNT][TF_UNARY_COUNT_] = {
 
 /* ---- BINARY kernels ------------------------------------------------------ */
 
-BINARY_ROW(add_f32, float, float, a + b)
-BINARY_ROW(sub_f32, float, float, a - b)
-BINARY_ROW(mul_f32, float, float, a *b)
-BINARY_ROW(div_f32, float, float, a / b)
+#define EXACT_BINARY_ROWS(OP, E)                            \
+    BINARY_ROW(binary_##OP##_f32, float, float, E)          \
+    BINARY_ROW(binary_##OP##_f64, double, double, E)
+CPU_BINARY_EXACT(EXACT_BINARY_ROWS)
 BINARY_ROW(pow_f32, float, float, powf(a, b))
-BINARY_ROW(max_f32, float, float, FMAX(a, b))
-BINARY_ROW(min_f32, float, float, FMIN(a, b))
 BINARY_ROW(rem_f32, float, float, fmodf(a, b))
-
-BINARY_ROW(add_f64, double, double, a + b)
-BINARY_ROW(sub_f64, double, double, a - b)
-BINARY_ROW(mul_f64, double, double, a *b)
-BINARY_ROW(div_f64, double, double, a / b)
 BINARY_ROW(pow_f64, double, double, pow(a, b))
-BINARY_ROW(max_f64, double, double, FMAX(a, b))
-BINARY_ROW(min_f64, double, double, FMIN(a, b))
 BINARY_ROW(rem_f64, double, double, fmod(a, b))
 
 BINARY_ROW(add_i32, int32_t, int32_t, W32(+, a, b))
@@ -403,24 +362,24 @@ BINARY_ROW(xor_bool, uint8_t, uint8_t, (uint8_t)((a != 0) ^ (b != 0)))
 static const cpu_row_fn binary_table[TF_DTYPE_COUNT][TF_BINARY_COUNT_] = {
     [TF_F32] =
         {
-            [TF_BINARY_ADD] = add_f32,
-            [TF_BINARY_SUB] = sub_f32,
-            [TF_BINARY_MUL] = mul_f32,
-            [TF_BINARY_DIV] = div_f32,
+            [TF_BINARY_ADD] = binary_ADD_f32,
+            [TF_BINARY_SUB] = binary_SUB_f32,
+            [TF_BINARY_MUL] = binary_MUL_f32,
+            [TF_BINARY_DIV] = binary_DIV_f32,
             [TF_BINARY_POW] = pow_f32,
-            [TF_BINARY_MAX] = max_f32,
-            [TF_BINARY_MIN] = min_f32,
+            [TF_BINARY_MAX] = binary_MAX_f32,
+            [TF_BINARY_MIN] = binary_MIN_f32,
             [TF_BINARY_REM] = rem_f32,
         },
     [TF_F64] =
         {
-            [TF_BINARY_ADD] = add_f64,
-            [TF_BINARY_SUB] = sub_f64,
-            [TF_BINARY_MUL] = mul_f64,
-            [TF_BINARY_DIV] = div_f64,
+            [TF_BINARY_ADD] = binary_ADD_f64,
+            [TF_BINARY_SUB] = binary_SUB_f64,
+            [TF_BINARY_MUL] = binary_MUL_f64,
+            [TF_BINARY_DIV] = binary_DIV_f64,
             [TF_BINARY_POW] = pow_f64,
-            [TF_BINARY_MAX] = max_f64,
-            [TF_BINARY_MIN] = min_f64,
+            [TF_BINARY_MAX] = binary_MAX_f64,
+            [TF_BINARY_MIN] = binary_MIN_f64,
             [TF_BINARY_REM] = rem_f64,
         },
     [TF_I32] =

@@ -314,6 +314,8 @@ typedef struct cpu_options {
     int threads;
     size_t stream_bytes;
     int fused;
+    int jit;
+    char jit_cc[256];
 } cpu_options;
 
 /*
@@ -328,18 +330,29 @@ typedef struct cpu_options {
  *   host runs such programs a step at a time, and with one it runs programs
  *   with several held results so: ways to test the host's paths (the tests of
  *   the core's fused reverse rules and deferred chains do).
+ * - jit=auto|always|off: the hot-program compiler (cpu_jit.c; default auto,
+ *   which compiles a large FUSED program once it has run a few times, and
+ *   interprets it if it cannot); always compiles every program it covers at
+ *   once and fails a call whose compile fails (the tests' way to it).
+ * - jit_cc=<command>: the C compiler it runs (default cc, found on PATH).
  */
+/* The index of value among n words, or -1 (value NULL included). */
+static int word_index(const char *value, const char *const *words, int n)
+{
+    for (int i = 0; i < n && value != NULL; i++) {
+        if (strcmp(value, words[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 static tf_status parse_extra(const tf_host_api *host, const char *key, const char *value,
                              cpu_options *opts)
 {
     if (key != NULL && strcmp(key, "fused") == 0) {
         static const char *const levels[] = {"off", "one", "on"}; /* CPU_FUSED_* */
-        opts->fused = -1;
-        for (int i = 0; i < 3 && value != NULL; i++) {
-            if (strcmp(value, levels[i]) == 0) {
-                opts->fused = i;
-            }
-        }
+        opts->fused = word_index(value, levels, 3);
         if (opts->fused < 0) {
             return fail(host, TF_ERR_VALIDATION,
                         "cpu: create: option fused = \"%s\" (expected on, one or off)",
@@ -347,10 +360,30 @@ static tf_status parse_extra(const tf_host_api *host, const char *key, const cha
         }
         return TF_OK;
     }
+    if (key != NULL && strcmp(key, "jit") == 0) {
+        static const char *const modes[] = {"off", "auto", "always"}; /* CPU_JIT_* */
+        opts->jit = word_index(value, modes, 3);
+        if (opts->jit < 0) {
+            return fail(host, TF_ERR_VALIDATION,
+                        "cpu: create: option jit = \"%s\" (expected auto, always or off)",
+                        value != NULL ? value : "(null)");
+        }
+        return TF_OK;
+    }
+    if (key != NULL && strcmp(key, "jit_cc") == 0) {
+        if (value == NULL || value[0] == '\0' || strlen(value) >= sizeof opts->jit_cc) {
+            return fail(host, TF_ERR_VALIDATION,
+                        "cpu: create: option jit_cc = \"%s\" (expected a command of 1 to %zu "
+                        "bytes)",
+                        value != NULL ? value : "(null)", sizeof opts->jit_cc - 1);
+        }
+        snprintf(opts->jit_cc, sizeof opts->jit_cc, "%s", value);
+        return TF_OK;
+    }
     if (key == NULL || strcmp(key, "stream_threshold") != 0) {
         return fail(host, TF_ERR_VALIDATION,
                     "cpu: create: unknown option \"%s\" (the CPU engine's extra options are "
-                    "stream_threshold and fused)",
+                    "stream_threshold, fused, jit and jit_cc)",
                     key != NULL ? key : "(null)");
     }
     char *end = NULL;
@@ -376,6 +409,8 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
     *threads = 0;
     opts->stream_bytes = last_level_cache_bytes();
     opts->fused = CPU_FUSED_ON;
+    opts->jit = CPU_JIT_AUTO;
+    snprintf(opts->jit_cc, sizeof opts->jit_cc, "cc");
     if (o == NULL) {
         *threads = (int)online_cpus();
         return TF_OK;
@@ -443,11 +478,17 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     e->fused = opts.fused;
     e->stream_copy = tf__cpu_stream_copy_choose();
     e->pool = NULL;
+    e->jit = opts.jit;
     memset(&e->cache, 0, sizeof e->cache);
     atomic_flag_clear(&e->cache.busy);
+    cpu_err err;
+    if (tf__cpu_jit_create(host, opts.jit, opts.jit_cc, &e->jit_cache, &err) != TF_OK) {
+        host->free(host->ctx, e);
+        return report(host, &err);
+    }
     if (opts.threads > 1) {
-        cpu_err err;
         if (tf__cpu_pool_create(host, opts.threads - 1, &e->pool, &err) != TF_OK) {
+            tf__cpu_jit_destroy(e->jit_cache);
             host->free(host->ctx, e);
             return report(host, &err);
         }
@@ -464,6 +505,7 @@ static void cpu_destroy(tf_engine_state *engine)
         return;
     }
     tf__cpu_pool_destroy(engine->pool);
+    tf__cpu_jit_destroy(engine->jit_cache);
     cache_drain(engine);
     engine->host->free(engine->host->ctx, engine);
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cpu_internal.h"
+#include "cpu_fused.h"
 
 /*
  * A FUSED program runs chunk by chunk along each row the iteration hands out. Every
@@ -29,40 +29,6 @@
  */
 #define FUSED_SCRATCH 8192  /* bytes of slots on the stack of a row call */
 #define FUSED_CHUNK_MAX 256 /* elements: enough to amortise the calls of each step */
-/* Registers: the inputs, the steps, then (ABI 1.5) the immediates from FUSED_IMM_REG. */
-#define FUSED_IMM_REG (TF_FUSED_MAX_INPUTS + TF_FUSED_MAX_STEPS)
-#define FUSED_REGS (FUSED_IMM_REG + TF_FUSED_MAX_IMMEDIATES)
-/* loc[] of immediate j: FUSED_LOC_IMM + j, read from fused_prog.imm[j] with stride 0. */
-#define FUSED_LOC_IMM 1024
-
-typedef struct fused_step {
-    cpu_row_fn fn;
-    int nsrc;   /* 1 or 2 */
-    int src[2]; /* registers read */
-    int dst;    /* the register written */
-} fused_step;
-
-/* A program ready to run: its live steps only (a step nobody reads is dropped). */
-typedef struct fused_prog {
-    int n_in;
-    int n_out;
-    int n_steps;
-    int in_place; /* out[0] is one of the inputs: the last register lives in a slot */
-    /* non-NULL: elementwise output o's register streamed_reg[o] (o < n_streamed) lives
-       in a slot, stored into the output with these non-temporal stores per chunk */
-    cpu_stream_copy_fn stream;
-    int n_streamed;
-    int streamed_reg[TF_FUSED_MAX_OUTPUTS];
-    int64_t chunk;
-    int64_t esize;
-    /* where register r lives: operand loc[r] >= 0 of the row (the outputs, then the
-       inputs), immediate loc[r] - FUSED_LOC_IMM, or slot -1 - loc[r] */
-    int loc[FUSED_REGS];
-    fused_step steps[TF_FUSED_MAX_STEPS];
-    /* ABI 1.5: the immediates, rounded to the dtype (its bytes) */
-    _Alignas(8) unsigned char imm[TF_FUSED_MAX_IMMEDIATES][8];
-} fused_prog;
-
 /* dst (stride in elements) = n elements of src. */
 static void fused_store(char *dst, int64_t stride, const char *src, int64_t n, int64_t esize)
 {
@@ -75,6 +41,17 @@ static void fused_store(char *dst, int64_t stride, const char *src, int64_t n, i
     }
 }
 
+/* Whether every operand of a row is dense (the compiled program's rows). */
+static int fused_dense(const fused_prog *fp, const int64_t *s)
+{
+    for (int o = 0; o < fp->n_out + fp->n_in; o++) {
+        if (s[o] != 1) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /*
  * The row function. Outputs share no memory with any other operand (engine_abi.h),
  * so a step may write one and later steps read it there, within every row function's
@@ -85,6 +62,9 @@ static void fused_store(char *dst, int64_t stride, const char *src, int64_t n, i
 static int fused_row(const void *ctx, int64_t n, char *const *p, const int64_t *s, cpu_err *err)
 {
     const fused_prog *fp = ctx;
+    if (fp->jit != NULL && fused_dense(fp, s)) {
+        return fp->jit(n, p, fp->imm, fp->rows, fp->stream, NULL, err);
+    }
     const int64_t es = fp->esize, slot_bytes = fp->chunk * fp->esize;
     _Alignas(64) char scratch[FUSED_SCRATCH];
     for (int64_t i = 0; i < n; i += fp->chunk) {
@@ -220,8 +200,13 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup,
             }
         }
     }
+    fp->dtype = dtype;
     fp->n_in = n_in;
     fp->n_out = n_out;
+    fp->jit = fp->jit_lanes = NULL;
+    fp->red_reg = TF_FUSED_PARAMS_REDUCE(pp) ? n_in + (int)pp->reduce_step : -1;
+    fp->red_op = TF_FUSED_PARAMS_REDUCE(pp) ? pp->reduce - 1 : 0;
+    fp->red_buf = TF_FUSED_PARAMS_REDUCE(pp) && *dup < 0 ? (int)pp->n_outputs : -1;
     fp->n_steps = 0;
     fp->in_place = !TF_FUSED_PARAMS_REDUCE(pp) && fused_in_place(x);
     const int m = TF_FUSED_PARAMS_REDUCE(pp) ? (int)pp->n_outputs : 0;
@@ -247,6 +232,8 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup,
         const int binary = ps->kind == TF_FUSED_BINARY;
         fused_step *st = &fp->steps[fp->n_steps++];
         st->fn = binary ? tf__cpu_binary_row(dtype, ps->op) : tf__cpu_unary_row(dtype, ps->op);
+        st->op = ps->op;
+        fp->rows[fp->n_steps - 1] = st->fn;
         st->nsrc = binary ? 2 : 1;
         st->src[0] = fused_reg(ps->a);
         st->src[1] = fused_reg(ps->b);
@@ -285,11 +272,14 @@ static int64_t fused_prepare(const tf_exec *x, fused_prog *fp, int *dup,
 /*
  * The program runs unit by unit of REDUCE's full reduction (CPU_RED_UNIT_ROWS
  * elements in the program shape's column-major order): each unit computes the
- * elementwise outputs in place and the reduced register into a dense buffer of
- * one unit, which the REDUCE kernel then folds exactly as it folds that unit of a
- * dense array (tf__cpu_reduce_unit). The buffer stays in the L2 cache, so the
- * register is written nowhere in memory, and the value is REDUCE's bit for bit.
- * Threads split the units; the calling thread folds their results in order.
+ * elementwise outputs in place and the reduced register, a chunk at a time, into a
+ * buffer of one chunk that REDUCE's fold of the unit takes in at once
+ * (tf__cpu_reduce_fold_feed: fed in pieces, the fold equals tf__cpu_reduce_unit of
+ * the unit as one dense row). The buffer stays in the L1 cache, so the register is
+ * written nowhere in memory, and the value is REDUCE's bit for bit. (A buffer of a
+ * whole unit, folded afterwards, cost a quarter of the elementwise step: 64 KiB
+ * written to and read back from L2 per unit.) Threads split the units; the calling
+ * thread folds their results in order.
  */
 typedef struct fused_red_job {
     const cpu_engine *e;
@@ -344,7 +334,9 @@ static void fused_red_layout(const tf_exec *x, fused_red_job *j)
     j->nunits = (j->numel + CPU_RED_UNIT_ROWS - 1) / CPU_RED_UNIT_ROWS;
 }
 
-/* Unit u: its elements computed row by row, the reduced ones into buf, then folded. */
+/* Unit u: its elements computed row by row in pieces of at most one chunk, each
+   piece's reduced register into buf (in the L1 cache) and fed to the unit's fold
+   at once. */
 static int fused_red_unit(const fused_red_job *j, int64_t u, char *buf, cpu_err *err)
 {
     const int64_t es = j->fp->esize, begin = u * CPU_RED_UNIT_ROWS;
@@ -352,6 +344,8 @@ static int fused_red_unit(const fused_red_job *j, int64_t u, char *buf, cpu_err 
     int64_t idx[TF_MAX_RANK];
     char *p[CPU_MAX_OPS];
     int64_t s[CPU_MAX_OPS];
+    cpu_red_fold fold;
+    tf__cpu_reduce_fold_init(&fold, j->dtype, j->op, end - begin);
     for (int64_t pos = begin; pos < end;) {
         tf__cpu_unravel(pos, j->rank, j->shape, idx);
         int64_t n = j->rank > 0 ? j->shape[0] - idx[0] : 1;
@@ -361,30 +355,40 @@ static int fused_red_unit(const fused_red_job *j, int64_t u, char *buf, cpu_err 
             for (int k = 0; k < j->rank; k++) {
                 off += idx[k] * j->strides[o][k];
             }
-            p[o] = o == j->buf ? buf + (pos - begin) * es : j->base[o] + off * es;
+            p[o] = o == j->buf ? buf : j->base[o] + off * es;
             s[o] = o == j->buf ? 1 : j->rank > 0 ? j->strides[o][0] : 0;
         }
+        /* The compiled program folds whole groups of 8 of the fold's lanes itself, on a
+           dense row, as far as the lanes go (fold.body) */
+        const int64_t q = pos - begin, lanes_n = (n < fold.body - q ? n : fold.body - q) & ~7;
+        if (j->fp->jit_lanes != NULL && q % 8 == 0 && lanes_n > 0 && fused_dense(j->fp, s)) {
+            double lanes[8];
+            tf__cpu_reduce_fold_get(&fold, lanes);
+            if (j->fp->jit_lanes(lanes_n, p, j->fp->imm, j->fp->rows, j->fp->stream, lanes,
+                                 err) != 0) {
+                return 1;
+            }
+            tf__cpu_reduce_fold_put(&fold, lanes, lanes_n);
+            pos += lanes_n;
+            continue;
+        }
+        n = n < j->fp->chunk ? n : j->fp->chunk;
         if (fused_row(j->fp, n, p, s, err) != 0) {
             return 1;
         }
-        if (j->dup >= 0) { /* the register lives in that output: gathered from there */
-            for (int64_t i = 0; i < n; i++) {
-                memcpy(p[j->buf] + i * es, p[j->dup] + i * s[j->dup] * es, (size_t)es);
-            }
-        }
+        /* a register lives in one place: in that output, read from there */
+        const int from = j->dup >= 0 ? j->dup : j->buf;
+        tf__cpu_reduce_fold_feed(&fold, p[from], n, s[from]);
         pos += n;
     }
-    j->units[u] = tf__cpu_reduce_unit(j->dtype, j->op, buf, end - begin);
+    j->units[u] = tf__cpu_reduce_fold_close(&fold);
     return 0;
 }
 
 static int fused_red_piece(const void *ctx, int64_t begin, int64_t end, cpu_err *err)
 {
     const fused_red_job *j = ctx;
-    char *buf = tf__cpu_alloc(j->e, (size_t)(CPU_RED_UNIT_ROWS * j->fp->esize), err, "FUSED");
-    if (buf == NULL) {
-        return 1;
-    }
+    _Alignas(64) char buf[FUSED_CHUNK_MAX * 16]; /* one chunk of the widest dtype */
     int rc = 0;
     for (int64_t u = begin; u < end && rc == 0; u++) {
         rc = fused_red_unit(j, u, buf, err);
@@ -392,7 +396,6 @@ static int fused_red_piece(const void *ctx, int64_t begin, int64_t end, cpu_err 
     if (j->fp->stream) {
         tf__cpu_stream_fence();
     }
-    tf__cpu_free(j->e, buf);
     return rc;
 }
 
@@ -412,7 +415,7 @@ static int fused_reduce_run(const cpu_engine *e, const tf_exec *x, const fused_p
     const tf_operand *ro = x->outputs[j.buf];
     char *out = (char *)ro->data + ro->offset * fp->esize;
     if (j.numel <= 1) { /* REDUCE's empty value, or the one element itself */
-        _Alignas(16) char cell[16]; /* the one element (esize <= 8) */
+        _Alignas(16) char cell[16]; /* the one element (esize <= 16) */
         cpu_red_acc unit;
         j.units = &unit;
         if (j.numel == 1 && fused_red_unit(&j, 0, cell, err) != 0) {
@@ -421,8 +424,10 @@ static int fused_reduce_run(const cpu_engine *e, const tf_exec *x, const fused_p
         if (fp->stream) {
             tf__cpu_stream_fence();
         }
-        if (j.numel == 1) {
-            memcpy(out, cell, (size_t)fp->esize);
+        if (j.numel == 1) { /* computed into cell, or (dup) into that output alone */
+            const tf_operand *d = dup >= 0 ? x->outputs[dup] : NULL;
+            const char *one = d ? (const char *)d->data + d->offset * fp->esize : cell;
+            memcpy(out, one, (size_t)fp->esize);
         } else {
             tf__cpu_reduce_finish(j.dtype, j.op, NULL, 0, out);
         }
@@ -457,6 +462,9 @@ int tf__cpu_exec_fused(const cpu_engine *e, const tf_exec *x, cpu_err *err)
         stream = n * es * (x->n_inputs + pp->n_outputs) > e->stream_bytes ? e->stream_copy : NULL;
     }
     int64_t grain = fused_prepare(x, &fp, &dup, stream);
+    if (tf__cpu_jit_lookup(e, &fp, tf__cpu_operand_numel(x->inputs[0]), err) != 0) {
+        return 1;
+    }
     if (TF_FUSED_PARAMS_REDUCE(pp)) {
         return fused_reduce_run(e, x, &fp, grain, dup, err);
     }

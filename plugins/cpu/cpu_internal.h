@@ -110,6 +110,20 @@ void tf__cpu_stream_fence(void);
 /* The option fused: off, one output only, on (the default). */
 enum { CPU_FUSED_OFF = 0, CPU_FUSED_ONE = 1, CPU_FUSED_ON = 2 };
 
+/* The option jit (cpu_jit.c): off; auto (the default): a FUSED program is compiled when
+   it runs again, on at least CPU_JIT_MIN_ELEMS elements, once its runs of that size have
+   covered CPU_JIT_ELEMS elements in all (the bench's 2^22-element step: its second run; a
+   2^16-element one: its 32nd); always: every program the compiler covers, the first time,
+   and a failed compile fails the call. */
+enum { CPU_JIT_OFF = 0, CPU_JIT_AUTO = 1, CPU_JIT_ALWAYS = 2 };
+#define CPU_JIT_MIN_ELEMS (64 * 1024)
+#define CPU_JIT_ELEMS ((int64_t)2 << 20)
+typedef struct cpu_jit cpu_jit;
+/* The engine's cache of compiled programs; NULL when jit is off. */
+tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc, cpu_jit **out,
+                             cpu_err *err);
+void tf__cpu_jit_destroy(cpu_jit *jit);
+
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
 struct tf_engine_state {
     const tf_host_api *host;
@@ -119,6 +133,8 @@ struct tf_engine_state {
     size_t stream_bytes;
     cpu_stream_copy_fn stream_copy;
     int fused; /* CPU_FUSED_*: what supports() says to TF_PRIM_FUSED (option fused) */
+    int jit;   /* CPU_JIT_*: option jit */
+    cpu_jit *jit_cache;
     cpu_pool *pool;
     cpu_buffer_cache cache;
 };
@@ -220,6 +236,17 @@ void tf__cpu_iter_init(cpu_iter *it, int nops, const cpu_view *const *views, uns
  */
 typedef int (*cpu_row_fn)(const void *ctx, int64_t n, char *const *p, const int64_t *s,
                           cpu_err *err);
+
+/*
+ * A compiled FUSED program over n elements of dense rows: p[] the row operands (the
+ * outputs, then the inputs), imm the program's immediates (8 bytes each), rows[k] the
+ * row function of live step k (for the steps it calls), stream the non-temporal copy of
+ * streamed outputs. lanes NULL: as fused_row; else (jit_lanes, n a multiple of 8, at a
+ * position of the fold that is one too) the reduced register is folded into lanes[0..7]
+ * instead of being written. Non-zero with *err filled on failure.
+ */
+typedef int (*cpu_jit_fn)(int64_t n, char *const *p, const void *imm, const cpu_row_fn *rows,
+                          cpu_stream_copy_fn stream, double *lanes, cpu_err *err);
 
 /* Walks elements [begin, end) of the iteration, row by row. */
 int tf__cpu_iter_range(const cpu_iter *it, int64_t begin, int64_t end, cpu_row_fn fn,
@@ -329,6 +356,20 @@ typedef union cpu_red_acc {
    elements at p, and the result from the units' folds in order (the empty value for
    none). A full REDUCE of one element is that element. */
 cpu_red_acc tf__cpu_reduce_unit(uint32_t dtype, uint32_t op, const char *p, int64_t n);
+/* The same fold of a unit of n elements fed in pieces, in order (strides any): equal to
+   tf__cpu_reduce_unit of the whole unit bit for bit, whatever the pieces' lengths. */
+typedef struct cpu_red_fold {
+    const void *kernel;
+    int64_t q;    /* elements fed so far */
+    int64_t body; /* n - n % 8: positions below fold into lane position % 8, the rest lane 0 */
+    cpu_red_acc lanes[8];
+} cpu_red_fold;
+/* A float fold's lanes as doubles, and back with n more elements folded into them. */
+void tf__cpu_reduce_fold_get(const cpu_red_fold *f, double *lanes);
+void tf__cpu_reduce_fold_put(cpu_red_fold *f, const double *lanes, int64_t n);
+void tf__cpu_reduce_fold_init(cpu_red_fold *f, uint32_t dtype, uint32_t op, int64_t n);
+void tf__cpu_reduce_fold_feed(cpu_red_fold *f, const char *p, int64_t n, int64_t s);
+cpu_red_acc tf__cpu_reduce_fold_close(const cpu_red_fold *f);
 void tf__cpu_reduce_finish(uint32_t dtype, uint32_t op, const cpu_red_acc *units, int64_t nunits,
                            char *out);
 /* Structural checks of an execute call (counts, dtypes, params, shapes). */

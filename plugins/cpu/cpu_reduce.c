@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "cpu_ops.h"
 
 #define CPU_RED_TILE 512                /* outputs per kept-inner tile */
 #define CPU_RED_UNIT_ELEMS (64 * 1024)   /* input elements per unit, kept-inner */
@@ -40,6 +41,8 @@ typedef struct red_kernel {
     red_acc identity; /* the neutral element the folds start from */
     red_acc empty;    /* the value of an empty group */
     red_acc (*row)(const char *p, int64_t n, int64_t s);
+    void (*feed)(red_acc *lanes, int64_t q, int64_t body, const char *p, int64_t n, int64_t s);
+    red_acc (*close)(const red_acc *lanes);
     void (*tile)(red_acc *acc, const char *p, int64_t n, int64_t s);
     red_acc (*combine)(red_acc a, red_acc b);
     void (*store)(char *out, red_acc a);
@@ -53,39 +56,59 @@ typedef struct red_kernel {
         r.M = OP(a.M, b.M);                                                                       \
         return r;                                                                                 \
     }                                                                                             \
-    static red_acc NAME##_row(const char *p, int64_t n, int64_t s)                                \
+    /* Feeds n elements (stride s) at positions q ... of a fold whose first `body`  \
+       positions go to lane position % 8 and the rest to lane 0, each lane in order  \
+       of position: a fold fed piece by piece equals the fold of the whole row. */    \
+    static void NAME##_feed(red_acc *lanes, int64_t q, int64_t body, const char *p, int64_t n,  \
+                            int64_t s)                                                            \
     {                                                                                             \
         const T *x = (const T *)(const void *)p;                                                  \
         AT a[8];                                                                                  \
         int64_t i = 0;                                                                            \
         for (int j = 0; j < 8; j++) {                                                             \
-            a[j] = (ID);                                                                          \
+            a[j] = lanes[j].M;                                                                    \
+        }                                                                                         \
+        for (; i < n && (q + i) % 8 != 0 && q + i < body; i++) {                                  \
+            a[(q + i) % 8] = OP(a[(q + i) % 8], LOAD(x[i * s]));                                  \
         }                                                                                         \
         if (s == 1) {                                                                             \
-            for (; i + 8 <= n; i += 8) {                                                          \
+            for (; i + 8 <= n && q + i + 8 <= body; i += 8) {                                     \
                 for (int j = 0; j < 8; j++) {                                                     \
                     a[j] = OP(a[j], LOAD(x[i + j]));                                              \
                 }                                                                                 \
             }                                                                                     \
         } else {                                                                                  \
-            for (; i + 8 <= n; i += 8) {                                                          \
+            for (; i + 8 <= n && q + i + 8 <= body; i += 8) {                                     \
                 for (int j = 0; j < 8; j++) {                                                     \
                     a[j] = OP(a[j], LOAD(x[(i + j) * s]));                                        \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
         for (; i < n; i++) {                                                                      \
-            a[0] = OP(a[0], LOAD(x[i * s]));                                                      \
+            const int lane = q + i < body ? (int)((q + i) % 8) : 0;                               \
+            a[lane] = OP(a[lane], LOAD(x[i * s]));                                                \
         }                                                                                         \
-        a[0] = OP(a[0], a[1]);                                                                    \
-        a[2] = OP(a[2], a[3]);                                                                    \
-        a[4] = OP(a[4], a[5]);                                                                    \
-        a[6] = OP(a[6], a[7]);                                                                    \
-        a[0] = OP(a[0], a[2]);                                                                    \
-        a[4] = OP(a[4], a[6]);                                                                    \
+        for (int j = 0; j < 8; j++) {                                                             \
+            lanes[j].M = a[j];                                                                    \
+        }                                                                                         \
+    }                                                                                             \
+    /* The lanes folded pairwise into one value. */                                              \
+    static red_acc NAME##_close(const red_acc *lanes)                                             \
+    {                                                                                             \
         red_acc r;                                                                                \
-        r.M = OP(a[0], a[4]);                                                                     \
+        r.M = OP(OP(OP(lanes[0].M, lanes[1].M), OP(lanes[2].M, lanes[3].M)),                      \
+                 OP(OP(lanes[4].M, lanes[5].M), OP(lanes[6].M, lanes[7].M)));                     \
         return r;                                                                                 \
+    }                                                                                             \
+    /* A row of n elements: eight lanes from the identity, fed once. */                          \
+    static red_acc NAME##_row(const char *p, int64_t n, int64_t s)                                \
+    {                                                                                             \
+        red_acc lanes[8];                                                                         \
+        for (int j = 0; j < 8; j++) {                                                             \
+            lanes[j].M = (ID);                                                                    \
+        }                                                                                         \
+        NAME##_feed(lanes, 0, n - n % 8, p, n, s);                                                \
+        return NAME##_close(lanes);                                                               \
     }                                                                                             \
     static void NAME##_tile(red_acc *acc, const char *p, int64_t n, int64_t s)                    \
     {                                                                                             \
@@ -105,17 +128,15 @@ typedef struct red_kernel {
         T v = (T)a.M;                                                                             \
         memcpy(out, &v, sizeof v);                                                                \
     }                                                                                             \
-    static const red_kernel NAME = {{.M = (ID)},       {.M = (EMPTY)},  NAME##_row,               \
-                                    NAME##_tile,       NAME##_combine, NAME##_store};
+    static const red_kernel NAME = {{.M = (ID)},   {.M = (EMPTY)}, NAME##_row,     NAME##_feed,   \
+                                    NAME##_close,  NAME##_tile,    NAME##_combine, NAME##_store};
 
 #define OP_ADD(a, b) ((a) + (b))
 #define OP_MUL(a, b) ((a) * (b))
-/* IEEE 754-2019 maximum / minimum: NaN propagates and -0 < +0, so the fold's
-   result does not depend on the order in which equal zeros meet. */
-#define OP_FMAX(a, b) \
-    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) > (b) || ((a) == (b) && !signbit(a)) ? (a) : (b))
-#define OP_FMIN(a, b) \
-    ((a) != (a) || (b) != (b) ? (a) + (b) : (a) < (b) || ((a) == (b) && signbit(a)) ? (a) : (b))
+/* IEEE 754-2019 maximum / minimum (cpu_ops.h): NaN propagates and -0 < +0, so the
+   fold's result does not depend on the order in which equal zeros meet. */
+#define OP_FMAX(a, b) CPU_FMAX(a, b)
+#define OP_FMIN(a, b) CPU_FMIN(a, b)
 #define OP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define OP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define OP_OR(a, b) ((a) | (b))
@@ -180,10 +201,51 @@ int tf__cpu_reduce_supported(uint32_t dtype, uint32_t op)
  * units in order (red_item_run, red_split_fold), or the element itself when
  * n is 1 (no axis to fold). These give FUSED the same value bit for bit.
  */
-cpu_red_acc tf__cpu_reduce_unit(uint32_t dtype, uint32_t op, const char *p, int64_t n)
+void tf__cpu_reduce_fold_init(cpu_red_fold *f, uint32_t dtype, uint32_t op, int64_t n)
 {
     const red_kernel *k = red_table[dtype][op];
-    return k->combine(k->identity, k->row(p, n, 1));
+    f->kernel = k;
+    f->q = 0;
+    f->body = n - n % 8;
+    for (int j = 0; j < 8; j++) {
+        f->lanes[j] = k->identity;
+    }
+}
+
+void tf__cpu_reduce_fold_feed(cpu_red_fold *f, const char *p, int64_t n, int64_t s)
+{
+    const red_kernel *k = f->kernel;
+    k->feed(f->lanes, f->q, f->body, p, n, s);
+    f->q += n;
+}
+
+void tf__cpu_reduce_fold_get(const cpu_red_fold *f, double *lanes)
+{
+    for (int j = 0; j < 8; j++) {
+        lanes[j] = f->lanes[j].f;
+    }
+}
+
+void tf__cpu_reduce_fold_put(cpu_red_fold *f, const double *lanes, int64_t n)
+{
+    for (int j = 0; j < 8; j++) {
+        f->lanes[j].f = lanes[j];
+    }
+    f->q += n;
+}
+
+cpu_red_acc tf__cpu_reduce_fold_close(const cpu_red_fold *f)
+{
+    const red_kernel *k = f->kernel;
+    return k->combine(k->identity, k->close(f->lanes));
+}
+
+cpu_red_acc tf__cpu_reduce_unit(uint32_t dtype, uint32_t op, const char *p, int64_t n)
+{
+    cpu_red_fold f;
+    tf__cpu_reduce_fold_init(&f, dtype, op, n);
+    tf__cpu_reduce_fold_feed(&f, p, n, 1);
+    return tf__cpu_reduce_fold_close(&f);
 }
 
 void tf__cpu_reduce_finish(uint32_t dtype, uint32_t op, const cpu_red_acc *units, int64_t nunits,

@@ -1,0 +1,345 @@
+/*
+ * test_cpu_jit.c - the CPU engine's hot-program compiler (cpu_jit.c) against
+ * its interpreter. A compiled FUSED program must give every output bit for bit
+ * what the interpreter gives (which test_cpu_fused.c and test_cpu_fused_reduce.c
+ * hold to the separate calls): the referee of the compiled path.
+ *
+ * Each program runs on an engine with jit=off (the reference) and on engines
+ * with jit=always, serial and threaded, on the same input values: random
+ * programs of every float op with immediates, 1 to 8 elementwise outputs or a
+ * reduced output (every reduce op, the reduced register also an elementwise
+ * output or not), f32 and f64, dense inputs and random layouts (strided rows
+ * run interpreted, so one call mixes both), lengths around the generated
+ * loop's chunk (256), REDUCE's 8 lanes and its unit (8192 positions), and rank
+ * 2 shapes whose rows start inside a group of lanes. Then the paths a user can
+ * reach: a compiler that does not exist (jit=always: the call fails with
+ * TF_ERR_BACKEND and writes nothing; jit=auto: the call runs interpreted), and
+ * the options' bad values.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tf_ref.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define N_ENGINES 3
+
+static const tf_dtype float_dtypes[] = {TF_F32, TF_F64};
+
+/* [0]: jit=off, the reference; [1]: jit=always serial; [2]: jit=always, 4 threads. */
+static tf_engine *engines[N_ENGINES];
+
+typedef struct prog {
+    uint32_t n_in, m; /* m: elementwise outputs named (0: the last step alone) */
+    int reduce;       /* a reduced output (REDUCE op + 1), or 0 */
+    tf_fused_step steps[TF_FUSED_MAX_STEPS];
+    uint32_t outputs[TF_FUSED_MAX_OUTPUTS];
+    double imm[TF_FUSED_MAX_IMMEDIATES];
+    tf_fused_params params;
+} prog;
+
+static int setup(void **state)
+{
+    (void)state;
+    static const struct {
+        int threads;
+        const char *jit;
+    } configs[N_ENGINES] = {{1, "off"}, {1, "always"}, {4, "always"}};
+    for (int k = 0; k < N_ENGINES; k++) {
+        tf_status st = tfr_engine_create("cpu", configs[k].threads, "jit", configs[k].jit,
+                                         &engines[k]);
+        if (st != TF_OK) {
+            print_error("cpu engine jit=%s: %s\n", configs[k].jit, tf_error_message());
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int k = 0; k < N_ENGINES; k++)
+        tf_engine_destroy(engines[k]);
+    return 0;
+}
+
+/* A random program: steps of every float op, some operands immediates, m outputs in
+   order, and (reduce) the reduced step as test_cpu_fused_reduce.c picks it. */
+static void prog_random(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, int reduce, prog *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n_in = n_in;
+    tfr_fused_random_steps(rng, n_in, n_steps, p->steps);
+    uint32_t n_imm = tfr_rng_chance(rng, 50) ? (uint32_t)tfr_rng_int(rng, 1, 3) : 0;
+    for (uint32_t j = 0; j < n_imm; j++)
+        p->imm[j] = tfr_rng_chance(rng, 20) ? 0.0 : tfr_rng_real(rng, -2.0, 2.0);
+    for (uint32_t k = 0; k < n_steps && n_imm > 0; k++) {
+        tf_fused_step *st = &p->steps[k];
+        if (tfr_rng_chance(rng, 25))
+            st->a = TF_FUSED_IMM | (uint32_t)tfr_rng_int(rng, 0, n_imm - 1);
+        else if (st->kind == TF_FUSED_BINARY && tfr_rng_chance(rng, 25))
+            st->b = TF_FUSED_IMM | (uint32_t)tfr_rng_int(rng, 0, n_imm - 1);
+    }
+    uint32_t most = n_steps < TF_FUSED_MAX_OUTPUTS - 1 ? n_steps : TF_FUSED_MAX_OUTPUTS - 1;
+    p->m = tfr_rng_chance(rng, 30) ? 0 : (uint32_t)tfr_rng_int(rng, 1, most);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < n_steps && n < p->m; k++) /* selection sampling, in order */
+        if ((uint32_t)tfr_rng_int(rng, 0, n_steps - 1 - k) < p->m - n)
+            p->outputs[n++] = k;
+    if (!reduce && p->m > 0)
+        p->outputs[p->m - 1] = n_steps - 1; /* the last output is the last step */
+    uint32_t reduce_step = n_steps - 1;
+    if (p->m > 0 && p->outputs[p->m - 1] == n_steps - 1)
+        reduce_step = tfr_rng_chance(rng, 30) ? n_steps - 1
+                                              : (uint32_t)tfr_rng_int(rng, 0, n_steps - 1);
+    p->reduce = reduce;
+    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, p->m, p->outputs,
+                                  n_imm, p->imm, (uint32_t)reduce,
+                                  reduce ? reduce_step : 0};
+}
+
+/* The outputs' count: the elementwise ones (at least one without a reduction), then the
+   reduced one. */
+static uint32_t n_outputs(const prog *p)
+{
+    if (p->reduce)
+        return p->m + 1;
+    return p->m > 0 ? p->m : 1;
+}
+
+/* Runs p on every engine with the same input values (seed) and compares the outputs
+   with engine 0's bit for bit. */
+static void check_prog(const prog *p, tf_dtype dtype, size_t rank, const int64_t *shape,
+                       tfr_layout layout, uint64_t seed, const char *label)
+{
+    char desc[700], what[1000];
+    tfr_fused_describe(p->n_in, p->params.n_steps, p->steps, desc, sizeof desc);
+    snprintf(what, sizeof what, "%s %s rank %zu numel %zu layout %d [%s] m %u reduce %d imm %u",
+             label, tf_dtype_name(dtype), rank, tfr_numel(rank, shape), (int)layout, desc, p->m,
+             p->reduce, p->params.n_imm);
+    static const int64_t ones[TF_MAX_RANK] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const uint32_t n_out = n_outputs(p);
+    tf_scalar *want[TF_FUSED_MAX_OUTPUTS + 1] = {NULL};
+    for (int k = 0; k < N_ENGINES; k++) {
+        tfr_rng rng;
+        tfr_rng_seed(&rng, seed);
+        tfr_input in[TF_FUSED_MAX_INPUTS];
+        tf_tensor *args[TF_FUSED_MAX_INPUTS], *out[TF_FUSED_MAX_OUTPUTS + 1];
+        for (uint32_t i = 0; i < p->n_in; i++) {
+            tfr_gen gen = {tfr_rng_chance(&rng, 15) ? TFR_SPECIAL : TFR_UNIFORM, -1.0, 1.0};
+            tfr_input_make(&in[i], &rng, engines[k], dtype, rank, shape, layout, &gen);
+            args[i] = in[i].t;
+        }
+        for (uint32_t o = 0; o < n_out; o++) {
+            const int red = p->reduce && o == n_out - 1;
+            out[o] = tfr_output(engines[k], dtype, red ? 0 : rank, red ? ones : shape);
+        }
+        tfr_exec_ok(what, engines[k], TF_PRIM_FUSED, &p->params, p->n_in, args, n_out, out);
+        for (uint32_t o = 0; o < n_out; o++) {
+            tf_scalar *got = tfr_read(out[o]);
+            if (k == 0) {
+                want[o] = got;
+            } else {
+                char which[1100];
+                snprintf(which, sizeof which, "%s: engine %d, output %u", what, k, o);
+                tfr_check_same_bits(which, dtype, tf_tensor_numel(out[o]), got, want[o]);
+                free(got);
+            }
+            tf_tensor_release(out[o]);
+        }
+        for (uint32_t i = 0; i < p->n_in; i++)
+            tfr_input_free(&in[i]);
+    }
+    for (uint32_t o = 0; o < n_out; o++)
+        free(want[o]);
+}
+
+static void check_random(tfr_rng *rng, tf_dtype dtype, size_t rank, const int64_t *shape,
+                         int reduce, tfr_layout layout, const char *label)
+{
+    uint32_t n_in = (uint32_t)tfr_rng_int(rng, 1, TF_FUSED_MAX_INPUTS);
+    uint32_t n_steps = (uint32_t)tfr_rng_int(rng, 1, TF_FUSED_MAX_STEPS);
+    prog p;
+    prog_random(rng, n_in, n_steps, reduce, &p);
+    check_prog(&p, dtype, rank, shape, layout, (uint64_t)tfr_rng_int(rng, 1, 1 << 30), label);
+}
+
+/* Random programs on dense vectors of random lengths, every reduce op or none. */
+static void test_jit_random_dense(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 2401);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++)
+        for (int t = 0; t < 60; t++) {
+            const int64_t n = tfr_rng_int(&rng, 1, 3000);
+            const int reduce = tfr_rng_chance(&rng, 50) ? (int)tfr_rng_int(&rng, 1, 4) : 0;
+            check_random(&rng, float_dtypes[d], 1, &n, reduce, TFR_DENSE, "dense");
+        }
+}
+
+/* Random programs over random shapes and layouts: strided rows run interpreted. */
+static void test_jit_random_layouts(void **state)
+{
+    (void)state;
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 2402);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++)
+        for (int t = 0; t < 60; t++) {
+            int64_t shape[TF_MAX_RANK];
+            size_t rank = (size_t)tfr_rng_int(&rng, 0, 4);
+            tfr_random_shape(&rng, rank, rank > 2 ? 6 : 40, 8, shape);
+            const int reduce = tfr_rng_chance(&rng, 50) ? (int)tfr_rng_int(&rng, 1, 4) : 0;
+            check_random(&rng, float_dtypes[d], rank, shape, reduce, tfr_random_layout(&rng),
+                         "layout");
+        }
+}
+
+/* Lengths around the chunk, the lanes and REDUCE's unit; rank 2 shapes whose rows
+   (3 or 13 long) start inside a group of 8 lanes, so one unit mixes the compiled
+   fold of whole groups and the interpreter's. */
+static void test_jit_lengths(void **state)
+{
+    (void)state;
+    static const int64_t lengths[] = {7,    8,    9,    255,  256,  257,   1000,
+                                      8191, 8192, 8193, 8200, 16385, 40003};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 2403);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++)
+        for (size_t l = 0; l < COUNT(lengths); l++) {
+            const int reduce = (int)(l % 5); /* none, then each op */
+            check_random(&rng, float_dtypes[d], 1, &lengths[l], reduce, TFR_DENSE, "length");
+            const int64_t rows = lengths[l] / 13 + 1;
+            const int64_t inner[2] = {13, rows}, narrow[2] = {3, lengths[l] / 3 + 1};
+            check_random(&rng, float_dtypes[d], 2, inner, reduce ? reduce : 1, TFR_DENSE,
+                         "rows of 13");
+            check_random(&rng, float_dtypes[d], 2, narrow, (int)(l % 4) + 1, TFR_DENSE,
+                         "rows of 3");
+        }
+}
+
+/* The elementwise bench's training step (exp(x) * y + x summed, and its gradient
+   y * exp(x) + 1 written), on a length of many units split between threads. */
+static void test_jit_training_step(void **state)
+{
+    (void)state;
+    prog p;
+    memset(&p, 0, sizeof p);
+    p.n_in = 2;
+    p.m = 1;
+    p.reduce = TF_REDUCE_SUM + 1;
+    const tf_fused_step steps[5] = {
+        {TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
+        {TF_FUSED_BINARY, TF_BINARY_MUL, 2, 1},
+        {TF_FUSED_BINARY, TF_BINARY_ADD, 3, 0},
+        {TF_FUSED_BINARY, TF_BINARY_MUL, 1, 2},
+        {TF_FUSED_BINARY, TF_BINARY_ADD, TF_FUSED_IMM | 0, 5},
+    };
+    memcpy(p.steps, steps, sizeof steps);
+    p.outputs[0] = 4;
+    p.imm[0] = 1.0;
+    p.params = (tf_fused_params){sizeof p.params, 5, p.steps, 1, p.outputs, 1, p.imm,
+                                 TF_REDUCE_SUM + 1, 2};
+    const int64_t n = (1 << 19) + 5;
+    for (size_t d = 0; d < COUNT(float_dtypes); d++)
+        check_prog(&p, float_dtypes[d], 1, &n, TFR_DENSE, 2404, "training step");
+}
+
+/* A serial CPU engine with the options jit and jit_cc. */
+static tf_status engine_with_cc(const char *jit, const char *cc, tf_engine **out)
+{
+    tf_plugin *plugin = NULL;
+    tf_status st = tf_plugin_load("cpu", &plugin);
+    if (st != TF_OK)
+        return st;
+    const char *keys[2] = {"jit", "jit_cc"}, *values[2] = {jit, cc};
+    tf_engine_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.struct_size = sizeof opt;
+    opt.threads = 1;
+    opt.n_extra = 2;
+    opt.extra_keys = keys;
+    opt.extra_values = values;
+    return tf_engine_create(plugin, &opt, out);
+}
+
+/* A compiler that cannot run: jit=always fails the call with TF_ERR_BACKEND and leaves
+   the outputs as they were; jit=auto runs the program interpreted, right. */
+static void test_jit_no_compiler(void **state)
+{
+    (void)state;
+    tf_engine *always = NULL, *autoe = NULL;
+    assert_int_equal(engine_with_cc("always", "/nonexistent/tenferro-cc", &always), TF_OK);
+    assert_int_equal(engine_with_cc("auto", "/nonexistent/tenferro-cc", &autoe), TF_OK);
+
+    const tf_fused_step steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
+                                    {TF_FUSED_BINARY, TF_BINARY_ADD, 1, 0}};
+    tf_fused_params fp = {sizeof fp, 2, steps, 0, NULL, 0, NULL, 0, 0};
+    const int64_t n = 600000; /* 5 runs: above the work after which auto compiles */
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 2405);
+    tfr_gen gen = {TFR_UNIFORM, -1.0, 1.0};
+    tfr_input in;
+    tfr_input_make(&in, &rng, always, TF_F64, 1, &n, TFR_DENSE, &gen);
+    tf_tensor *out = tfr_output(always, TF_F64, 1, &n);
+    tfr_expect_reject(always, "jit=always, no compiler", TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out,
+                      TF_ERR_BACKEND);
+    tf_error_clear();
+    assert_int_equal(tf_engine_execute(always, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out),
+                     TF_ERR_BACKEND);
+    assert_non_null(strstr(tf_error_cause(), "cpu: jit: cannot run the compiler"));
+    tf_tensor_release(out);
+    tfr_input_free(&in);
+
+    /* the reference: the interpreter (engine 0) on the same values */
+    tfr_rng_seed(&rng, 2406);
+    tfr_input_make(&in, &rng, engines[0], TF_F64, 1, &n, TFR_DENSE, &gen);
+    out = tfr_output(engines[0], TF_F64, 1, &n);
+    tfr_exec_ok("the reference", engines[0], TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
+    tf_scalar *want = tfr_read(out);
+    tf_tensor_release(out);
+    tfr_input_free(&in);
+    tfr_rng_seed(&rng, 2406);
+    tfr_input_make(&in, &rng, autoe, TF_F64, 1, &n, TFR_DENSE, &gen);
+    for (int run = 0; run < 5; run++) { /* past the runs after which auto compiles */
+        out = tfr_output(autoe, TF_F64, 1, &n);
+        tfr_exec_ok("jit=auto, no compiler", autoe, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
+        tf_scalar *got = tfr_read(out);
+        tfr_check_same_bits("jit=auto, no compiler", TF_F64, (size_t)n, got, want);
+        free(got);
+        tf_tensor_release(out);
+    }
+    free(want);
+    tfr_input_free(&in);
+    tf_engine_destroy(always);
+    tf_engine_destroy(autoe);
+}
+
+/* The options' bad values are refused at create, with the option named. */
+static void test_jit_bad_options(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"jit", "sometimes"}, {"jit", ""}, {"jit_cc", ""}};
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        tf_engine *e = NULL;
+        tf_error_clear();
+        assert_int_equal(tfr_engine_create("cpu", 1, cases[c][0], cases[c][1], &e),
+                         TF_ERR_VALIDATION);
+        assert_null(e);
+        assert_non_null(strstr(tf_error_cause(), cases[c][0]));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jit_random_dense),  cmocka_unit_test(test_jit_random_layouts),
+        cmocka_unit_test(test_jit_lengths),       cmocka_unit_test(test_jit_training_step),
+        cmocka_unit_test(test_jit_no_compiler),   cmocka_unit_test(test_jit_bad_options),
+    };
+    return cmocka_run_group_tests_name("cpu jit", tests, setup, teardown);
+}
