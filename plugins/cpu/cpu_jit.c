@@ -35,9 +35,16 @@
  * (TF_ERR_BACKEND), with nothing written.
  *
  * The compiler: the option jit_cc (default "cc"), run with posix_spawnp as
- * `cc -std=c11 -O3 -march=native -ffp-contract=off -fPIC -shared` on a file
- * in a fresh private folder under $TMPDIR (or /tmp), which is removed once
- * the object is loaded.
+ * `cc -std=c11 -O3 -ffp-contract=off -fPIC -shared <isa>` on a file in a
+ * fresh private folder under $TMPDIR (or /tmp), which is removed once the
+ * object is loaded. <isa> is what this process's view of the processor offers
+ * (on x86-64 -mavx2 -mfma, and the AVX-512 flags where present), asked with
+ * __builtin_cpu_supports rather than left to the compiler's -march=native: the
+ * compiler is a separate process and sees the real processor, which is not
+ * the one the engine runs on under an emulator or a checker such as valgrind
+ * (code built for it would stop on an illegal instruction). The exact steps
+ * round the same under every instruction set (-ffp-contract=off: no fused
+ * multiply-adds), so the choice changes speed, never results.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -454,6 +461,30 @@ static int write_file(const char *path, const char *text, size_t len)
     return close(fd);
 }
 
+/* The instruction-set flags for the compiled programs: what this process
+   sees (see the file's comment), NULL-terminated. */
+static const char *const *isa_flags(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static const char *const avx512[] = {"-mavx2", "-mfma", "-mavx512f", "-mavx512dq",
+                                         "-mavx512bw", "-mavx512vl", NULL};
+    static const char *const avx2[] = {"-mavx2", "-mfma", NULL};
+    static const char *const base[] = {NULL};
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        return base;
+    }
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+        return avx512;
+    }
+    return avx2;
+#else
+    static const char *const none[] = {NULL};
+    return none;
+#endif
+}
+
 /* Runs the compiler on dir/p.c into dir/p.so, its messages into dir/cc.log. */
 static int run_compiler(const char *cc, const char *dir, cpu_err *err)
 {
@@ -461,9 +492,13 @@ static int run_compiler(const char *cc, const char *dir, cpu_err *err)
     snprintf(src, sizeof src, "%s/p.c", dir);
     snprintf(obj, sizeof obj, "%s/p.so", dir);
     snprintf(log, sizeof log, "%s/cc.log", dir);
-    char *argv[] = {(char *)cc,          "-std=c11", "-O3",  "-march=native", "-ffp-contract=off",
-                    "-fPIC",             "-shared",  "-w",   "-o",            obj,
-                    src,                 "-lm",      NULL};
+    char *argv[24] = {(char *)cc, "-std=c11", "-O3", "-ffp-contract=off", "-fPIC", "-shared",
+                      "-w",       "-o",       obj,   src,                 "-lm"};
+    int argc = 11;
+    for (const char *const *f = isa_flags(); *f != NULL; f++) {
+        argv[argc++] = (char *)*f;
+    }
+    argv[argc] = NULL;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0) {
         return tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot set up the compiler's run");
@@ -486,6 +521,13 @@ static int run_compiler(const char *cc, const char *dir, cpu_err *err)
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         return 0;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        /* posix_spawnp's child could not exec the compiler: where the C library
+           cannot hand the error back to the parent (a fork-based spawn, as
+           under valgrind) the child exits 127, the shell's "not found". */
+        return tf__cpu_fail(err, TF_ERR_BACKEND,
+                            "cpu: jit: cannot run the compiler \"%s\": exit status 127", cc);
     }
     char first[160] = "";
     FILE *f = fopen(log, "r");

@@ -13,8 +13,8 @@
  * loop's chunk (256), REDUCE's 8 lanes and its unit (8192 positions), and rank
  * 2 shapes whose rows start inside a group of lanes. Then the paths a user can
  * reach: a compiler that does not exist (jit=always: the call fails with
- * TF_ERR_BACKEND and writes nothing; jit=auto: the call runs interpreted), and
- * the options' bad values.
+ * TF_ERR_BACKEND and writes nothing; jit=auto: the call runs interpreted), one
+ * that runs and fails, and the options' bad values.
  */
 #include <math.h>
 #include <stddef.h>
@@ -266,33 +266,56 @@ static tf_status engine_with_cc(const char *jit, const char *cc, tf_engine **out
     return tf_engine_create(plugin, &opt, out);
 }
 
-/* A compiler that cannot run: jit=always fails the call with TF_ERR_BACKEND and leaves
-   the outputs as they were; jit=auto runs the program interpreted, right. */
-static void test_jit_no_compiler(void **state)
-{
-    (void)state;
-    tf_engine *always = NULL, *autoe = NULL;
-    assert_int_equal(engine_with_cc("always", "/nonexistent/tenferro-cc", &always), TF_OK);
-    assert_int_equal(engine_with_cc("auto", "/nonexistent/tenferro-cc", &autoe), TF_OK);
+static const tf_fused_step exp_add_steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
+                                               {TF_FUSED_BINARY, TF_BINARY_ADD, 1, 0}};
 
-    const tf_fused_step steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
-                                    {TF_FUSED_BINARY, TF_BINARY_ADD, 1, 0}};
-    tf_fused_params fp = {sizeof fp, 2, steps, 0, NULL, 0, NULL, 0, 0};
-    const int64_t n = 600000; /* 5 runs: above the work after which auto compiles */
+/* Under jit=always with the compiler cc, exp(x) + x fails with TF_ERR_BACKEND, a cause
+   holding `cause`, and the output as it was. */
+static void expect_always_fails(const char *cc, const char *cause)
+{
+    tf_engine *always = NULL;
+    assert_int_equal(engine_with_cc("always", cc, &always), TF_OK);
+    tf_fused_params fp = {sizeof fp, 2, exp_add_steps, 0, NULL, 0, NULL, 0, 0};
+    const int64_t n = 70000;
     tfr_rng rng;
     tfr_rng_seed(&rng, 2405);
     tfr_gen gen = {TFR_UNIFORM, -1.0, 1.0};
     tfr_input in;
     tfr_input_make(&in, &rng, always, TF_F64, 1, &n, TFR_DENSE, &gen);
     tf_tensor *out = tfr_output(always, TF_F64, 1, &n);
-    tfr_expect_reject(always, "jit=always, no compiler", TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out,
-                      TF_ERR_BACKEND);
+    tfr_expect_reject(always, cc, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out, TF_ERR_BACKEND);
     tf_error_clear();
     assert_int_equal(tf_engine_execute(always, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out),
                      TF_ERR_BACKEND);
-    assert_non_null(strstr(tf_error_cause(), "cpu: jit: cannot run the compiler"));
+    if (strstr(tf_error_cause(), cause) == NULL)
+        fail_msg("jit=always, jit_cc=%s: cause \"%s\", not \"%s\"", cc, tf_error_cause(),
+                 cause);
     tf_tensor_release(out);
     tfr_input_free(&in);
+    tf_engine_destroy(always);
+}
+
+/* A compiler that runs and fails (false: exit status 1): the same, the status named. */
+static void test_jit_compiler_fails(void **state)
+{
+    (void)state;
+    expect_always_fails("false", "cpu: jit: \"false\" failed (status 1)");
+}
+
+/* A compiler that cannot run: jit=always fails the call with TF_ERR_BACKEND and leaves
+   the outputs as they were; jit=auto runs the program interpreted, right. */
+static void test_jit_no_compiler(void **state)
+{
+    (void)state;
+    expect_always_fails("/nonexistent/tenferro-cc", "cpu: jit: cannot run the compiler");
+    tf_engine *autoe = NULL;
+    assert_int_equal(engine_with_cc("auto", "/nonexistent/tenferro-cc", &autoe), TF_OK);
+    tf_fused_params fp = {sizeof fp, 2, exp_add_steps, 0, NULL, 0, NULL, 0, 0};
+    const int64_t n = 600000; /* 5 runs: above the work after which auto compiles */
+    tfr_rng rng;
+    tfr_gen gen = {TFR_UNIFORM, -1.0, 1.0};
+    tfr_input in;
+    tf_tensor *out;
 
     /* the reference: the interpreter (engine 0) on the same values */
     tfr_rng_seed(&rng, 2406);
@@ -314,7 +337,6 @@ static void test_jit_no_compiler(void **state)
     }
     free(want);
     tfr_input_free(&in);
-    tf_engine_destroy(always);
     tf_engine_destroy(autoe);
 }
 
@@ -339,7 +361,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jit_random_dense),  cmocka_unit_test(test_jit_random_layouts),
         cmocka_unit_test(test_jit_lengths),       cmocka_unit_test(test_jit_training_step),
-        cmocka_unit_test(test_jit_no_compiler),   cmocka_unit_test(test_jit_bad_options),
+        cmocka_unit_test(test_jit_no_compiler),   cmocka_unit_test(test_jit_compiler_fails),
+        cmocka_unit_test(test_jit_bad_options),
     };
     return cmocka_run_group_tests_name("cpu jit", tests, setup, teardown);
 }
