@@ -148,6 +148,11 @@ static void undo(gen *g, bool ran)
     tfp_program_pop(g->p);
 }
 
+size_t tfg__value_limit(const gen *g)
+{
+    return g->opt->big ? 40000 : 120;
+}
+
 bool tfg__try(gen *g, tfp_op *op, uint32_t *id)
 {
     bool pushed = tfp_program_push(g->p, op);
@@ -164,7 +169,7 @@ bool tfg__try(gen *g, tfp_op *op, uint32_t *id)
         undo(g, true);
         return false;
     }
-    size_t limit = g->opt->big ? 40000 : 120;
+    size_t limit = tfg__value_limit(g);
     bool cx = res.dtype == TFP_C128;
     g->p->has_complex = g->p->has_complex || cx;
     bool ok = ((res.dtype != TFP_F64 && !cx) || all_finite(&res, 1e3)) &&

@@ -64,7 +64,8 @@ static bool want_broadcast(gen *g, uint32_t id, const void *ctx)
 {
     uint32_t rank;
     int64_t shape[TF_MAX_RANK];
-    return tfg__broadcast(tfg__val(g, id), tfg__val(g, *(const uint32_t *)ctx), &rank, shape);
+    return tfg__broadcast(tfg__val(g, id), tfg__val(g, *(const uint32_t *)ctx), &rank, shape) &&
+           tfg__numel(rank, shape) <= tfg__value_limit(g);
 }
 
 static bool want_shape(gen *g, uint32_t id, const void *ctx)
@@ -306,6 +307,8 @@ static void build_broadcast(gen *g)
             shape[o] = 1 + tfg_pick(&g->rng, 3);
         }
     }
+    if (tfg__numel(orank, shape) > tfg__value_limit(g))
+        return;
     tfp_op op;
     tfp_op_init(&op, "broadcast_in_dim", 1, &x);
     tfp_attr_ints(&op, "shape", shape, orank);

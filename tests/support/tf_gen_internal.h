@@ -29,6 +29,15 @@ bool tfg__broadcast(const tfp_data *a, const tfp_data *b, uint32_t *rank, int64_
 /* The element of arg that element e of the broadcast result res reads. */
 size_t tfg__bcast_index(const tfp_data *arg, const tfp_data *res, size_t e);
 const tfp_data *tfg__val(gen *g, uint32_t id);
+/*
+ * The most elements a value may have (40000 in big programs, 120 otherwise).
+ * tfg__try drops a larger result after running it; builders whose result can
+ * be far larger than their operands (broadcasting two values against each
+ * other, broadcast_in_dim) check it before, so that the engine is never asked
+ * for an intermediate larger than the machine: [32800, 1] against [32800] is
+ * 8.6 GB of f64.
+ */
+size_t tfg__value_limit(const gen *g);
 bool tfg__is_float(gen *g, uint32_t id);
 uint32_t tfg__pick_value(gen *g, bool (*want)(gen *, uint32_t, const void *), const void *ctx);
 /*
