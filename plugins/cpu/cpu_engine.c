@@ -28,7 +28,7 @@
 #include "cpu_internal.h"
 
 #define CPU_PLUGIN_VERSION "0.1.0"
-#define CPU_BUFFER_HEADER 64 /* bytes before a buffer's data; keeps its alignment */
+#define CPU_BUFFER_HEADER 64                 /* bytes before a buffer's data; keeps its alignment */
 #define CPU_CACHE_BUDGET ((size_t)256 << 20) /* bytes of freed buffers kept per engine */
 
 /* The entry symbol; its declaration is the only exported name. */
@@ -316,6 +316,7 @@ typedef struct cpu_options {
     int fused;
     int jit;
     char jit_cc[256];
+    char jit_cache[400]; /* "" : auto */
 } cpu_options;
 
 /*
@@ -335,6 +336,8 @@ typedef struct cpu_options {
  *   interprets it if it cannot); always compiles every program it covers at
  *   once and fails a call whose compile fails (the tests' way to it).
  * - jit_cc=<command>: the C compiler it runs (default cc, found on PATH).
+ * - jit_cache=auto|off|<absolute folder>: where compiled programs are kept
+ *   between processes (cpu_jit_store.c; auto: the user's cache folder).
  */
 /* The index of value among n words, or -1 (value NULL included). */
 static int word_index(const char *value, const char *const *words, int n)
@@ -380,17 +383,26 @@ static tf_status parse_extra(const tf_host_api *host, const char *key, const cha
         snprintf(opts->jit_cc, sizeof opts->jit_cc, "%s", value);
         return TF_OK;
     }
+    if (key != NULL && strcmp(key, "jit_cache") == 0) {
+        if (value == NULL || value[0] == '\0' || strlen(value) >= sizeof opts->jit_cache) {
+            return fail(host, TF_ERR_VALIDATION,
+                        "cpu: create: option jit_cache = \"%s\" (expected auto, off or an "
+                        "absolute path)",
+                        value != NULL ? value : "(null)");
+        }
+        snprintf(opts->jit_cache, sizeof opts->jit_cache, "%s", value);
+        return TF_OK;
+    }
     if (key == NULL || strcmp(key, "stream_threshold") != 0) {
         return fail(host, TF_ERR_VALIDATION,
                     "cpu: create: unknown option \"%s\" (the CPU engine's extra options are "
-                    "stream_threshold, fused, jit and jit_cc)",
+                    "stream_threshold, fused, jit, jit_cc and jit_cache)",
                     key != NULL ? key : "(null)");
     }
     char *end = NULL;
     errno = 0;
-    unsigned long long v = value != NULL && value[0] >= '0' && value[0] <= '9'
-                               ? strtoull(value, &end, 10)
-                               : 0;
+    unsigned long long v =
+        value != NULL && value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
     if (end == NULL || *end != '\0' || errno != 0 || v > SIZE_MAX) {
         return fail(host, TF_ERR_VALIDATION,
                     "cpu: create: option stream_threshold = \"%s\" is not a byte count",
@@ -401,8 +413,7 @@ static tf_status parse_extra(const tf_host_api *host, const char *key, const cha
 }
 
 /* Reads the options: device, thread count, the extra keys above. */
-static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
-                               cpu_options *opts)
+static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o, cpu_options *opts)
 {
     const tf_host_api *host = pl->host;
     int *threads = &opts->threads;
@@ -411,6 +422,7 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
     opts->fused = CPU_FUSED_ON;
     opts->jit = CPU_JIT_AUTO;
     snprintf(opts->jit_cc, sizeof opts->jit_cc, "cc");
+    opts->jit_cache[0] = '\0';
     if (o == NULL) {
         *threads = (int)online_cpus();
         return TF_OK;
@@ -438,9 +450,8 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
     }
     if (TF_ABI_HAS_FIELD(o, tf_engine_options, extra_values)) {
         for (uint32_t k = 0; k < o->n_extra; k++) {
-            tf_status st =
-                parse_extra(host, o->extra_keys != NULL ? o->extra_keys[k] : NULL,
-                            o->extra_values != NULL ? o->extra_values[k] : NULL, opts);
+            tf_status st = parse_extra(host, o->extra_keys != NULL ? o->extra_keys[k] : NULL,
+                                       o->extra_values != NULL ? o->extra_values[k] : NULL, opts);
             if (st != TF_OK) {
                 return st;
             }
@@ -482,7 +493,8 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
     memset(&e->cache, 0, sizeof e->cache);
     atomic_flag_clear(&e->cache.busy);
     cpu_err err;
-    if (tf__cpu_jit_create(host, opts.jit, opts.jit_cc, &e->jit_cache, &err) != TF_OK) {
+    if (tf__cpu_jit_create(host, opts.jit, opts.jit_cc, opts.jit_cache[0] ? opts.jit_cache : NULL,
+                           &e->jit_cache, &err) != TF_OK) {
         host->free(host->ctx, e);
         return report(host, &err);
     }
@@ -731,8 +743,8 @@ static tf_status cpu_buffer_copy(tf_engine_state *engine, const tf_engine_buffer
 
 /* ---- execution ---------------------------------------------------------------------- */
 
-static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op,
-                        const uint32_t *dtypes, uint32_t n_dtypes)
+static int cpu_supports(tf_engine_state *engine, uint32_t prim, uint32_t op, const uint32_t *dtypes,
+                        uint32_t n_dtypes)
 {
     if (prim == TF_PRIM_FUSED && engine != NULL &&
         (engine->fused == CPU_FUSED_OFF ||

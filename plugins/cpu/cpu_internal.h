@@ -119,9 +119,10 @@ enum { CPU_JIT_OFF = 0, CPU_JIT_AUTO = 1, CPU_JIT_ALWAYS = 2 };
 #define CPU_JIT_MIN_ELEMS (64 * 1024)
 #define CPU_JIT_ELEMS ((int64_t)2 << 20)
 typedef struct cpu_jit cpu_jit;
-/* The engine's cache of compiled programs; NULL when jit is off. */
-tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc, cpu_jit **out,
-                             cpu_err *err);
+/* The engine's cache of compiled programs (NULL when jit is off), keeping them between
+   processes in the folder the option jit_cache names (cpu_jit_store.h). */
+tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc,
+                             const char *cache, cpu_jit **out, cpu_err *err);
 void tf__cpu_jit_destroy(cpu_jit *jit);
 
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */

@@ -28,11 +28,10 @@
  * lives); the engine keeps a table of keys, counts the runs of calls of at
  * least CPU_JIT_MIN_ELEMS elements and compiles a program when it runs again
  * once those runs have covered CPU_JIT_ELEMS elements (jit=auto: a compile pays
- * for itself only on work that repeats), or at once (jit=always). A compile takes tens of milliseconds;
- * it runs outside the table's lock, and calls meanwhile run interpreted. A
- * program whose compile fails (no compiler, a compiler error) is marked and
- * interpreted from then on; under jit=always the call fails instead
- * (TF_ERR_BACKEND), with nothing written.
+ * for itself only on work that repeats), or at once (jit=always). A compile takes tens of
+ * milliseconds; it runs outside the table's lock, and calls meanwhile run interpreted. A program
+ * whose compile fails (no compiler, a compiler error) is marked and interpreted from then on; under
+ * jit=always the call fails instead (TF_ERR_BACKEND), with nothing written.
  *
  * The compiler: the option jit_cc (default "cc"), run with posix_spawnp as
  * `cc -std=c11 -O3 -ffp-contract=off -fPIC -shared <isa>` on a file in a
@@ -62,17 +61,28 @@
 #include <unistd.h>
 
 #include "cpu_fused.h"
+#include "cpu_jit_store.h"
 #include "cpu_ops.h"
 #include "cpu_ops_text.h" /* tf__cpu_ops_text: cpu_ops.h as a string (built by CMake) */
 
 extern char **environ;
 
-#define JIT_CHUNK 256           /* elements per chunk of the generated loop */
-#define JIT_KEY_WORDS 160       /* a key's words, at most (see jit_key) */
-#define JIT_MAX_PROGRAMS 256    /* keys kept; further programs stay interpreted */
-#define JIT_SOURCE_BYTES 65536  /* a generated file, at most */
+#define JIT_CHUNK 256          /* elements per chunk of the generated loop */
+#define JIT_KEY_WORDS 160      /* a key's words, at most (see jit_key) */
+#define JIT_MAX_PROGRAMS 256   /* keys kept; further programs stay interpreted */
+#define JIT_SOURCE_BYTES 65536 /* a generated file, at most */
+/* The calling convention of a compiled program: tfjit_run's parameters, the order of
+   p (outputs, then inputs), rows[k] the row of step k. Named in every generated file's
+   first line, so that a stored program (cpu_jit_store.c) made under another is never
+   loaded: bump it with any change to them. */
+#define JIT_CALL_VERSION 1
 
-enum { JIT_COUNTING = 0, JIT_COMPILING, JIT_READY, JIT_FAILED };
+enum {
+    JIT_COUNTING = 0,
+    JIT_COMPILING,
+    JIT_READY,
+    JIT_FAILED
+};
 
 typedef struct jit_entry {
     int n;
@@ -81,7 +91,7 @@ typedef struct jit_entry {
     int state; /* JIT_* */
     int runs;
     int64_t elems; /* elements of the runs counted */
-    cpu_err why; /* JIT_FAILED: the compile's error */
+    cpu_err why;   /* JIT_FAILED: the compile's error */
     void *handle;
     cpu_jit_fn fn, fn_lanes;
 } jit_entry;
@@ -90,6 +100,7 @@ struct cpu_jit {
     const tf_host_api *host;
     int mode;
     char cc[256];
+    cpu_jit_store store; /* compiled programs kept between processes */
     pthread_mutex_t mu;
     int count;
     jit_entry *entries[JIT_MAX_PROGRAMS];
@@ -203,10 +214,10 @@ static void put(src_buf *b, const char *fmt, ...)
 /* The code's view of the program: per register, where its value is found. */
 typedef struct gen_ctx {
     const fused_prog *fp;
-    int lanes;              /* generating the lanes form */
-    int seg[FUSED_REGS];    /* the segment that computes a step register inline, else -1 */
-    int out[FUSED_REGS];    /* the output operand a step register is stored to, or -1 */
-    int arr[FUSED_REGS];    /* whether it also lives in a chunk array a<r> */
+    int lanes;           /* generating the lanes form */
+    int seg[FUSED_REGS]; /* the segment that computes a step register inline, else -1 */
+    int out[FUSED_REGS]; /* the output operand a step register is stored to, or -1 */
+    int arr[FUSED_REGS]; /* whether it also lives in a chunk array a<r> */
 } gen_ctx;
 
 /* An operand read at element e of the chunk inside segment `seg`. */
@@ -317,8 +328,9 @@ static void gen_function(src_buf *b, const fused_prog *fp, int lanes)
     g.fp = fp;
     g.lanes = lanes;
     gen_place(&g);
-    put(b, "int tfjit_run%s(int64_t n, char *const *p, const void *imm, const row_fn *rows, "
-           "stream_fn stream, double *lanes, void *err)\n{\n",
+    put(b,
+        "int tfjit_run%s(int64_t n, char *const *p, const void *imm, const row_fn *rows, "
+        "stream_fn stream, double *lanes, void *err)\n{\n",
         lanes ? "_lanes" : "");
     put(b, "    (void)rows; (void)stream; (void)lanes; (void)err; (void)imm;\n");
     for (int o = 0; o < fp->n_out; o++) {
@@ -368,10 +380,11 @@ static void gen_function(src_buf *b, const fused_prog *fp, int lanes)
             put(b, "            if (rows[%d](NULL, len, q, qs, err) != 0) return 1;\n        }\n",
                 k);
             if (lanes && st->dst == fp->red_reg) {
-                put(b, "        for (int64_t i = 0; i < len; i += 8)\n"
-                       "            for (int j = 0; j < 8; j++) {\n"
-                       "                const int64_t e = i + j;\n"
-                       "                acc[j] = r_%s(acc[j], (double)",
+                put(b,
+                    "        for (int64_t i = 0; i < len; i += 8)\n"
+                    "            for (int j = 0; j < 8; j++) {\n"
+                    "                const int64_t e = i + j;\n"
+                    "                acc[j] = r_%s(acc[j], (double)",
                     red);
                 put_read(b, &g, st->dst, -1);
                 put(b, ");\n            }\n");
@@ -417,8 +430,9 @@ static void gen_function(src_buf *b, const fused_prog *fp, int lanes)
         put(b, "            }\n");
     }
     for (int o = 0; o < fp->n_streamed; o++) {
-        put(b, "        stream((char *)(void *)p[%d] + c * (int64_t)sizeof(T), (const char *)a%d, "
-               "(size_t)len * sizeof(T));\n",
+        put(b,
+            "        stream((char *)(void *)p[%d] + c * (int64_t)sizeof(T), (const char *)a%d, "
+            "(size_t)len * sizeof(T));\n",
             o, fp->streamed_reg[o]);
     }
     put(b, "    }\n");
@@ -428,14 +442,76 @@ static void gen_function(src_buf *b, const fused_prog *fp, int lanes)
     put(b, "    return 0;\n}\n");
 }
 
-static int gen_source(const fused_prog *fp, src_buf *b)
+static const char *const *isa_flags(void);
+
+/* The compiler's fixed arguments (before the files and the instruction-set flags). */
+static const char *const cc_args[] = {"-std=c11", "-O3",     "-ffp-contract=off",
+                                      "-fPIC",    "-shared", "-w"};
+
+/* The whole source of fp's program: a first line naming the calling convention and
+   the compiler's command (so that they are part of what a stored program is matched
+   against), cpu_ops.h, the functions. */
+static int gen_source(const cpu_jit *jit, const fused_prog *fp, src_buf *b)
 {
+    put(b, "/* tenferro cpu jit, calling convention %d: %s", JIT_CALL_VERSION, jit->cc);
+    for (size_t i = 0; i < sizeof cc_args / sizeof cc_args[0]; i++) {
+        put(b, " %s", cc_args[i]);
+    }
+    for (const char *const *f = isa_flags(); *f != NULL; f++) {
+        put(b, " %s", *f);
+    }
+    put(b, " */\n");
     gen_prelude(b, fp);
     gen_function(b, fp, 0);
     if (fp->red_reg >= 0) {
         gen_function(b, fp, 1);
     }
     return b->overflow ? -1 : 0;
+}
+
+/* The file the compiler gets: the source, then the source again as the string
+   tfjit_source, by which a stored program is recognised (cpu_jit_store.c). */
+static char *with_own_text(const src_buf *b, size_t *len)
+{
+    static const char head[] = "\nconst char tfjit_source[] =\n\"";
+    size_t cap = 6 * b->len + sizeof head + 8, n = 0; /* an escape: 5 bytes at most */
+    char *t = malloc(cap);
+    if (t == NULL) {
+        return NULL;
+    }
+    memcpy(t, b->p, b->len);
+    n = b->len;
+    memcpy(t + n, head, sizeof head - 1);
+    n += sizeof head - 1;
+    for (size_t i = 0; i < b->len; i++) {
+        const unsigned char c = (unsigned char)b->p[i];
+        if (c == '\n') {
+            memcpy(t + n, "\\n\"\n\"", 5); /* \n" then a new line and " */
+            n += 5;
+        } else if (c == '\\' || c == '"' || c == '?') { /* '?': no trigraphs under -std=c11 */
+            t[n++] = '\\';
+            t[n++] = (char)c;
+        } else if (c < 0x20 || c >= 0x7f) {
+            n += (size_t)snprintf(t + n, 5, "\\%03o", c);
+        } else {
+            t[n++] = (char)c;
+        }
+    }
+    memcpy(t + n, "\";\n", 3);
+    n += 3;
+    *len = n;
+    return t;
+}
+
+/* The name a program is stored under: the FNV-1a hash of its source (the file is
+   recognised by the whole source, the name only finds it). */
+static void store_name(const src_buf *b, char name[32])
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < b->len; i++) {
+        h = (h ^ (unsigned char)b->p[i]) * 1099511628211u;
+    }
+    snprintf(name, 32, "%016llx.so", (unsigned long long)h);
 }
 
 /* ---- compiling and loading ----------------------------------------------------- */
@@ -466,7 +542,7 @@ static int write_file(const char *path, const char *text, size_t len)
 static const char *const *isa_flags(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    static const char *const avx512[] = {"-mavx2", "-mfma", "-mavx512f", "-mavx512dq",
+    static const char *const avx512[] = {"-mavx2",     "-mfma",      "-mavx512f", "-mavx512dq",
                                          "-mavx512bw", "-mavx512vl", NULL};
     static const char *const avx2[] = {"-mavx2", "-mfma", NULL};
     static const char *const base[] = {NULL};
@@ -492,9 +568,15 @@ static int run_compiler(const char *cc, const char *dir, cpu_err *err)
     snprintf(src, sizeof src, "%s/p.c", dir);
     snprintf(obj, sizeof obj, "%s/p.so", dir);
     snprintf(log, sizeof log, "%s/cc.log", dir);
-    char *argv[24] = {(char *)cc, "-std=c11", "-O3", "-ffp-contract=off", "-fPIC", "-shared",
-                      "-w",       "-o",       obj,   src,                 "-lm"};
-    int argc = 11;
+    char *argv[24] = {(char *)cc};
+    int argc = 1;
+    for (size_t i = 0; i < sizeof cc_args / sizeof cc_args[0]; i++) {
+        argv[argc++] = (char *)cc_args[i];
+    }
+    argv[argc++] = "-o";
+    argv[argc++] = obj;
+    argv[argc++] = src;
+    argv[argc++] = "-lm";
     for (const char *const *f = isa_flags(); *f != NULL; f++) {
         argv[argc++] = (char *)*f;
     }
@@ -509,8 +591,8 @@ static int run_compiler(const char *cc, const char *dir, cpu_err *err)
     int rc = posix_spawnp(&pid, cc, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
-        return tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot run the compiler \"%s\": %s",
-                            cc, strerror(rc));
+        return tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot run the compiler \"%s\": %s", cc,
+                            strerror(rc));
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
@@ -542,57 +624,116 @@ static int run_compiler(const char *cc, const char *dir, cpu_err *err)
                         WIFEXITED(status) ? WEXITSTATUS(status) : -1, first);
 }
 
-/* Generates, compiles and loads fp's program into *e (fn, fn_lanes, handle). */
-static int jit_compile(const cpu_jit *jit, const fused_prog *fp, jit_entry *e, cpu_err *err)
+/* fp's whole source into *b (allocated; free b->p). */
+static int make_source(const cpu_jit *jit, const fused_prog *fp, src_buf *b, cpu_err *err)
 {
-    src_buf b = {NULL, 0, JIT_SOURCE_BYTES, 0};
-    b.p = malloc(b.cap);
-    if (b.p == NULL) {
+    *b = (src_buf){malloc(JIT_SOURCE_BYTES), 0, JIT_SOURCE_BYTES, 0};
+    if (b->p == NULL) {
         return tf__cpu_fail(err, TF_ERR_OUT_OF_MEMORY, "cpu: jit: no memory for the source");
     }
-    b.p[0] = '\0';
-    if (gen_source(fp, &b) != 0) {
-        free(b.p);
+    b->p[0] = '\0';
+    if (gen_source(jit, fp, b) != 0) {
+        free(b->p);
+        b->p = NULL;
         return tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: the program's source is too long");
     }
+    return 0;
+}
+
+/* The program's functions from the loaded object h into *e: 0, or 1 with h closed. */
+static int take_functions(const fused_prog *fp, void *h, jit_entry *e)
+{
+    /* POSIX: a function pointer read through a void * (dlsym's documented use) */
+    void *f = dlsym(h, "tfjit_run");
+    void *fl = fp->red_reg >= 0 ? dlsym(h, "tfjit_run_lanes") : NULL;
+    if (f == NULL || (fp->red_reg >= 0 && fl == NULL)) {
+        dlclose(h);
+        return 1;
+    }
+    e->handle = h;
+    memcpy(&e->fn, &f, sizeof f);
+    memcpy(&e->fn_lanes, &fl, sizeof fl);
+    return 0;
+}
+
+/* fp's program from the store into *e: 1 when it is there (and loads), else 0. */
+static int jit_probe(const cpu_jit *jit, const fused_prog *fp, jit_entry *e)
+{
+    src_buf b;
+    cpu_err ignored;
+    if (make_source(jit, fp, &b, &ignored) != 0) {
+        return 0;
+    }
+    char name[32];
+    store_name(&b, name);
+    void *h = tf__cpu_jit_store_load(&jit->store, name, b.p);
+    free(b.p);
+    return h != NULL && take_functions(fp, h, e) == 0;
+}
+
+/*
+ * Generates, compiles and loads fp's program into *e (fn, fn_lanes, handle). With
+ * a store (stored), it is built in a private folder inside the store's and the
+ * object renamed into place before it is loaded from there; else in one under
+ * $TMPDIR, removed afterwards.
+ */
+static int jit_compile(const cpu_jit *jit, const fused_prog *fp, int stored, jit_entry *e,
+                       cpu_err *err)
+{
+    src_buf b;
+    if (make_source(jit, fp, &b, err) != 0) {
+        return 1;
+    }
+    char name[32];
+    store_name(&b, name);
+    size_t len = 0;
+    char *text = with_own_text(&b, &len);
+    if (text == NULL) {
+        free(b.p);
+        return tf__cpu_fail(err, TF_ERR_OUT_OF_MEMORY, "cpu: jit: no memory for the source");
+    }
     const char *tmp = getenv("TMPDIR");
+    const char *base = stored ? jit->store.dir : tmp != NULL && tmp[0] ? tmp : "/tmp";
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/tenferro-jit-XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "%s/%s", base, stored ? "tmp-XXXXXX" : "tenferro-jit-XXXXXX");
     if (mkdtemp(dir) == NULL) {
+        free(text);
         free(b.p);
         return tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot make a folder under %s: %s",
-                            tmp != NULL && tmp[0] ? tmp : "/tmp", strerror(errno));
+                            base, strerror(errno));
     }
     char path[600];
     int rc = 0;
     snprintf(path, sizeof path, "%s/p.c", dir);
-    if (write_file(path, b.p, b.len) != 0) {
+    if (write_file(path, text, len) != 0) {
         rc = tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot write %s", path);
     }
-    free(b.p);
+    free(text);
     if (rc == 0) {
         rc = run_compiler(jit->cc, dir, err);
     }
+    void *h = NULL;
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/p.so", dir);
-        e->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (e->handle == NULL) {
+        char dest[sizeof jit->store.dir + 64];
+        snprintf(dest, sizeof dest, "%s/%s", jit->store.dir, name);
+        /* into the store, whole, this user's alone (whatever the umask); loaded from there */
+        const int moved = stored && chmod(path, 0700) == 0 && rename(path, dest) == 0;
+        if (moved) {
+            h = tf__cpu_jit_store_load(&jit->store, name, b.p);
+        }
+        if (h == NULL) {
+            h = dlopen(moved ? dest : path, RTLD_NOW | RTLD_LOCAL);
+        }
+        if (h == NULL) {
             const char *why = dlerror();
             rc = tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot load the program: %s",
                               why != NULL ? why : "?");
         }
     }
-    if (rc == 0) {
-        /* POSIX: a function pointer read through a void * (dlsym's documented use) */
-        void *f = dlsym(e->handle, "tfjit_run");
-        void *fl = fp->red_reg >= 0 ? dlsym(e->handle, "tfjit_run_lanes") : NULL;
-        memcpy(&e->fn, &f, sizeof f);
-        memcpy(&e->fn_lanes, &fl, sizeof fl);
-        if (f == NULL || (fp->red_reg >= 0 && fl == NULL)) {
-            rc = tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: the program lacks its functions");
-            dlclose(e->handle);
-            e->handle = NULL;
-        }
+    free(b.p);
+    if (rc == 0 && take_functions(fp, h, e) != 0) {
+        rc = tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: the program lacks its functions");
     }
     static const char *const files[] = {"p.c", "p.so", "cc.log"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -605,8 +746,8 @@ static int jit_compile(const cpu_jit *jit, const fused_prog *fp, jit_entry *e, c
 
 /* ---- the table of programs ----------------------------------------------------- */
 
-tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc, cpu_jit **out,
-                             cpu_err *err)
+tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc, const char *cache,
+                             cpu_jit **out, cpu_err *err)
 {
     *out = NULL;
     if (mode == CPU_JIT_OFF) {
@@ -621,6 +762,10 @@ tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc, 
     jit->host = host;
     jit->mode = mode;
     snprintf(jit->cc, sizeof jit->cc, "%s", cc != NULL && cc[0] ? cc : "cc");
+    if (tf__cpu_jit_store_init(&jit->store, cache, err) != 0) {
+        host->free(host->ctx, jit);
+        return err->status;
+    }
     if (pthread_mutex_init(&jit->mu, NULL) != 0) {
         host->free(host->ctx, jit);
         tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: create: cannot make the jit table's lock");
@@ -683,12 +828,15 @@ int tf__cpu_jit_lookup(const cpu_engine *eng, fused_prog *fp, int64_t numel, cpu
     const uint64_t h = key_hash(key, n);
     pthread_mutex_lock(&jit->mu);
     jit_entry *e = jit_find(jit, key, n, h);
-    int compile = 0;
+    int compile = 0, probe = 0;
     if (e != NULL && e->state == JIT_COUNTING) {
+        /* the first run: the store may have it (made by an earlier process) */
+        probe = e->runs == 0 && tf__cpu_jit_store_usable(&jit->store);
         e->runs++;
         e->elems += numel;
-        compile = jit->mode == CPU_JIT_ALWAYS || (e->runs >= 2 && e->elems >= CPU_JIT_ELEMS);
-        e->state = compile ? JIT_COMPILING : JIT_COUNTING;
+        compile =
+            !probe && (jit->mode == CPU_JIT_ALWAYS || (e->runs >= 2 && e->elems >= CPU_JIT_ELEMS));
+        e->state = compile || probe ? JIT_COMPILING : JIT_COUNTING;
     }
     const int state = e != NULL ? e->state : JIT_FAILED;
     if (state == JIT_READY) {
@@ -699,13 +847,34 @@ int tf__cpu_jit_lookup(const cpu_engine *eng, fused_prog *fp, int64_t numel, cpu
     if (failed) {
         *err = e->why;
     }
+    const int stored = jit->store.state == JIT_STORE_USABLE;
     pthread_mutex_unlock(&jit->mu);
+    if (!probe && !compile) {
+        return failed;
+    }
+    jit_entry made = *e; /* e is not NULL: it was counting */
+    if (probe) {
+        const int found = jit_probe(jit, fp, &made);
+        pthread_mutex_lock(&jit->mu);
+        if (found) {
+            e->handle = made.handle;
+            e->fn = made.fn;
+            e->fn_lanes = made.fn_lanes;
+        }
+        compile = !found && jit->mode == CPU_JIT_ALWAYS;
+        e->state = found ? JIT_READY : compile ? JIT_COMPILING : JIT_COUNTING;
+        pthread_mutex_unlock(&jit->mu);
+        if (found) {
+            fp->jit = made.fn;
+            fp->jit_lanes = made.fn_lanes;
+            return 0;
+        }
+    }
     if (!compile) {
         return failed;
     }
     cpu_err why;
-    jit_entry made = *e;
-    const int rc = jit_compile(jit, fp, &made, &why);
+    const int rc = jit_compile(jit, fp, stored, &made, &why);
     pthread_mutex_lock(&jit->mu);
     e->handle = made.handle;
     e->fn = made.fn;

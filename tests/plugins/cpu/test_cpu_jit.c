@@ -14,12 +14,18 @@
  * 2 shapes whose rows start inside a group of lanes. Then the paths a user can
  * reach: a compiler that does not exist (jit=always: the call fails with
  * TF_ERR_BACKEND and writes nothing; jit=auto: the call runs interpreted), one
- * that runs and fails, and the options' bad values.
+ * that runs and fails, the store of compiled programs kept between processes
+ * (a program loaded from it without a compiler, a foreign file there never
+ * loaded, a folder open to others refused), and the options' bad values.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tf_ref.h"
 
@@ -48,8 +54,8 @@ static int setup(void **state)
         const char *jit;
     } configs[N_ENGINES] = {{1, "off"}, {1, "always"}, {4, "always"}};
     for (int k = 0; k < N_ENGINES; k++) {
-        tf_status st = tfr_engine_create("cpu", configs[k].threads, "jit", configs[k].jit,
-                                         &engines[k]);
+        tf_status st =
+            tfr_engine_create("cpu", configs[k].threads, "jit", configs[k].jit, &engines[k]);
         if (st != TF_OK) {
             print_error("cpu engine jit=%s: %s\n", configs[k].jit, tf_error_message());
             return -1;
@@ -93,11 +99,17 @@ static void prog_random(tfr_rng *rng, uint32_t n_in, uint32_t n_steps, int reduc
         p->outputs[p->m - 1] = n_steps - 1; /* the last output is the last step */
     uint32_t reduce_step = n_steps - 1;
     if (p->m > 0 && p->outputs[p->m - 1] == n_steps - 1)
-        reduce_step = tfr_rng_chance(rng, 30) ? n_steps - 1
-                                              : (uint32_t)tfr_rng_int(rng, 0, n_steps - 1);
+        reduce_step =
+            tfr_rng_chance(rng, 30) ? n_steps - 1 : (uint32_t)tfr_rng_int(rng, 0, n_steps - 1);
     p->reduce = reduce;
-    p->params = (tf_fused_params){sizeof p->params, n_steps, p->steps, p->m, p->outputs,
-                                  n_imm, p->imm, (uint32_t)reduce,
+    p->params = (tf_fused_params){sizeof p->params,
+                                  n_steps,
+                                  p->steps,
+                                  p->m,
+                                  p->outputs,
+                                  n_imm,
+                                  p->imm,
+                                  (uint32_t)reduce,
                                   reduce ? reduce_step : 0};
 }
 
@@ -204,7 +216,7 @@ static void test_jit_random_layouts(void **state)
 static void test_jit_lengths(void **state)
 {
     (void)state;
-    static const int64_t lengths[] = {7,    8,    9,    255,  256,  257,   1000,
+    static const int64_t lengths[] = {7,    8,    9,    255,  256,   257,  1000,
                                       8191, 8192, 8193, 8200, 16385, 40003};
     tfr_rng rng;
     tfr_rng_seed(&rng, 2403);
@@ -241,29 +253,36 @@ static void test_jit_training_step(void **state)
     memcpy(p.steps, steps, sizeof steps);
     p.outputs[0] = 4;
     p.imm[0] = 1.0;
-    p.params = (tf_fused_params){sizeof p.params, 5, p.steps, 1, p.outputs, 1, p.imm,
+    p.params = (tf_fused_params){sizeof p.params,   5, p.steps, 1, p.outputs, 1, p.imm,
                                  TF_REDUCE_SUM + 1, 2};
     const int64_t n = (1 << 19) + 5;
     for (size_t d = 0; d < COUNT(float_dtypes); d++)
         check_prog(&p, float_dtypes[d], 1, &n, TFR_DENSE, 2404, "training step");
 }
 
-/* A serial CPU engine with the options jit and jit_cc. */
-static tf_status engine_with_cc(const char *jit, const char *cc, tf_engine **out)
+/* A serial CPU engine with the options jit, jit_cc and jit_cache. */
+static tf_status engine_with_store(const char *jit, const char *cc, const char *cache,
+                                   tf_engine **out)
 {
     tf_plugin *plugin = NULL;
     tf_status st = tf_plugin_load("cpu", &plugin);
     if (st != TF_OK)
         return st;
-    const char *keys[2] = {"jit", "jit_cc"}, *values[2] = {jit, cc};
+    const char *keys[3] = {"jit", "jit_cc", "jit_cache"}, *values[3] = {jit, cc, cache};
     tf_engine_options opt;
     memset(&opt, 0, sizeof opt);
     opt.struct_size = sizeof opt;
     opt.threads = 1;
-    opt.n_extra = 2;
+    opt.n_extra = 3;
     opt.extra_keys = keys;
     opt.extra_values = values;
     return tf_engine_create(plugin, &opt, out);
+}
+
+/* The same with no store: every compile is a real one. */
+static tf_status engine_with_cc(const char *jit, const char *cc, tf_engine **out)
+{
+    return engine_with_store(jit, cc, "off", out);
 }
 
 static const tf_fused_step exp_add_steps[2] = {{TF_FUSED_UNARY, TF_UNARY_EXP, 0, 0},
@@ -288,8 +307,7 @@ static void expect_always_fails(const char *cc, const char *cause)
     assert_int_equal(tf_engine_execute(always, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out),
                      TF_ERR_BACKEND);
     if (strstr(tf_error_cause(), cause) == NULL)
-        fail_msg("jit=always, jit_cc=%s: cause \"%s\", not \"%s\"", cc, tf_error_cause(),
-                 cause);
+        fail_msg("jit=always, jit_cc=%s: cause \"%s\", not \"%s\"", cc, tf_error_cause(), cause);
     tf_tensor_release(out);
     tfr_input_free(&in);
     tf_engine_destroy(always);
@@ -340,12 +358,108 @@ static void test_jit_no_compiler(void **state)
     tf_engine_destroy(autoe);
 }
 
+/* exp(x) + x on 70000 f64 values (seed 2407) on engine e: TF_OK with the interpreter's
+   bits, or (want != TF_OK) that status with the output untouched. */
+static void run_exp_add(tf_engine *e, tf_status want, const char *what)
+{
+    tf_fused_params fp = {sizeof fp, 2, exp_add_steps, 0, NULL, 0, NULL, 0, 0};
+    const int64_t n = 70000;
+    tfr_gen gen = {TFR_UNIFORM, -1.0, 1.0};
+    tfr_rng rng;
+    tfr_input in;
+    tf_tensor *out;
+    tfr_rng_seed(&rng, 2407);
+    tfr_input_make(&in, &rng, engines[0], TF_F64, 1, &n, TFR_DENSE, &gen);
+    out = tfr_output(engines[0], TF_F64, 1, &n);
+    tfr_exec_ok("the reference", engines[0], TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
+    tf_scalar *ref = tfr_read(out);
+    tf_tensor_release(out);
+    tfr_input_free(&in);
+    tfr_rng_seed(&rng, 2407);
+    tfr_input_make(&in, &rng, e, TF_F64, 1, &n, TFR_DENSE, &gen);
+    out = tfr_output(e, TF_F64, 1, &n);
+    if (want == TF_OK) {
+        tfr_exec_ok(what, e, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
+        tf_scalar *got = tfr_read(out);
+        tfr_check_same_bits(what, TF_F64, (size_t)n, got, ref);
+        free(got);
+    } else {
+        tfr_expect_reject(e, what, TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out, want);
+    }
+    free(ref);
+    tf_tensor_release(out);
+    tfr_input_free(&in);
+}
+
+/* The stored programs' files in dir (names ending in .so). */
+static int count_stored(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s/*.so 2>/dev/null | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f == NULL || fscanf(f, "%d", &n) != 1)
+        n = -1;
+    if (f != NULL)
+        pclose(f);
+    return n;
+}
+
+/* The store (option jit_cache): a program compiled by one engine is loaded by the next
+   without the compiler, bit for bit; a stored file that is not that program's (here
+   garbage) is never loaded; a folder open to others, or a relative path, is refused at
+   create with TF_ERR_VALIDATION. */
+static void test_jit_store(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/tenferro-jit-store-test-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char cc[128], store[128], cmd[400];
+    snprintf(cc, sizeof cc, "%s/cc", root);
+    snprintf(store, sizeof store, "%s/store", root); /* made by the engine */
+    FILE *f = fopen(cc, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nexec cc \"$@\"\n", f);
+    fclose(f);
+    assert_int_equal(chmod(cc, 0700), 0);
+
+    tf_engine *e = NULL;
+    assert_int_equal(engine_with_store("always", cc, store, &e), TF_OK);
+    run_exp_add(e, TF_OK, "compiled into the store");
+    tf_engine_destroy(e);
+    assert_int_equal(count_stored(store), 1);
+
+    assert_int_equal(unlink(cc), 0); /* from here on no compiler runs */
+    assert_int_equal(engine_with_store("always", cc, store, &e), TF_OK);
+    run_exp_add(e, TF_OK, "loaded from the store, no compiler");
+    tf_engine_destroy(e);
+
+    snprintf(cmd, sizeof cmd, "for f in %s/*.so; do head -c 4000 /dev/urandom > $f; done", store);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(engine_with_store("always", cc, store, &e), TF_OK);
+    run_exp_add(e, TF_ERR_BACKEND, "a stored file that is not the program's");
+    tf_engine_destroy(e);
+
+    assert_int_equal(chmod(store, 0755), 0);
+    e = NULL;
+    tf_error_clear();
+    assert_int_equal(engine_with_store("always", cc, store, &e), TF_ERR_VALIDATION);
+    assert_null(e);
+    assert_non_null(strstr(tf_error_cause(), "open to group or others"));
+    assert_int_equal(engine_with_store("auto", "cc", "relative/folder", &e), TF_ERR_VALIDATION);
+    assert_null(e);
+    assert_non_null(strstr(tf_error_cause(), "jit_cache"));
+
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The options' bad values are refused at create, with the option named. */
 static void test_jit_bad_options(void **state)
 {
     (void)state;
     static const char *const cases[][2] = {
-        {"jit", "sometimes"}, {"jit", ""}, {"jit_cc", ""}};
+        {"jit", "sometimes"}, {"jit", ""}, {"jit_cc", ""}, {"jit_cache", ""}};
     for (size_t c = 0; c < COUNT(cases); c++) {
         tf_engine *e = NULL;
         tf_error_clear();
@@ -359,10 +473,10 @@ static void test_jit_bad_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_jit_random_dense),  cmocka_unit_test(test_jit_random_layouts),
-        cmocka_unit_test(test_jit_lengths),       cmocka_unit_test(test_jit_training_step),
-        cmocka_unit_test(test_jit_no_compiler),   cmocka_unit_test(test_jit_compiler_fails),
-        cmocka_unit_test(test_jit_bad_options),
+        cmocka_unit_test(test_jit_random_dense), cmocka_unit_test(test_jit_random_layouts),
+        cmocka_unit_test(test_jit_lengths),      cmocka_unit_test(test_jit_training_step),
+        cmocka_unit_test(test_jit_no_compiler),  cmocka_unit_test(test_jit_compiler_fails),
+        cmocka_unit_test(test_jit_store),        cmocka_unit_test(test_jit_bad_options),
     };
     return cmocka_run_group_tests_name("cpu jit", tests, setup, teardown);
 }
