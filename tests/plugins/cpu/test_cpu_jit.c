@@ -320,6 +320,23 @@ static void test_jit_compiler_fails(void **state)
     expect_always_fails("false", "cpu: jit: \"false\" failed (status 1)");
 }
 
+/* The interpreter's (engine 0's) exp(x) + x on n f64 values drawn with seed: the reference. */
+static tf_scalar *exp_add_reference(uint64_t seed, int64_t n)
+{
+    tf_fused_params fp = {sizeof fp, 2, exp_add_steps, 0, NULL, 0, NULL, 0, 0};
+    tfr_gen gen = {TFR_UNIFORM, -1.0, 1.0};
+    tfr_rng rng;
+    tfr_input in;
+    tfr_rng_seed(&rng, seed);
+    tfr_input_make(&in, &rng, engines[0], TF_F64, 1, &n, TFR_DENSE, &gen);
+    tf_tensor *out = tfr_output(engines[0], TF_F64, 1, &n);
+    tfr_exec_ok("the reference", engines[0], TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
+    tf_scalar *ref = tfr_read(out);
+    tf_tensor_release(out);
+    tfr_input_free(&in);
+    return ref;
+}
+
 /* A compiler that cannot run: jit=always fails the call with TF_ERR_BACKEND and leaves
    the outputs as they were; jit=auto runs the program interpreted, right. */
 static void test_jit_no_compiler(void **state)
@@ -334,15 +351,7 @@ static void test_jit_no_compiler(void **state)
     tfr_gen gen = {TFR_UNIFORM, -1.0, 1.0};
     tfr_input in;
     tf_tensor *out;
-
-    /* the reference: the interpreter (engine 0) on the same values */
-    tfr_rng_seed(&rng, 2406);
-    tfr_input_make(&in, &rng, engines[0], TF_F64, 1, &n, TFR_DENSE, &gen);
-    out = tfr_output(engines[0], TF_F64, 1, &n);
-    tfr_exec_ok("the reference", engines[0], TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
-    tf_scalar *want = tfr_read(out);
-    tf_tensor_release(out);
-    tfr_input_free(&in);
+    tf_scalar *want = exp_add_reference(2406, n);
     tfr_rng_seed(&rng, 2406);
     tfr_input_make(&in, &rng, autoe, TF_F64, 1, &n, TFR_DENSE, &gen);
     for (int run = 0; run < 5; run++) { /* past the runs after which auto compiles */
@@ -368,13 +377,7 @@ static void run_exp_add(tf_engine *e, tf_status want, const char *what)
     tfr_rng rng;
     tfr_input in;
     tf_tensor *out;
-    tfr_rng_seed(&rng, 2407);
-    tfr_input_make(&in, &rng, engines[0], TF_F64, 1, &n, TFR_DENSE, &gen);
-    out = tfr_output(engines[0], TF_F64, 1, &n);
-    tfr_exec_ok("the reference", engines[0], TF_PRIM_FUSED, &fp, 1, &in.t, 1, &out);
-    tf_scalar *ref = tfr_read(out);
-    tf_tensor_release(out);
-    tfr_input_free(&in);
+    tf_scalar *ref = exp_add_reference(2407, n);
     tfr_rng_seed(&rng, 2407);
     tfr_input_make(&in, &rng, e, TF_F64, 1, &n, TFR_DENSE, &gen);
     out = tfr_output(e, TF_F64, 1, &n);
