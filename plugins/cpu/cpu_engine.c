@@ -317,6 +317,7 @@ typedef struct cpu_options {
     int jit;
     char jit_cc[256];
     char jit_cache[400]; /* "" : auto */
+    int64_t spin_us;
 } cpu_options;
 
 /*
@@ -338,6 +339,8 @@ typedef struct cpu_options {
  * - jit_cc=<command>: the C compiler it runs (default cc, found on PATH).
  * - jit_cache=auto|off|<absolute folder>: where compiled programs are kept
  *   between processes (cpu_jit_store.c; auto: the user's cache folder).
+ * - spin_us=<microseconds>: how long a pool thread waiting for work spins before
+ *   it sleeps (cpu_pool.c; default CPU_SPIN_US_DEFAULT, at most 1 s; 0 sleeps at once).
  */
 /* The index of value among n words, or -1 (value NULL included). */
 static int word_index(const char *value, const char *const *words, int n)
@@ -393,22 +396,30 @@ static tf_status parse_extra(const tf_host_api *host, const char *key, const cha
         snprintf(opts->jit_cache, sizeof opts->jit_cache, "%s", value);
         return TF_OK;
     }
-    if (key == NULL || strcmp(key, "stream_threshold") != 0) {
+    int spin = key != NULL && strcmp(key, "spin_us") == 0;
+    if (!spin && (key == NULL || strcmp(key, "stream_threshold") != 0)) {
         return fail(host, TF_ERR_VALIDATION,
                     "cpu: create: unknown option \"%s\" (the CPU engine's extra options are "
-                    "stream_threshold, fused, jit, jit_cc and jit_cache)",
+                    "stream_threshold, fused, jit, jit_cc, jit_cache and spin_us)",
                     key != NULL ? key : "(null)");
     }
     char *end = NULL;
     errno = 0;
     unsigned long long v =
         value != NULL && value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
-    if (end == NULL || *end != '\0' || errno != 0 || v > SIZE_MAX) {
+    unsigned long long most = spin ? CPU_SPIN_US_MAX : SIZE_MAX;
+    if (end == NULL || *end != '\0' || errno != 0 || v > most) {
         return fail(host, TF_ERR_VALIDATION,
-                    "cpu: create: option stream_threshold = \"%s\" is not a byte count",
+                    spin ? "cpu: create: option spin_us = \"%s\" is not a count of "
+                           "microseconds from 0 to 1000000"
+                         : "cpu: create: option stream_threshold = \"%s\" is not a byte count",
                     value != NULL ? value : "(null)");
     }
-    opts->stream_bytes = (size_t)v;
+    if (spin) {
+        opts->spin_us = (int64_t)v;
+    } else {
+        opts->stream_bytes = (size_t)v;
+    }
     return TF_OK;
 }
 
@@ -423,6 +434,7 @@ static tf_status parse_options(const cpu_plugin *pl, const tf_engine_options *o,
     opts->jit = CPU_JIT_AUTO;
     snprintf(opts->jit_cc, sizeof opts->jit_cc, "cc");
     opts->jit_cache[0] = '\0';
+    opts->spin_us = CPU_SPIN_US_DEFAULT;
     if (o == NULL) {
         *threads = (int)online_cpus();
         return TF_OK;
@@ -499,7 +511,8 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
         return report(host, &err);
     }
     if (opts.threads > 1) {
-        if (tf__cpu_pool_create(host, opts.threads - 1, &e->pool, &err) != TF_OK) {
+        if (tf__cpu_pool_create(host, opts.threads - 1, 1000 * opts.spin_us, &e->pool, &err) !=
+            TF_OK) {
             tf__cpu_jit_destroy(e->jit_cache);
             host->free(host->ctx, e);
             return report(host, &err);

@@ -48,6 +48,10 @@
 /* The most threads an engine uses, whatever options->threads asks. */
 #define CPU_MAX_THREADS 256
 
+/* How long a waiting pool thread spins before it sleeps (option spin_us; cpu_pool.c). */
+#define CPU_SPIN_US_DEFAULT 100
+#define CPU_SPIN_US_MAX 1000000
+
 /* ===================================================================== */
 /* Errors                                                                 */
 /* ===================================================================== */
@@ -144,8 +148,12 @@ typedef struct tf_engine_state cpu_engine;
 /* A task of a pool job: runs task number `task`; non-zero on failure. */
 typedef int (*cpu_task_fn)(const void *ctx, int64_t task, cpu_err *err);
 
-/* Starts `nworkers` (>= 1) threads. Fails with TF_ERR_OUT_OF_MEMORY or TF_ERR_BACKEND. */
-tf_status tf__cpu_pool_create(const tf_host_api *host, int nworkers, cpu_pool **out, cpu_err *err);
+/*
+ * Starts `nworkers` (>= 1) threads, which spin for spin_ns (0: not at all) waiting for
+ * a job before they sleep. Fails with TF_ERR_OUT_OF_MEMORY or TF_ERR_BACKEND.
+ */
+tf_status tf__cpu_pool_create(const tf_host_api *host, int nworkers, int64_t spin_ns,
+                              cpu_pool **out, cpu_err *err);
 /* Stops and joins every worker, then frees the pool. NULL is a no-op. */
 void tf__cpu_pool_destroy(cpu_pool *pool);
 /*

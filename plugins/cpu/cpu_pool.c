@@ -12,6 +12,16 @@
  * the previous one, and a small job whose workers wake late costs what the
  * caller alone takes, never the workers' wake-up on top.
  *
+ * Waiting. A worker handed a job (run, or found closed) then spins for the
+ * pool's spin time (engine option spin_us) watching for its next job, and only
+ * then sleeps on its condition variable; the caller waiting for the workers
+ * inside a closed job spins for the same time before it sleeps. A training step is tens of
+ * jobs microseconds apart, and on a virtual machine a sleeping thread's
+ * wake-up alone can take longer than one of them; a spinning worker starts at
+ * once and costs the caller no system call (it signals only sleepers). The
+ * spin only polls: the job itself is still read under the mutex, so the order
+ * of everything written before a job is the mutex's.
+ *
  * Failures: a failing task records its cpu_err under the lock, and the error
  * kept is the one of the lowest task number, i.e. the one a serial walk would
  * have met first. Tasks numbered above a known failure are skipped. The
@@ -24,9 +34,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_internal.h"
 
@@ -35,7 +47,9 @@ typedef struct cpu_worker {
     cpu_pool *pool;
     pthread_t thread;
     pthread_cond_t wake;
-    uint64_t job; /* the generation of the last job handed to this worker */
+    _Atomic uint64_t job; /* the generation of the last job handed to it (stored under mu) */
+    int sleeping;         /* waiting on wake (under mu): only then does a job signal it */
+    uint64_t seen;        /* the last job it looked at (its own thread's) */
 } cpu_worker;
 
 struct cpu_pool {
@@ -46,9 +60,10 @@ struct cpu_pool {
     pthread_mutex_t mu;
     pthread_cond_t idle; /* the last worker inside a closed job left it */
     uint64_t generation; /* bumped per job */
-    int stopping;
-    int closed;  /* the caller found no task left: late workers skip the job */
-    int inside;  /* workers that entered the current job and have not left it */
+    int64_t spin_ns;     /* how long a waiting thread spins before it sleeps */
+    _Atomic int stopping;
+    int closed;         /* the caller found no task left: late workers skip the job */
+    _Atomic int inside; /* workers that entered the current job and have not left it (under mu) */
 
     /* The current job; written under mu before the workers are woken. */
     cpu_task_fn fn;
@@ -89,23 +104,82 @@ static void pool_work(cpu_pool *p)
     }
 }
 
+/* One polling step's pause: lets the core's other hardware thread (and the hypervisor) in. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * Polls done(arg) for up to the pool's spin time; whether it came true. Every 64
+ * polls (about a microsecond) it yields the core, so that on a busy machine a
+ * runnable thread (the caller's own, say) is not kept waiting by the spin; on a
+ * quiet one the yield returns at once.
+ */
+static int pool_spin(const cpu_pool *p, int (*done)(const void *), const void *arg)
+{
+    if (p->spin_ns <= 0) {
+        return 0;
+    }
+    int64_t t0 = monotonic_ns();
+    for (unsigned i = 1;; i++) {
+        if (done(arg)) {
+            return 1;
+        }
+        cpu_relax();
+        if ((i & 63) == 0) {
+            sched_yield();
+            if (monotonic_ns() - t0 >= p->spin_ns) {
+                return done(arg);
+            }
+        }
+    }
+}
+
+/* A worker's wait is over: a job for it, or the pool stopping. */
+static int worker_called(const void *arg)
+{
+    const cpu_worker *w = arg;
+    return atomic_load_explicit(&w->job, memory_order_relaxed) != w->seen ||
+           atomic_load_explicit(&w->pool->stopping, memory_order_relaxed);
+}
+
 static void *pool_worker(void *arg)
 {
     cpu_worker *w = arg;
     cpu_pool *p = w->pool;
-    uint64_t seen = 0;
 
+    int handed = 0; /* a new worker sleeps at once; one handed a job spins before it sleeps */
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stopping && w->job == seen) {
+        if (handed && !p->stopping && w->job == w->seen) {
+            pthread_mutex_unlock(&p->mu);
+            pool_spin(p, worker_called, w);
+            pthread_mutex_lock(&p->mu);
+        }
+        while (!p->stopping && w->job == w->seen) {
+            w->sleeping = 1;
             pthread_cond_wait(&w->wake, &p->mu);
+            w->sleeping = 0;
         }
         if (p->stopping) {
             break;
         }
-        seen = w->job;
-        if (seen != p->generation || p->closed) {
-            continue; /* woken too late: the caller closed the job without us */
+        w->seen = w->job;
+        handed = 1;
+        if (w->seen != p->generation || p->closed) {
+            continue; /* too late: the caller closed the job without us */
         }
         p->inside++;
         pthread_mutex_unlock(&p->mu);
@@ -169,6 +243,8 @@ static int pool_start(cpu_pool *p, int i)
     cpu_worker *w = &p->workers[i];
     w->pool = p;
     w->job = 0;
+    w->seen = 0;
+    w->sleeping = 0;
     int rc = pthread_cond_init(&w->wake, NULL);
     if (rc != 0) {
         return rc;
@@ -182,7 +258,8 @@ static int pool_start(cpu_pool *p, int i)
     return 0;
 }
 
-tf_status tf__cpu_pool_create(const tf_host_api *host, int nworkers, cpu_pool **out, cpu_err *err)
+tf_status tf__cpu_pool_create(const tf_host_api *host, int nworkers, int64_t spin_ns,
+                              cpu_pool **out, cpu_err *err)
 {
     cpu_pool *p = pool_alloc(host, nworkers);
     if (p == NULL) {
@@ -190,6 +267,7 @@ tf_status tf__cpu_pool_create(const tf_host_api *host, int nworkers, cpu_pool **
                      "cpu: create: cannot allocate the thread pool of %d workers", nworkers);
         return TF_ERR_OUT_OF_MEMORY;
     }
+    p->spin_ns = spin_ns;
     for (int i = 0; i < nworkers; i++) {
         int rc = pool_start(p, i);
         if (rc != 0) {
@@ -211,6 +289,13 @@ void tf__cpu_pool_destroy(cpu_pool *pool)
     }
 }
 
+/* The caller's wait is over: every worker that entered the closed job has left it. */
+static int none_inside(const void *arg)
+{
+    const cpu_pool *p = arg;
+    return atomic_load_explicit(&p->inside, memory_order_relaxed) == 0;
+}
+
 int tf__cpu_pool_run(cpu_pool *p, int64_t ntasks, cpu_task_fn fn, const void *ctx, cpu_err *err)
 {
     /* The calling thread takes tasks too: wake at most ntasks - 1 workers. */
@@ -225,8 +310,11 @@ int tf__cpu_pool_run(cpu_pool *p, int64_t ntasks, cpu_task_fn fn, const void *ct
     p->closed = 0;
     p->inside = 0;
     for (int i = 0; i < wake; i++) {
-        p->workers[i].job = p->generation;
-        pthread_cond_signal(&p->workers[i].wake);
+        cpu_worker *w = &p->workers[i];
+        atomic_store_explicit(&w->job, p->generation, memory_order_relaxed);
+        if (w->sleeping) {
+            pthread_cond_signal(&w->wake);
+        }
     }
     pthread_mutex_unlock(&p->mu);
 
@@ -234,6 +322,11 @@ int tf__cpu_pool_run(cpu_pool *p, int64_t ntasks, cpu_task_fn fn, const void *ct
 
     pthread_mutex_lock(&p->mu);
     p->closed = 1;
+    if (p->inside > 0) {
+        pthread_mutex_unlock(&p->mu);
+        pool_spin(p, none_inside, p);
+        pthread_mutex_lock(&p->mu);
+    }
     while (p->inside > 0) {
         pthread_cond_wait(&p->idle, &p->mu);
     }

@@ -850,8 +850,8 @@ static void test_checked_convert_changes_value(void **state)
     }
 }
 
-/* The engine's one extra option, stream_threshold: bad keys and values are refused by
-   create, which leaves *out as it was; a byte count is taken. */
+/* The engine's extra options stream_threshold, fused and spin_us: bad keys and values are
+   refused by create, which leaves *out as it was; good ones are taken. */
 static void test_create_options(void **state)
 {
     (void)state;
@@ -867,6 +867,11 @@ static void test_create_options(void **state)
         {"stream_threshold", NULL, "not a byte count"},
         {"fused", "maybe", "option fused = \"maybe\" (expected on, one or off)"},
         {"fused", NULL, "option fused = \"(null)\""},
+        {"spin_us", "", "spin_us = \"\" is not a count of microseconds"},
+        {"spin_us", "-5", "is not a count of microseconds from 0 to 1000000"},
+        {"spin_us", "1000001", "is not a count of microseconds from 0 to 1000000"},
+        {"spin_us", "50us", "is not a count of microseconds"},
+        {"spin_us", NULL, "spin_us = \"(null)\""},
     };
     tf_engine *const sentinel = (tf_engine *)(void *)&bad;
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -881,6 +886,10 @@ static void test_create_options(void **state)
     }
     tf_engine *e = NULL;
     TF_ASSERT_OK(tfr_engine_create("cpu", 0, "stream_threshold", "1048576", &e));
+    tf_engine_destroy(e);
+    TF_ASSERT_OK(tfr_engine_create("cpu", 2, "spin_us", "0", &e));
+    tf_engine_destroy(e);
+    TF_ASSERT_OK(tfr_engine_create("cpu", 2, "spin_us", "1000000", &e));
     tf_engine_destroy(e);
     /* fused=off: FUSED is refused by supports() (and so by the core), on by default */
     const tf_dtype f64x2[2] = {TF_F64, TF_F64};
