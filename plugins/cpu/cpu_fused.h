@@ -55,8 +55,8 @@ typedef struct fused_prog {
 
 /*
  * The compiled form of a prepared program, or NULL (cpu_jit.c): the engine's option
- * jit decides when a program is compiled; a program that cannot be (a dtype or step
- * the compiler does not cover, in place, no compiler) runs interpreted. Fails (1,
+ * jit decides when a program is compiled; a program that cannot be (a dtype the
+ * compiler does not cover, no compiler) runs interpreted. Fails (1,
  * *err filled) only where jit=always asks a compile that failed.
  */
 int tf__cpu_jit_lookup(const cpu_engine *e, fused_prog *fp, int64_t numel, cpu_err *err);

@@ -21,9 +21,12 @@
  * promises for FUSED against separate calls; test_cpu_jit.c checks it on
  * random programs and layouts against an engine with jit=off.
  *
- * What is compiled: f32 and f64 programs, not in place (out[0] one of the
- * inputs), with or without a reduced output. The compiled code runs on dense
- * rows (every operand of stride 1); other rows stay interpreted. A program is
+ * What is compiled: f32 and f64 programs, with or without a reduced output, and
+ * in place (out[0] one of the inputs, as the core runs an update whose old value
+ * is dead): there, as in the interpreter, the result is kept in a chunk array and
+ * copied out once every step has read the chunk, and no pointer is restrict. The
+ * compiled code runs on dense rows (every operand of stride 1); other rows stay
+ * interpreted. A program is
  * known by a key of its prepared form (dtype, steps, where each register
  * lives); the engine keeps a table of keys, counts the runs of calls of at
  * least CPU_JIT_MIN_ELEMS elements and compiles a program when it runs again
@@ -131,7 +134,7 @@ static const char *inline_name(const fused_step *st)
 /* Whether the compiler covers the prepared program at all. */
 static int jit_covers(const fused_prog *fp)
 {
-    if ((fp->dtype != TF_F32 && fp->dtype != TF_F64) || fp->in_place || fp->n_steps == 0) {
+    if ((fp->dtype != TF_F32 && fp->dtype != TF_F64) || fp->n_steps == 0) {
         return 0;
     }
     return fp->red_reg < 0 || fp->red_op < TF_REDUCE_COUNT_;
@@ -161,6 +164,7 @@ static int jit_key(const fused_prog *fp, int32_t *key)
     key[n++] = fp->red_reg;
     key[n++] = (int32_t)fp->red_op;
     key[n++] = fp->red_buf;
+    key[n++] = fp->in_place;
     for (int o = 0; o < fp->n_streamed; o++) {
         key[n++] = fp->streamed_reg[o];
     }
@@ -174,7 +178,7 @@ static int jit_key(const fused_prog *fp, int32_t *key)
         key[n++] = st->nsrc == 2 ? key_loc(fp, st->src[1]) : 0;
         key[n++] = key_loc(fp, st->dst);
     }
-    return n; /* at most 8 + 8 + 7 * 16 < JIT_KEY_WORDS */
+    return n; /* at most 9 + 8 + 7 * 16 < JIT_KEY_WORDS */
 }
 
 static uint64_t key_hash(const int32_t *key, int n)
@@ -293,6 +297,9 @@ static void gen_place(gen_ctx *g)
         g->out[fp->streamed_reg[o]] = -1;
         g->arr[fp->streamed_reg[o]] = 1;
     }
+    if (fp->in_place) { /* the result lives in a slot, copied out once the chunk is read */
+        g->arr[fp->steps[fp->n_steps - 1].dst] = 1;
+    }
     for (int k = 0; k < fp->n_steps; k++) {
         const fused_step *st = &fp->steps[k];
         const int inl = inline_name(st) != NULL;
@@ -333,13 +340,16 @@ static void gen_function(src_buf *b, const fused_prog *fp, int lanes)
         "stream_fn stream, double *lanes, void *err)\n{\n",
         lanes ? "_lanes" : "");
     put(b, "    (void)rows; (void)stream; (void)lanes; (void)err; (void)imm;\n");
+    /* In place, o0 is one of the inputs: no restrict, and o0 is written only by the copy
+       at each chunk's end, after every read of the chunk. */
+    const char *rq = fp->in_place ? "" : "restrict ";
     for (int o = 0; o < fp->n_out; o++) {
         if (!(lanes && o == fp->red_buf)) {
-            put(b, "    T *restrict o%d = (T *)(void *)p[%d];\n", o, o);
+            put(b, "    T *%so%d = (T *)(void *)p[%d];\n", rq, o, o);
         }
     }
     for (int r = 0; r < fp->n_in; r++) {
-        put(b, "    const T *restrict i%d = (const T *)(const void *)p[%d];\n", r, fp->n_out + r);
+        put(b, "    const T *%si%d = (const T *)(const void *)p[%d];\n", rq, r, fp->n_out + r);
     }
     for (int j = 0; j < TF_FUSED_MAX_IMMEDIATES; j++) {
         for (int k = 0; k < fp->n_steps; k++) {
@@ -428,6 +438,10 @@ static void gen_function(src_buf *b, const fused_prog *fp, int lanes)
             }
         }
         put(b, "            }\n");
+    }
+    if (fp->in_place) {
+        put(b, "        memcpy(o0 + c, a%d, (size_t)len * sizeof(T));\n",
+            fp->steps[fp->n_steps - 1].dst);
     }
     for (int o = 0; o < fp->n_streamed; o++) {
         put(b,

@@ -18,11 +18,11 @@
  * checks of an unvalidated call are tested through the plugin's descriptor,
  * loaded directly from TF_CPU_PLUGIN_FILE.
  */
-#include <dlfcn.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "cpu_direct.h"
 #include "cpu_fixture.h"
 
 static const tf_dtype float_dtypes[] = {TF_F32, TF_F64};
@@ -428,101 +428,27 @@ static void test_fused_supports(void **state)
 /* Through the plugin's descriptor: in place, and unvalidated calls       */
 /* ===================================================================== */
 
-typedef struct direct {
-    void *lib;
-    const tf_engine_plugin *plugin;
-    void *plugin_ctx;
-    tf_engine_state *engine;
-    tf_status reported; /* the last report_error, TF_OK when none */
-    char message[256];
-} direct;
-
-static direct g_direct;
-
-static void *host_alloc(void *ctx, size_t size, size_t align)
-{
-    (void)ctx;
-    align = align < 16 ? 16 : align;
-    return aligned_alloc(align, (size + align) / align * align); /* a multiple, never 0 */
-}
-
-static void host_free(void *ctx, void *p)
-{
-    (void)ctx;
-    free(p);
-}
-
-static void host_report(void *ctx, tf_status status, const char *message)
-{
-    direct *d = ctx;
-    d->reported = status;
-    snprintf(d->message, sizeof d->message, "%s", message);
-}
-
-static void host_log(void *ctx, tf_log_level level, const char *message)
-{
-    (void)ctx;
-    (void)level;
-    (void)message;
-}
-
-static const tf_host_api g_host = {
-    sizeof(tf_host_api), TF_ENGINE_ABI_MAJOR, TF_ENGINE_ABI_MINOR, 0,       &g_direct,
-    host_alloc,          host_free,           host_report,         host_log};
-
-/* The threads of the running group's engine, and its streaming option. */
+/* The group's engine, straight from the plugin (cpu_direct.h). */
 static void direct_open(void)
 {
-    direct *d = &g_direct;
-    d->lib = dlopen(TF_CPU_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
-    if (!d->lib)
-        fail_msg("dlopen %s: %s", TF_CPU_PLUGIN_FILE, dlerror());
-    const tf_engine_plugin *(*entry)(const tf_host_api *);
-    *(void **)&entry = dlsym(d->lib, TF_ENGINE_ENTRY_SYMBOL);
-    assert_non_null(entry);
-    d->plugin = entry(&g_host);
-    assert_non_null(d->plugin);
-    assert_true(d->plugin->capabilities & TF_ENGINE_CAP_IN_PLACE);
-    assert_int_equal(d->plugin->init(&g_host, &d->plugin_ctx), TF_OK);
+    cpu_direct_open();
     const char *key = "stream_threshold", *value = "0";
-    tf_engine_options opt = {sizeof opt, 0, cpu_threads, 0, NULL, NULL, NULL};
-    if (cpu_threads > 1) { /* the streamed group too: in place must not stream */
-        opt.n_extra = 1;
-        opt.extra_keys = &key;
-        opt.extra_values = &value;
-    }
-    assert_int_equal(d->plugin->create(d->plugin_ctx, &opt, &d->engine), TF_OK);
+    /* the streamed group too: in place must not stream */
+    g_direct.engine = cpu_direct_engine(cpu_threads, cpu_threads > 1 ? 1 : 0, &key, &value);
 }
 
 static void direct_close(void)
 {
-    direct *d = &g_direct;
-    d->plugin->destroy(d->engine);
-    if (d->plugin->shutdown)
-        d->plugin->shutdown(d->plugin_ctx);
-    dlclose(d->lib);
-    memset(d, 0, sizeof *d);
+    cpu_direct_close();
 }
 
-/* A host-memory operand: shape and strides borrowed from the caller. */
-static tf_operand operand(tf_dtype dtype, uint32_t rank, const int64_t *shape,
-                          const int64_t *strides, int64_t offset, void *data)
-{
-    return (tf_operand){sizeof(tf_operand), dtype, rank, 0, shape, strides, offset, NULL, data};
-}
+#define operand cpu_direct_operand
 
 /* execute() of p with n_out outputs, straight into the plugin. */
 static tf_status direct_exec_n(const prog *p, const tf_operand *in, uint32_t n_out,
                                const tf_operand *out, uint32_t flags)
 {
-    const tf_operand *ins[TF_FUSED_MAX_INPUTS + 1], *outs[TF_FUSED_MAX_OUTPUTS + 1];
-    for (uint32_t k = 0; k < p->n_in; k++)
-        ins[k] = &in[k];
-    for (uint32_t k = 0; k < n_out; k++)
-        outs[k] = &out[k];
-    tf_exec x = {sizeof x, TF_PRIM_FUSED, &p->params, p->n_in, n_out, ins, outs, flags, 0};
-    g_direct.reported = TF_OK;
-    return g_direct.plugin->execute(g_direct.engine, &x);
+    return cpu_direct_fused(g_direct.engine, &p->params, p->n_in, in, n_out, out, flags);
 }
 
 static tf_status direct_exec(const prog *p, const tf_operand *in, const tf_operand *out,

@@ -16,7 +16,8 @@
  * TF_ERR_BACKEND and writes nothing; jit=auto: the call runs interpreted), one
  * that runs and fails, the store of compiled programs kept between processes
  * (a program loaded from it without a compiler, a foreign file there never
- * loaded, a folder open to others refused), and the options' bad values.
+ * loaded, a folder open to others refused), the in-place form (out[0] one of the
+ * inputs, through the plugin itself: cpu_direct.h), and the options' bad values.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -27,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpu_direct.h"
 #include "tf_ref.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -457,6 +459,95 @@ static void test_jit_store(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* n values of dtype uniform in [-2, 2), one in 20 a zero, an infinity or a NaN. */
+static void fill_values(tfr_rng *rng, tf_dtype dtype, size_t n, void *data)
+{
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < n; i++) {
+        double v = tfr_rng_chance(rng, 5) ? special[tfr_rng_int(rng, 0, 4)]
+                                           : tfr_rng_real(rng, -2.0, 2.0);
+        if (dtype == TF_F32)
+            ((float *)data)[i] = (float)v;
+        else
+            ((double *)data)[i] = v;
+    }
+}
+
+/*
+ * In place (out[0] one of the inputs, as the core runs an update whose old value is
+ * dead; only through the plugin itself, cpu_direct.h): random one-output programs
+ * compiled (jit=always, serial and 4 threads, into a private store) on dense vectors,
+ * out[0] any input, each equal bit for bit to the interpreter's out-of-place call on
+ * the same values; and the compiles did happen (the store holds them).
+ */
+static void test_jit_in_place(void **state)
+{
+    (void)state;
+    static const int64_t lengths[] = {1, 255, 256, 257, 1000, 40003, 300001};
+    char store[] = "/tmp/tenferro-jit-in-place-XXXXXX", cmd[200];
+    assert_non_null(mkdtemp(store));
+    cpu_direct_open();
+    const char *keys[2] = {"jit", "jit_cache"}, *off[1] = {"off"}, *always[2] = {"always", store};
+    tf_engine_state *ref = cpu_direct_engine(1, 1, keys, off);
+    tf_engine_state *on[2] = {cpu_direct_engine(1, 2, keys, always),
+                              cpu_direct_engine(4, 2, keys, always)};
+    tfr_rng rng;
+    tfr_rng_seed(&rng, 2405);
+    for (size_t d = 0; d < COUNT(float_dtypes); d++)
+        for (size_t l = 0; l < COUNT(lengths); l++)
+            for (int t = 0; t < 3; t++) {
+                const tf_dtype dt = float_dtypes[d];
+                const int64_t n = lengths[l], dense[1] = {1};
+                const size_t bytes = (size_t)n * tf_dtype_size(dt);
+                prog p;
+                prog_random(&rng, (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_INPUTS),
+                            (uint32_t)tfr_rng_int(&rng, 1, TF_FUSED_MAX_STEPS), 0, &p);
+                p.m = 0; /* one output: the last step */
+                p.params.n_outputs = 0;
+                p.params.outputs = NULL;
+                const uint32_t k_out = (uint32_t)tfr_rng_int(&rng, 0, p.n_in - 1);
+                void *data[TF_FUSED_MAX_INPUTS], *sep = malloc(bytes), *copy = malloc(bytes);
+                tf_operand in[TF_FUSED_MAX_INPUTS];
+                for (uint32_t k = 0; k < p.n_in; k++) {
+                    data[k] = malloc(bytes);
+                    fill_values(&rng, dt, (size_t)n, data[k]);
+                    in[k] = cpu_direct_operand(dt, 1, &n, dense, 0, data[k]);
+                }
+                char desc[700];
+                tfr_fused_describe(p.n_in, p.params.n_steps, p.steps, desc, sizeof desc);
+                tf_operand out = cpu_direct_operand(dt, 1, &n, dense, 0, sep);
+                assert_int_equal(cpu_direct_fused(ref, &p.params, p.n_in, in, 1, &out, 0), TF_OK);
+                for (int j = 0; j < 2; j++) {
+                    memcpy(copy, data[k_out], bytes);
+                    tf_operand in2[TF_FUSED_MAX_INPUTS];
+                    memcpy(in2, in, sizeof in);
+                    in2[k_out].data = copy;
+                    const uint32_t flags = t % 2 ? TF_EXEC_VALIDATED : 0;
+                    tf_status st = cpu_direct_fused(on[j], &p.params, p.n_in, in2, 1,
+                                                    &in2[k_out], flags);
+                    if (st != TF_OK)
+                        fail_msg("in place, engine %d, %s: %s (%s)", j, desc, tf_status_name(st),
+                                 g_direct.message);
+                    for (int64_t i = 0; i < n; i++) {
+                        const double got = tfr_load(dt, copy, i).f, want = tfr_load(dt, sep, i).f;
+                        if (!tfr_same_bits(dt, got, want))
+                            fail_msg("in place into input %u of %u, engine %d, %s, n %lld, [%s]: "
+                                     "element %lld: %.17g, interpreted out of place %.17g",
+                                     k_out, p.n_in, j, tf_dtype_name(dt), (long long)n, desc,
+                                     (long long)i, got, want);
+                    }
+                }
+                for (uint32_t k = 0; k < p.n_in; k++)
+                    free(data[k]);
+                free(sep);
+                free(copy);
+            }
+    cpu_direct_close();
+    assert_true(count_stored(store) > 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", store);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The options' bad values are refused at create, with the option named. */
 static void test_jit_bad_options(void **state)
 {
@@ -479,7 +570,8 @@ int main(void)
         cmocka_unit_test(test_jit_random_dense), cmocka_unit_test(test_jit_random_layouts),
         cmocka_unit_test(test_jit_lengths),      cmocka_unit_test(test_jit_training_step),
         cmocka_unit_test(test_jit_no_compiler),  cmocka_unit_test(test_jit_compiler_fails),
-        cmocka_unit_test(test_jit_store),        cmocka_unit_test(test_jit_bad_options),
+        cmocka_unit_test(test_jit_store),        cmocka_unit_test(test_jit_in_place),
+        cmocka_unit_test(test_jit_bad_options),
     };
     return cmocka_run_group_tests_name("cpu jit", tests, setup, teardown);
 }
