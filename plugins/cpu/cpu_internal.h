@@ -129,6 +129,24 @@ tf_status tf__cpu_jit_create(const tf_host_api *host, int mode, const char *cc,
                              const char *cache, cpu_jit **out, cpu_err *err);
 void tf__cpu_jit_destroy(cpu_jit *jit);
 
+/* The options of create() (cpu_device.c says each extra key and its default). */
+typedef struct cpu_options {
+    int threads;
+    size_t stream_bytes;
+    int fused;
+    int jit;
+    char jit_cc[256];
+    char jit_cache[400]; /* "" : auto */
+    int64_t spin_us;
+} cpu_options;
+
+/* Reads create()'s options (the device's name for device_name); 0, or 1 with *err
+   (TF_ERR_VALIDATION: a bad key or value, named). */
+int tf__cpu_parse_options(const char *device_name, const tf_engine_options *o, cpu_options *opts,
+                          cpu_err *err);
+/* The one device's description: type, flags, processors, memory, name, driver. */
+void tf__cpu_device_describe(tf_device_info *info);
+
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
 struct tf_engine_state {
     const tf_host_api *host;
