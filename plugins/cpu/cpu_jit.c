@@ -205,40 +205,30 @@ static int take_functions(const fused_prog *fp, void *h, jit_entry *e)
     return 0;
 }
 
-/* fp's program from the store into *e: 1 when it is there (and loads), else 0. */
-static int jit_probe(const cpu_jit *jit, const fused_prog *fp, jit_entry *e)
+/* fp's program, whose source is b, from the store into *e: 1 when it is there (and
+   loads), else 0. */
+static int jit_probe(const cpu_jit *jit, const fused_prog *fp, const cpu_jit_src *b, jit_entry *e)
 {
-    cpu_jit_src b;
-    cpu_err ignored;
-    if (tf__cpu_jit_source(jit->cc, fp, &b, &ignored) != 0) {
-        return 0;
-    }
     char name[32];
-    tf__cpu_jit_store_name(&b, name);
-    void *h = tf__cpu_jit_store_load(&jit->store, name, b.p);
-    free(b.p);
+    tf__cpu_jit_store_name(b, name);
+    void *h = tf__cpu_jit_store_load(&jit->store, name, b->p);
     return h != NULL && take_functions(fp, h, e) == 0;
 }
 
 /*
- * Generates, compiles and loads fp's program into *e (fn, fn_lanes, handle). With
- * a store (stored), it is built in a private folder inside the store's and the
- * object renamed into place before it is loaded from there; else in one under
- * $TMPDIR, removed afterwards.
+ * Compiles and loads fp's program, whose source is b, into *e (fn, fn_lanes,
+ * handle). With a store (stored), it is built in a private folder inside the
+ * store's and the object renamed into place before it is loaded from there; else
+ * in one under $TMPDIR, removed afterwards.
  */
-static int jit_compile(const cpu_jit *jit, const fused_prog *fp, int stored, jit_entry *e,
-                       cpu_err *err)
+static int jit_compile(const cpu_jit *jit, const fused_prog *fp, const cpu_jit_src *b, int stored,
+                       jit_entry *e, cpu_err *err)
 {
-    cpu_jit_src b;
-    if (tf__cpu_jit_source(jit->cc, fp, &b, err) != 0) {
-        return 1;
-    }
     char name[32];
-    tf__cpu_jit_store_name(&b, name);
+    tf__cpu_jit_store_name(b, name);
     size_t len = 0;
-    char *text = tf__cpu_jit_with_own_text(&b, &len);
+    char *text = tf__cpu_jit_with_own_text(b, &len);
     if (text == NULL) {
-        free(b.p);
         return tf__cpu_fail(err, TF_ERR_OUT_OF_MEMORY, "cpu: jit: no memory for the source");
     }
     const char *tmp = getenv("TMPDIR");
@@ -247,7 +237,6 @@ static int jit_compile(const cpu_jit *jit, const fused_prog *fp, int stored, jit
     snprintf(dir, sizeof dir, "%s/%s", base, stored ? "tmp-XXXXXX" : "tenferro-jit-XXXXXX");
     if (mkdtemp(dir) == NULL) {
         free(text);
-        free(b.p);
         return tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: cannot make a folder under %s: %s",
                             base, strerror(errno));
     }
@@ -269,7 +258,7 @@ static int jit_compile(const cpu_jit *jit, const fused_prog *fp, int stored, jit
         /* into the store, whole, this user's alone (whatever the umask); loaded from there */
         const int moved = stored && chmod(path, 0700) == 0 && rename(path, dest) == 0;
         if (moved) {
-            h = tf__cpu_jit_store_load(&jit->store, name, b.p);
+            h = tf__cpu_jit_store_load(&jit->store, name, b->p);
         }
         if (h == NULL) {
             h = dlopen(moved ? dest : path, RTLD_NOW | RTLD_LOCAL);
@@ -280,7 +269,6 @@ static int jit_compile(const cpu_jit *jit, const fused_prog *fp, int stored, jit
                               why != NULL ? why : "?");
         }
     }
-    free(b.p);
     if (rc == 0 && take_functions(fp, h, e) != 0) {
         rc = tf__cpu_fail(err, TF_ERR_BACKEND, "cpu: jit: the program lacks its functions");
     }
@@ -364,6 +352,22 @@ static jit_entry *jit_find(cpu_jit *jit, const int32_t *key, int n, uint64_t h)
     return e;
 }
 
+/* Under the table's lock: what a probe or a compile made of e (its loaded program, or
+   none), its new state and, when it failed, why. */
+static void entry_settle(cpu_jit *jit, jit_entry *e, const jit_entry *made, int state,
+                         const cpu_err *why)
+{
+    pthread_mutex_lock(&jit->mu);
+    e->handle = made->handle;
+    e->fn = made->fn;
+    e->fn_lanes = made->fn_lanes;
+    e->state = state;
+    if (why != NULL) {
+        e->why = *why;
+    }
+    pthread_mutex_unlock(&jit->mu);
+}
+
 int tf__cpu_jit_lookup(const cpu_engine *eng, fused_prog *fp, int64_t numel, cpu_err *err)
 {
     cpu_jit *jit = eng->jit_cache;
@@ -401,44 +405,30 @@ int tf__cpu_jit_lookup(const cpu_engine *eng, fused_prog *fp, int64_t numel, cpu
     if (!probe && !compile) {
         return failed;
     }
-    jit_entry made = *e; /* e is not NULL: it was counting */
-    if (probe) {
-        const int found = jit_probe(jit, fp, &made);
-        pthread_mutex_lock(&jit->mu);
-        if (found) {
-            e->handle = made.handle;
-            e->fn = made.fn;
-            e->fn_lanes = made.fn_lanes;
-        }
-        compile = !found && jit->mode == CPU_JIT_ALWAYS;
-        e->state = found ? JIT_READY : compile ? JIT_COMPILING : JIT_COUNTING;
-        pthread_mutex_unlock(&jit->mu);
-        if (found) {
-            fp->jit = made.fn;
-            fp->jit_lanes = made.fn_lanes;
-            return 0;
-        }
-    }
-    if (!compile) {
-        return failed;
-    }
+    /* e is not NULL: it was counting. Its source is made once, for the store and the
+       compiler both. */
+    jit_entry made = *e;
+    cpu_jit_src src;
     cpu_err why;
-    const int rc = jit_compile(jit, fp, stored, &made, &why);
-    pthread_mutex_lock(&jit->mu);
-    e->handle = made.handle;
-    e->fn = made.fn;
-    e->fn_lanes = made.fn_lanes;
-    e->state = rc == 0 ? JIT_READY : JIT_FAILED;
-    if (rc != 0) {
-        e->why = why;
+    int rc = tf__cpu_jit_source(jit->cc, fp, &src, &why), found = 0;
+    if (rc == 0 && probe) {
+        found = jit_probe(jit, fp, &src, &made);
+        compile = !found && jit->mode == CPU_JIT_ALWAYS;
     }
-    pthread_mutex_unlock(&jit->mu);
-    if (rc == 0) {
+    if (rc == 0 && compile) {
+        rc = jit_compile(jit, fp, &src, stored, &made, &why);
+    }
+    free(src.p);
+    const int ready = rc == 0 && (found || compile);
+    /* not found and not compiled (jit=auto, a first run): counting again */
+    const int next = ready ? JIT_READY : rc != 0 ? JIT_FAILED : JIT_COUNTING;
+    entry_settle(jit, e, &made, next, rc != 0 ? &why : NULL);
+    if (ready) {
         fp->jit = made.fn;
         fp->jit_lanes = made.fn_lanes;
         return 0;
     }
-    if (jit->mode == CPU_JIT_ALWAYS) {
+    if (rc != 0 && jit->mode == CPU_JIT_ALWAYS) {
         *err = why;
         return 1;
     }
