@@ -42,7 +42,8 @@
  * timed repetitions (15 for matmul, as in the bench) after one untimed
  * warm-up; the OpenBLAS kernel and thread counts go to stderr.
  *
- * usage: tenferro-limits [--threads N] [--quick]
+ * usage: tenferro-limits [--threads N] [--quick] [WORKLOAD ...]
+ * (WORKLOAD: the limits to run, by the workload's name; default all)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -630,20 +631,35 @@ static void limit_transformer(const tr_sizes *z)
         free(buf[i]);
 }
 
+/* The limits, in the order they run: the OpenMP passes first (see main). */
+static const char *const k_workloads[] = {"elementwise", "mlp",      "matmul",
+                                          "complex",     "svd_grad", "transformer"};
+#define N_WORKLOADS (sizeof k_workloads / sizeof k_workloads[0])
+
 int main(int argc, char **argv)
 {
-    int threads = 1, quick = 0;
+    int threads = 1, quick = 0, any = 0;
+    int want[N_WORKLOADS] = {0};
     for (int i = 1; i < argc; i++) {
+        size_t w = 0;
+        while (w < N_WORKLOADS && strcmp(argv[i], k_workloads[w]) != 0)
+            w++;
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
             atoi(argv[i + 1]) <= MAX_THREADS) {
             threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (w < N_WORKLOADS) {
+            want[w] = any = 1;
         } else {
-            fprintf(stderr, "usage: tenferro-limits [--threads N] [--quick]\n");
+            fprintf(stderr, "usage: tenferro-limits [--threads N] [--quick] [WORKLOAD ...]\n"
+                            "  WORKLOAD: elementwise mlp matmul complex svd_grad transformer "
+                            "(default: all)\n");
             return 2;
         }
     }
+    for (size_t w = 0; w < N_WORKLOADS && !any; w++)
+        want[w] = 1;
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
     fprintf(stderr, "limits: OpenBLAS kernel %s, %d thread(s), OpenMP %d thread(s); config: %s\n",
@@ -652,16 +668,23 @@ int main(int argc, char **argv)
     openblas_set_num_threads(1);
     /* OpenMP's passes first: after a threaded call OpenBLAS's workers spin for a while
        (~0.1 s) and would take a core from OpenMP's team */
-    limit_elementwise(quick ? (size_t)1 << 10 : (size_t)1 << 22);
+    if (want[0])
+        limit_elementwise(quick ? (size_t)1 << 10 : (size_t)1 << 22);
     const mlp_sizes full = {64, 784, 256, 10, 50}, tiny = {4, 8, 6, 3, 12};
     openblas_set_num_threads(1); /* the step splits its products over OpenMP's threads */
-    limit_mlp(quick ? &tiny : &full);
+    if (want[1])
+        limit_mlp(quick ? &tiny : &full);
     openblas_set_num_threads(threads);
-    limit_matmul(quick ? 16 : 512, 1);
-    limit_matmul(quick ? 16 : 1024, 0);
-    limit_complex(quick ? 16 : 512);
-    limit_svd_grad(quick ? 8 : 256);
+    if (want[2]) {
+        limit_matmul(quick ? 16 : 512, 1);
+        limit_matmul(quick ? 16 : 1024, 0);
+    }
+    if (want[3])
+        limit_complex(quick ? 16 : 512);
+    if (want[4])
+        limit_svd_grad(quick ? 8 : 256);
     const tr_sizes tr_full = {8, 128, 256, 4, 1024, 3}, tr_tiny = {2, 4, 8, 2, 16, 2};
-    limit_transformer(quick ? &tr_tiny : &tr_full);
+    if (want[5])
+        limit_transformer(quick ? &tr_tiny : &tr_full);
     return 0;
 }

@@ -15,8 +15,14 @@
 #     --quick         tiny sizes: checks the plumbing, the figures mean nothing
 #     --targets SET   the goals the table checks (bench/ratios.py: issue24, the default;
 #                     issue21 for the complex workload)
+#     --interleave    inside each round and thread count, run one workload at a time on
+#                     the three sides (tenferro, its limit, PyTorch) before the next, so
+#                     that the two figures of a ratio are seconds apart rather than a
+#                     whole program's run; by default each program runs every workload
+#                     in one process
 #     WORKLOAD ...    run these workloads of `tenferro bench` and torch_bench.py instead of
-#                     the standard ones (e.g. `complex`); the limits program runs whole
+#                     the standard ones (e.g. `complex`), and the limits program's limits
+#                     of them (none for a workload that has no limit)
 #   PYTHON=...        the interpreter with torch (default: /usr/bin/python3, Debian's
 #                     python3-torch)
 #
@@ -32,6 +38,7 @@ THREADS="1 $(nproc)"
 ROUNDS=3
 QUICK=()
 TARGETS=issue24
+INTERLEAVE=0
 WORKLOADS=()
 PYTHON="${PYTHON:-/usr/bin/python3}"
 while [ $# -gt 0 ]; do
@@ -42,7 +49,8 @@ while [ $# -gt 0 ]; do
         [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: --rounds needs N >= 1" >&2; exit 2; } ;;
     --quick) QUICK=(--quick); shift ;;
     --targets) TARGETS="$2"; shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    --interleave) INTERLEAVE=1; shift ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     -*) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) WORKLOADS+=("$1"); shift ;;
     esac
@@ -63,6 +71,34 @@ RAW="$BUILD/bench-run.txt"
 : >"$LOG"
 : >"$RAW"
 
+# The three sides at thread count $1 on workloads $2... (none: each program's default
+# set; the limits program then runs all its limits, else those it has of them).
+run_sides() {
+    local t=$1
+    shift
+    local limits=() w
+    for w in "$@"; do
+        case "$w" in
+        elementwise | mlp | matmul | complex | svd_grad | transformer) limits+=("$w") ;;
+        esac
+    done
+    # The CPU engine sets OpenBLAS to one thread itself and splits work over its own pool
+    # of --threads; the limits program sets OpenBLAS's threads through its API; PyTorch
+    # gets torch.set_num_threads plus the OpenMP and OpenBLAS variables for its BLAS.
+    env OPENBLAS_NUM_THREADS="$t" "$BUILD/tools/tenferro" bench --threads "$t" "${QUICK[@]}" \
+        "$@" 2>>"$LOG" | tee -a "$RAW"
+    if [ $# -eq 0 ] || [ ${#limits[@]} -gt 0 ]; then
+        "$BUILD/bench/tenferro-limits" --threads "$t" "${QUICK[@]}" "${limits[@]}" 2>>"$LOG" |
+            tee -a "$RAW"
+    fi
+    env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" MKL_NUM_THREADS="$t" \
+        "$PYTHON" bench/torch_bench.py --threads "$t" "${QUICK[@]}" "$@" \
+        2>>"$LOG" | tee -a "$RAW"
+}
+# --interleave: the workloads one at a time (the bench's default set unless named).
+EACH=("${WORKLOADS[@]}")
+[ ${#EACH[@]} -gt 0 ] || EACH=(dispatch mlp elementwise matmul transformer svd_grad)
+
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores;" \
     "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Rounds outside, thread counts inside: each round runs every count in turn, so that the
@@ -70,15 +106,13 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p'
 for r in $(seq 1 "$ROUNDS"); do
   for t in $THREADS; do
     echo "# threads $t round $r" | tee -a "$RAW"
-    # The CPU engine sets OpenBLAS to one thread itself and splits work over its own pool
-    # of --threads; the limits program sets OpenBLAS's threads through its API; PyTorch
-    # gets torch.set_num_threads plus the OpenMP and OpenBLAS variables for its BLAS.
-    env OPENBLAS_NUM_THREADS="$t" "$BUILD/tools/tenferro" bench --threads "$t" "${QUICK[@]}" \
-        "${WORKLOADS[@]}" 2>>"$LOG" | tee -a "$RAW"
-    "$BUILD/bench/tenferro-limits" --threads "$t" "${QUICK[@]}" 2>>"$LOG" | tee -a "$RAW"
-    env OMP_NUM_THREADS="$t" OPENBLAS_NUM_THREADS="$t" MKL_NUM_THREADS="$t" \
-        "$PYTHON" bench/torch_bench.py --threads "$t" "${QUICK[@]}" "${WORKLOADS[@]}" \
-        2>>"$LOG" | tee -a "$RAW"
+    if [ "$INTERLEAVE" = 1 ]; then
+      for w in "${EACH[@]}"; do
+        run_sides "$t" "$w"
+      done
+    else
+      run_sides "$t" "${WORKLOADS[@]}"
+    fi
   done
 done
 
