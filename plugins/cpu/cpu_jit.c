@@ -26,9 +26,8 @@
  * is dead): there, as in the interpreter, the result is kept in a chunk array and
  * copied out once every step has read the chunk, and no pointer is restrict. The
  * compiled code runs on dense rows (every operand of stride 1); other rows stay
- * interpreted. A program is
- * known by a key of its prepared form (dtype, steps, where each register
- * lives); the engine keeps a table of keys, counts the runs of calls of at
+ * interpreted. A program is known by a key of its prepared form (dtype, steps,
+ * where each register lives, in place or not); the engine keeps a table of keys, counts the runs of calls of at
  * least CPU_JIT_MIN_ELEMS elements and compiles a program when it runs again
  * once those runs have covered CPU_JIT_ELEMS elements (jit=auto: a compile pays
  * for itself only on work that repeats), or at once (jit=always). A compile takes tens of

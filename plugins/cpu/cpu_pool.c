@@ -15,12 +15,12 @@
  * Waiting. A worker handed a job (run, or found closed) then spins for the
  * pool's spin time (engine option spin_us) watching for its next job, and only
  * then sleeps on its condition variable; the caller waiting for the workers
- * inside a closed job spins for the same time before it sleeps. A training step is tens of
- * jobs microseconds apart, and on a virtual machine a sleeping thread's
- * wake-up alone can take longer than one of them; a spinning worker starts at
- * once and costs the caller no system call (it signals only sleepers). The
- * spin only polls: the job itself is still read under the mutex, so the order
- * of everything written before a job is the mutex's.
+ * inside a closed job spins for the same time before it sleeps. A training
+ * step is tens of jobs microseconds apart, and on a virtual machine a sleeping
+ * thread's wake-up alone can take longer than one of them; a spinning worker
+ * starts at once and costs the caller no system call (it signals only
+ * sleepers). The spin only polls: the job itself is still read under the
+ * mutex, so the order of everything written before a job is the mutex's.
  *
  * Failures: a failing task records its cpu_err under the lock, and the error
  * kept is the one of the lowest task number, i.e. the one a serial walk would
