@@ -4,6 +4,7 @@
 #include "cpu_direct.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,7 @@ tf_engine_state *cpu_direct_engine(int threads, uint32_t n, const char *const *k
     tf_engine_state *e = NULL;
     tf_status st = g_direct.plugin->create(g_direct.plugin_ctx, &opt, &e);
     if (st != TF_OK)
-        fail_msg("cpu create (threads %d): %s (%s)", threads, tf_status_name(st),
-                 g_direct.message);
+        fail_msg("cpu create (threads %d): %s (%s)", threads, tf_status_name(st), g_direct.message);
     g_made[g_n_made++] = e;
     return e;
 }
@@ -95,6 +95,17 @@ tf_operand cpu_direct_operand(tf_dtype dtype, uint32_t rank, const int64_t *shap
                               const int64_t *strides, int64_t offset, void *data)
 {
     return (tf_operand){sizeof(tf_operand), dtype, rank, 0, shape, strides, offset, NULL, data};
+}
+
+void cpu_direct_fill(tfr_rng *rng, tf_dtype dtype, size_t n, int special_percent, void *data)
+{
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < n; i++) {
+        const double v = special_percent > 0 && tfr_rng_chance(rng, special_percent)
+                             ? special[tfr_rng_int(rng, 0, 4)]
+                             : tfr_rng_real(rng, -2.0, 2.0);
+        tfr_store(dtype, data, (int64_t)i, tfr_f(v));
+    }
 }
 
 tf_status cpu_direct_fused(tf_engine_state *e, const tf_fused_params *params, uint32_t n_in,

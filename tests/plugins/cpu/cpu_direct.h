@@ -35,6 +35,12 @@ void cpu_direct_close(void);
 tf_operand cpu_direct_operand(tf_dtype dtype, uint32_t rank, const int64_t *shape,
                               const int64_t *strides, int64_t offset, void *data);
 
+/*
+ * n values of a float dtype into data, uniform in [-2, 2); with special_percent > 0,
+ * that share of them a zero, an infinity or a NaN instead (0 draws no chance at all).
+ */
+void cpu_direct_fill(tfr_rng *rng, tf_dtype dtype, size_t n, int special_percent, void *data);
+
 /* execute() of a FUSED call on engine e (g_direct.reported reset first). */
 tf_status cpu_direct_fused(tf_engine_state *e, const tf_fused_params *params, uint32_t n_in,
                            const tf_operand *in, uint32_t n_out, const tf_operand *out,

@@ -457,17 +457,6 @@ static tf_status direct_exec(const prog *p, const tf_operand *in, const tf_opera
     return direct_exec_n(p, in, 1, out, flags);
 }
 
-static void fill_random(tfr_rng *rng, tf_dtype dtype, size_t n, void *data)
-{
-    for (size_t i = 0; i < n; i++) {
-        double v = tfr_rng_real(rng, -2.0, 2.0);
-        if (dtype == TF_F32)
-            ((float *)data)[i] = (float)v;
-        else
-            ((double *)data)[i] = v;
-    }
-}
-
 /*
  * out[0] is input `k` itself (dense), the other inputs dense, broadcast along axis 0 or
  * transposed: the result equals the out-of-place one bit for bit, with and without the
@@ -498,7 +487,7 @@ static void test_fused_in_place(void **state)
                 for (uint32_t k = 0; k < p.n_in; k++) {
                     int kind = k == k_out ? 0 : (int)tfr_rng_int(&rng, 0, 2);
                     data[k] = malloc(n * es + es);
-                    fill_random(&rng, dt, n + 1, data[k]);
+                    cpu_direct_fill(&rng, dt, n + 1, 0, data[k]);
                     /* kind 1: column 0 broadcast along axis 1, from element 1 (offset) */
                     in[k] = operand(dt, 2, shape,
                                     kind == 0   ? dense

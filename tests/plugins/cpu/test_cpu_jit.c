@@ -459,20 +459,6 @@ static void test_jit_store(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
-/* n values of dtype uniform in [-2, 2), one in 20 a zero, an infinity or a NaN. */
-static void fill_values(tfr_rng *rng, tf_dtype dtype, size_t n, void *data)
-{
-    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN};
-    for (size_t i = 0; i < n; i++) {
-        double v = tfr_rng_chance(rng, 5) ? special[tfr_rng_int(rng, 0, 4)]
-                                           : tfr_rng_real(rng, -2.0, 2.0);
-        if (dtype == TF_F32)
-            ((float *)data)[i] = (float)v;
-        else
-            ((double *)data)[i] = v;
-    }
-}
-
 /*
  * In place (out[0] one of the inputs, as the core runs an update whose old value is
  * dead; only through the plugin itself, cpu_direct.h): random one-output programs
@@ -510,7 +496,7 @@ static void test_jit_in_place(void **state)
                 tf_operand in[TF_FUSED_MAX_INPUTS];
                 for (uint32_t k = 0; k < p.n_in; k++) {
                     data[k] = malloc(bytes);
-                    fill_values(&rng, dt, (size_t)n, data[k]);
+                    cpu_direct_fill(&rng, dt, (size_t)n, 5, data[k]);
                     in[k] = cpu_direct_operand(dt, 1, &n, dense, 0, data[k]);
                 }
                 char desc[700];
