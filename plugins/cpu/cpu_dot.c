@@ -29,10 +29,15 @@
  *    operand, measured 15-35 % slower at 2 threads on 256..1024 (see
  *    docs/performance.md, "matmul at 2 threads").
  *  - Everything else: OpenBLAS single-threaded, the engine's own pool
- *    parallelising. The output of each batch is cut into tiles (along the
- *    longer of M and N first, tile edges at least CPU_GEMM_MIN_EDGE and
- *    multiples of 16), and the batch x tile items run on the pool, one
- *    single-threaded gemm each. Many batches, or products of a few million
+ *    parallelising. The output of each batch is cut into tiles (tile edges
+ *    at least CPU_GEMM_MIN_EDGE and multiples of 16), and the batch x tile
+ *    items run on the pool, one single-threaded gemm each. The tiles are
+ *    whole columns of C while N allows, and only then cut along M: a block of
+ *    whole columns is contiguous (ldc == its M), and OpenBLAS's beta = 0 pass
+ *    over C clears a contiguous block with one memset but a block of partial
+ *    columns column by column, slowly (sgemm_beta took 13 % of the 2-thread
+ *    mlp step's samples when its dW1 = X^T dZ, 784 x 256, was cut in two
+ *    along M; whole columns: 0.90 of the step's time). Many batches, or products of a few million
  *    multiply-adds (the mlp's), stay here: OpenBLAS's workers spin for a
  *    while after each threaded call, taking a core from the pool's next job.
  * OpenBLAS's thread count is process-global, so the two are kept apart by a
@@ -404,11 +409,9 @@ static void gemm_split(const cpu_engine *e, const dot_plan *pl, gemm_job *job)
     if (e->threads > 1 && pl->nbatch < e->threads &&
         (double)pl->m * (double)pl->n * (double)pl->k >= CPU_GEMM_SPLIT_FLOPS) {
         int64_t want = (e->threads + pl->nbatch - 1) / pl->nbatch;
+        /* whole columns first: see the file's comment, "Threads" */
         while (job->tm * job->tn < want) {
-            int grow_m = pl->m / job->tm >= pl->n / job->tn;
-            if (grow_m && pl->m / (job->tm + 1) >= CPU_GEMM_MIN_EDGE) {
-                job->tm++;
-            } else if (pl->n / (job->tn + 1) >= CPU_GEMM_MIN_EDGE) {
+            if (pl->n / (job->tn + 1) >= CPU_GEMM_MIN_EDGE) {
                 job->tn++;
             } else if (pl->m / (job->tm + 1) >= CPU_GEMM_MIN_EDGE) {
                 job->tm++;

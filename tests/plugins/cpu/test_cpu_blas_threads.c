@@ -138,6 +138,29 @@ static void test_handoff(void **state)
     product_free(&p);
 }
 
+/*
+ * Products split on the pool (2^21 to 2^24 multiply-adds per batch): into blocks of
+ * whole columns of C while N allows, then along M, and along M alone when N is too
+ * short to cut (cpu_dot.c, gemm_split).
+ */
+static void test_pool_tiles(void **state)
+{
+    (void)state;
+    product p;
+    product_make(&p, TF_F32, 784, 256, 64, 1, 707); /* the mlp's dW1, 12.8 M */
+    check_product("f32 784x256x64 on 2 threads (2 column blocks)", &p, threaded);
+    check_product("f32 784x256x64 on 3 threads (3 column blocks)", &p, threaded2);
+    check_product("f32 784x256x64 serial", &p, serial);
+    product_free(&p);
+
+    product_make(&p, TF_F64, 700, 100, 64, 1, 708); /* N 100: too short for two column blocks of 64 */
+    check_product("f64 700x100x64 on 2 threads (2 row blocks)", &p, threaded);
+    check_product("f64 700x100x64 on 3 threads (3 row blocks)", &p, threaded2);
+    check_product("f64 700x100x64 serial", &p, serial);
+    product_free(&p);
+    assert_int_equal(openblas_get_num_threads(), 1);
+}
+
 /* Another user of libopenblas raised the count: the next single-threaded gemm sets it back. */
 static void test_count_set_back(void **state)
 {
@@ -203,6 +226,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handoff),
+        cmocka_unit_test(test_pool_tiles),
         cmocka_unit_test(test_count_set_back),
         cmocka_unit_test(test_concurrent),
     };
