@@ -57,7 +57,7 @@ static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim, c
     tf_status st = tf__broadcast_shapes(name, vals, n, shape, &rank);
     for (size_t i = 0; i < n && !st; i++) {
         tf_tensor *v = vals[i];
-        if (v->rank == rank && memcmp(v->shape, shape, rank * sizeof shape[0]) == 0) {
+        if (tf__same_extents(v, rank, shape)) {
             tf_tensor_retain(v); /* already the full shape: no view needed */
             views[i] = v;
         } else {

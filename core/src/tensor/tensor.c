@@ -196,8 +196,11 @@ static void tensor_init(tf_tensor *t, tf_storage *storage, tf_dtype dtype, size_
     atomic_init(&t->refs, 1);
     t->dtype = dtype;
     t->rank = (uint32_t)rank;
-    /* element loops rather than memset + memcpy calls: ranks are small and
-       every op result comes through here; unused entries stay zero */
+    /* unused entries stay zero: both arrays are cleared whole (a fixed size, so a
+       few vector stores rather than library calls: every op result comes through
+       here), then the rank's entries copied in element loops (ranks are small) */
+    memset(t->shape, 0, sizeof t->shape);
+    memset(t->strides, 0, sizeof t->strides);
     for (size_t d = 0; d < rank; d++)
         t->shape[d] = shape[d];
     if (strides)
@@ -205,8 +208,6 @@ static void tensor_init(tf_tensor *t, tf_storage *storage, tf_dtype dtype, size_
             t->strides[d] = strides[d];
     else
         tf__dense_strides(rank, shape, t->strides);
-    for (size_t d = rank; d < TF_MAX_RANK; d++)
-        t->shape[d] = t->strides[d] = 0;
     t->offset = offset;
     t->numel = numel;
     t->storage = storage;

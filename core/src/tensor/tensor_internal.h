@@ -90,6 +90,17 @@ static inline bool tf__same_shape(const tf_tensor *a, const tf_tensor *b)
     return true;
 }
 
+/* Whether t has rank `rank` and the extents shape[0..rank) (a loop, as above). */
+static inline bool tf__same_extents(const tf_tensor *t, size_t rank, const int64_t *shape)
+{
+    if (t->rank != rank)
+        return false;
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->shape[d] != shape[d])
+            return false;
+    return true;
+}
+
 /* The first axis of extent > 1 along which t repeats elements (stride 0), or -1. */
 static inline int tf__repeat_axis(const tf_tensor *t)
 {
