@@ -49,20 +49,20 @@ static tf_status unary_forward(tf_session *s, uint32_t opid, tf_unary_op prim_op
 static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim, const void *params,
                                 tf_eager *const *xs, size_t n, tf_dtype dtype, tf_tensor **out)
 {
+    /* views[i]: the operand itself when it has the full shape already (held by
+       xs[i], so not retained), else a broadcast view of it, owned here */
     tf_tensor *vals[3], *views[3] = {NULL, NULL, NULL};
+    bool owned[3] = {false, false, false};
     for (size_t i = 0; i < n; i++)
         vals[i] = xs[i]->value;
     int64_t shape[TF_MAX_RANK];
     size_t rank;
     tf_status st = tf__broadcast_shapes(name, vals, n, shape, &rank);
     for (size_t i = 0; i < n && !st; i++) {
-        tf_tensor *v = vals[i];
-        if (tf__same_extents(v, rank, shape)) {
-            tf_tensor_retain(v); /* already the full shape: no view needed */
-            views[i] = v;
-        } else {
-            st = tf__broadcast_view(v, rank, shape, &views[i]);
-        }
+        if (tf__same_extents(vals[i], rank, shape))
+            views[i] = vals[i];
+        else
+            owned[i] = !(st = tf__broadcast_view(vals[i], rank, shape, &views[i]));
     }
     tf_tensor *t = NULL;
     if (!st)
@@ -70,7 +70,8 @@ static tf_status broadcast_exec(tf_session *s, const char *name, tf_prim prim, c
     if (!st)
         st = tf__lazy_exec(&s->lazy, prim, params, n, views, t);
     for (size_t i = 0; i < n; i++)
-        tf_tensor_release(views[i]);
+        if (owned[i])
+            tf_tensor_release(views[i]);
     if (st) {
         tf_tensor_release(t);
         return st;
@@ -105,12 +106,14 @@ static tf_status binary_forward(tf_session *s, uint32_t opid, tf_binary_op prim_
     tf_status st = tf__check_inputs(name, s, xs, 2, names, out);
     if (st)
         return st;
-    if (parts && !(st = same_dtype(name, xs, 2, names))) {
+    /* cv: the operands as the op reads them; converted ones (promotion) are owned
+       here, the caller's own are used as they are (the caller holds them) */
+    bool converted = false;
+    if (parts ? !(st = same_dtype(name, xs, 2, names)) : x->value->dtype == y->value->dtype) {
         cv[0] = x, cv[1] = y;
-        tf_eager_retain(x);
-        tf_eager_retain(y);
     } else if (!parts) {
         st = tf__promote(s, name, xs, names, cv);
+        converted = true;
     }
     tf_dtype dt = cv[0] ? cv[0]->value->dtype : x->value->dtype;
     if (!st)
@@ -122,8 +125,10 @@ static tf_status binary_forward(tf_session *s, uint32_t opid, tf_binary_op prim_
                             parts ? tf_dtype_complex_of(dt) : dt, &t);
     if (!st)
         st = tf__record(s, opid, NULL, cv, 2, t, out);
-    tf_eager_release(cv[0]);
-    tf_eager_release(cv[1]);
+    if (converted) {
+        tf_eager_release(cv[0]);
+        tf_eager_release(cv[1]);
+    }
     return st;
 }
 
