@@ -66,8 +66,8 @@ tf_status tf__record(tf_session *s, uint32_t op, const tf_attrs *attrs, tf_eager
         tracked = tracked || inputs[i]->tracked;
     bool capture = rec && tf__capturing(s->rt);
     bool keep_node = rec && (tracked || capture);
-    tf_eager *x = tf__eager_new(s->rt, value, tracked);
-    tf_tensor_release(value); /* x holds it now (or it is gone with the error) */
+    /* x takes over the caller's reference to value (released with the error) */
+    tf_eager *x = tf__eager_adopt(s->rt, value, tracked);
     if (!x)
         return TF_ERR_OUT_OF_MEMORY;
     tf__lazy_adopt(x->value, x); /* a deferred result: its batch asks x who reads it */

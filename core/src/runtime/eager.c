@@ -7,22 +7,28 @@
 
 #include "runtime_internal.h"
 
-tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked)
+tf_eager *tf__eager_adopt(tf_runtime *rt, tf_tensor *value, bool tracked)
 {
     tf_eager *x = tf__pool_alloc(sizeof *x);
     if (x)
         memset(x, 0, sizeof *x);
     if (!x) {
+        tf_tensor_release(value);
         tf__error(TF_ERR_OUT_OF_MEMORY, "eager", NULL, "out of memory allocating an eager tensor");
         return NULL;
     }
     atomic_init(&x->refs, 1);
     tf_runtime_retain(rt);
     x->rt = rt;
-    tf_tensor_retain(value);
     x->value = value;
     x->tracked = tracked;
     return x;
+}
+
+tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked)
+{
+    tf_tensor_retain(value);
+    return tf__eager_adopt(rt, value, tracked);
 }
 
 static tf_status check_new(const char *op, tf_tensor *t, tf_runtime *rt, tf_eager **out)

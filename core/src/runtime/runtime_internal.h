@@ -187,6 +187,8 @@ uint64_t tf__attrs_hash(uint64_t h, const tf_attrs *a);
 
 /* A new eager tensor over value (retained); NULL on OOM (error recorded). */
 tf_eager *tf__eager_new(tf_runtime *rt, tf_tensor *value, bool tracked);
+/* The same, taking over the caller's reference to value (released on OOM). */
+tf_eager *tf__eager_adopt(tf_runtime *rt, tf_tensor *value, bool tracked);
 
 /* ---- sessions (session.c) ---- */
 

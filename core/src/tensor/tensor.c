@@ -189,7 +189,7 @@ static tf_storage *storage_new_owned(size_t nbytes)
     return s;
 }
 
-/* Fills a new tensor (refs 1) over storage (retained). */
+/* Fills a new tensor (refs 1) over storage (not retained: the callers' business). */
 static void tensor_init(tf_tensor *t, tf_storage *storage, tf_dtype dtype, size_t rank,
                         const int64_t *shape, const int64_t *strides, int64_t offset, size_t numel)
 {
@@ -211,7 +211,6 @@ static void tensor_init(tf_tensor *t, tf_storage *storage, tf_dtype dtype, size_
     t->offset = offset;
     t->numel = numel;
     t->storage = storage;
-    tf__storage_retain(storage);
 }
 
 tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, const int64_t *shape,
@@ -223,6 +222,7 @@ tf_tensor *tf__tensor_new(tf_storage *storage, tf_dtype dtype, size_t rank, cons
         return NULL;
     }
     tensor_init(t, storage, dtype, rank, shape, strides, offset, numel);
+    tf__storage_retain(storage);
     return t;
 }
 
@@ -233,7 +233,7 @@ tf_tensor *tf__tensor_block_new(tf_dtype dtype, size_t rank, const int64_t *shap
         return NULL;
     tf_storage *s = &b->storage;
     *s = (tf_storage){.kind = TF_STORAGE_ENGINE, .in_block = true};
-    atomic_init(&s->refs, 0); /* the tensor's reference is its only one */
+    atomic_init(&s->refs, 1); /* the tensor's reference, its only one */
     tensor_init(&b->tensor, s, dtype, rank, shape, NULL, 0, numel);
     return &b->tensor;
 }
