@@ -45,7 +45,8 @@
  * warm-up; the OpenBLAS kernel and thread counts go to stderr.
  *
  * usage: tenferro-limits [--threads N] [--quick] [WORKLOAD ...]
- * (WORKLOAD: the limits to run, by the workload's name; default all)
+ * (WORKLOAD: the limits to run, by the workload's name; default all), or
+ * tenferro-limits --list (the workloads it has limits for, one a line)
  */
 #define _GNU_SOURCE /* clock_gettime; sched_setaffinity and the CPU_SET macros */
 
@@ -700,6 +701,11 @@ int main(int argc, char **argv)
 {
     int threads = 1, quick = 0, any = 0;
     int want[N_WORKLOADS] = {0};
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* what bench/run.sh reads */
+        for (size_t w = 0; w < N_WORKLOADS; w++)
+            printf("%s\n", k_workloads[w]);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         size_t w = 0;
         while (w < N_WORKLOADS && strcmp(argv[i], k_workloads[w]) != 0)
@@ -713,8 +719,11 @@ int main(int argc, char **argv)
             want[w] = any = 1;
         } else {
             fprintf(stderr, "usage: tenferro-limits [--threads N] [--quick] [WORKLOAD ...]\n"
-                            "  WORKLOAD: elementwise mlp matmul complex svd_grad transformer "
-                            "(default: all)\n");
+                            "       tenferro-limits --list   (its workloads, one a line)\n"
+                            "  WORKLOAD:");
+            for (size_t k = 0; k < N_WORKLOADS; k++)
+                fprintf(stderr, " %s", k_workloads[k]);
+            fprintf(stderr, " (default: all)\n");
             return 2;
         }
     }

@@ -78,9 +78,7 @@ run_sides() {
     shift
     local limits=() w
     for w in "$@"; do
-        case "$w" in
-        elementwise | mlp | matmul | complex | svd_grad | transformer) limits+=("$w") ;;
-        esac
+        if printf '%s\n' "${LIMITS_HAS[@]}" | grep -qx -- "$w"; then limits+=("$w"); fi
     done
     # The CPU engine sets OpenBLAS to one thread itself and splits work over its own pool
     # of --threads; the limits program sets OpenBLAS's threads through its API; PyTorch
@@ -95,9 +93,12 @@ run_sides() {
         "$PYTHON" bench/torch_bench.py --threads "$t" "${QUICK[@]}" "$@" \
         2>>"$LOG" | tee -a "$RAW"
 }
-# --interleave: the workloads one at a time (the bench's default set unless named).
+# The workloads the limits program has limits for, and (for --interleave, unless some are
+# named) the bench's standard ones, as each program lists them.
+LIMITS_HAS=()
+[ ! -x "$BUILD/bench/tenferro-limits" ] || mapfile -t LIMITS_HAS < <("$BUILD/bench/tenferro-limits" --list)
 EACH=("${WORKLOADS[@]}")
-[ ${#EACH[@]} -gt 0 ] || EACH=(dispatch mlp elementwise matmul transformer svd_grad)
+[ ${#EACH[@]} -gt 0 ] || mapfile -t EACH < <("$BUILD/tools/tenferro" bench --list | awk '$2 == "standard" { print $1 }')
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores;" \
     "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -553,16 +553,33 @@ static const workload k_workloads[] = {
 };
 #define N_WORKLOADS (sizeof k_workloads / sizeof k_workloads[0])
 
+/* The names of the workloads that are (standard 1) or are not standard, space-separated. */
+static void print_names(FILE *f, int standard)
+{
+    for (size_t w = 0; w < N_WORKLOADS; w++)
+        if (k_workloads[w].standard == standard)
+            fprintf(f, " %s", k_workloads[w].name);
+}
+
 static void bench_usage(void)
 {
     fprintf(stderr, "usage: tenferro bench [--engine NAME] [--threads N] [--quick] [--gemm-n N] "
                     "[--defer off|auto|always] [WORKLOAD ...]\n"
-                    "workloads: dispatch mlp elementwise matmul transformer svd_grad (the "
-                    "standard\n"
-                    "           ones, the default)\n"
-                    "           gemm elementwise_f32 complex growth dp checkpoint einsum_path\n"
-                    "           einsum_tn\n"
-                    "           (extra, run only when named; dp under mpirun, docs/performance.md)\n");
+                    "       tenferro bench --list   (every workload, one a line: NAME standard|"
+                    "extra)\n"
+                    "standard workloads (the default):");
+    print_names(stderr, 1);
+    fprintf(stderr, "\nextra workloads (run only when named; dp under mpirun, "
+                    "docs/performance.md):");
+    print_names(stderr, 0);
+    fprintf(stderr, "\n");
+}
+
+/* `tenferro bench --list`: what bench/run.sh reads instead of naming the workloads itself. */
+static void bench_list(void)
+{
+    for (size_t w = 0; w < N_WORKLOADS; w++)
+        printf("%s %s\n", k_workloads[w].name, k_workloads[w].standard ? "standard" : "extra");
 }
 
 /* Reads a whole decimal number in [1, max] into *out; returns 0 if `text` is not one. */
@@ -666,6 +683,10 @@ int tf_cli_bench(int argc, char **argv)
 {
     bench_options o = {NULL, 0, 0, 0, TF_DEFER_AUTO}; /* engine NULL: the configured one */
     int selected[N_WORKLOADS] = {0};
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        bench_list();
+        return 0;
+    }
     int rc = bench_parse(argc, argv, &o, selected);
     if (rc)
         return rc;

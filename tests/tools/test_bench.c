@@ -195,6 +195,24 @@ static void test_bench_selects_workloads(void **state)
     free(out);
 }
 
+/* --list: every workload once, one a line, "NAME standard|extra" (bench/run.sh reads it);
+   the standard ones are the six of BENCHMARKS.md, in the bench's order. */
+static void test_bench_list(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(TF_CLI_PATH " bench --list", &out), 0);
+    assert_string_equal(out, "dispatch standard\nmlp standard\nelementwise standard\n"
+                             "matmul standard\ntransformer standard\nsvd_grad standard\n"
+                             "gemm extra\nelementwise_f32 extra\ncomplex extra\ngrowth extra\n"
+                             "dp extra\ncheckpoint extra\neinsum_path extra\neinsum_tn extra\n");
+    free(out);
+    /* --list with anything else is a usage error, nothing runs */
+    assert_int_equal(run(TF_CLI_PATH " bench --list dispatch 2>/dev/null", &out), 2);
+    assert_string_equal(out, "");
+    free(out);
+}
+
 /* --defer sets the session's deferred-chains mode, which stderr names. */
 static void test_bench_defer_modes(void **state)
 {
@@ -289,6 +307,10 @@ static void test_limits_quick_format(void **state)
     assert_int_equal(run(TF_LIMITS_PATH " --threads 2 --quick 2>/dev/null", &out), 0);
     check_output(out, "limit:", figures, sizeof figures / sizeof figures[0]);
     free(out);
+    /* --list: the workloads it has limits for, one a line (bench/run.sh reads it) */
+    assert_int_equal(run(TF_LIMITS_PATH " --list", &out), 0);
+    assert_string_equal(out, "elementwise\nmlp\nmatmul\ncomplex\nsvd_grad\ntransformer\n");
+    free(out);
 }
 #endif
 
@@ -300,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_bench_growth_quick_format),
         cmocka_unit_test(test_bench_gemm_size),     cmocka_unit_test(test_bench_selects_workloads),
         cmocka_unit_test(test_bench_defer_modes),
+        cmocka_unit_test(test_bench_list),
         cmocka_unit_test(test_bench_usage_errors),
 #ifdef TF_LIMITS_PATH
         cmocka_unit_test(test_limits_quick_format),
