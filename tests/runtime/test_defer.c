@@ -587,6 +587,52 @@ static void test_reduce_tail_forms(void **state)
     pair_end(&p);
 }
 
+/*
+ * A reduction of a view of a batch result that has the result's memory, offset and
+ * strides but not its extents (the transpose of a [1, 4] result: strides 1 and 1 both
+ * ways) is no reduction of the result: it must not become the batch's fused reduced
+ * output (found by the differential checker, seed 40064 program 89, as logsumexp of
+ * such a transpose failing with TF_ERR_SHAPE_MISMATCH under deferral always).
+ */
+static void test_reduce_tail_of_a_transpose(void **state)
+{
+    (void)state;
+    pair p = pair_begin(g_fused, TF_DEFER_ALWAYS);
+    tf_session *ss[2] = {p.on, p.off};
+    tf_eager *x1 = engine_constant(p.on, TF_F64, 4, 33, -1, 1), *x = NULL;
+    const int64_t row[2] = {1, 4};
+    TF_ASSERT_OK(tf_session_reshape(p.on, x1, 2, row, &x));
+    tf_eager *v[2][3];
+    for (int k = 0; k < 2; k++) {
+        tf_session *s = ss[k];
+        tf_eager *t = NULL, *tt = NULL;
+        const int perm[2] = {1, 0}, ax1[1] = {1};
+        TF_ASSERT_OK(tf_session_exp(s, x, &t));
+        TF_ASSERT_OK(tf_session_transpose(s, t, perm, &tt)); /* [4, 1] */
+        TF_ASSERT_OK(tf_session_reduce_sum(s, tt, ax1, 1, &v[k][0])); /* [4]: no reduction */
+        tf_eager_release(tt);
+        tf_eager_release(t);
+        TF_ASSERT_OK(tf_session_exp(s, x, &t));
+        TF_ASSERT_OK(tf_session_transpose(s, t, perm, &tt));
+        TF_ASSERT_OK(tf_session_logsumexp(s, tt, ax1, 1, &v[k][1]));
+        tf_eager_release(tt);
+        tf_eager_release(t);
+        /* and the result itself over its axis 1: a whole reduction, fused */
+        TF_ASSERT_OK(tf_session_exp(s, x, &t));
+        TF_ASSERT_OK(tf_session_reduce_sum(s, t, ax1, 1, &v[k][2]));
+        tf_eager_release(t);
+    }
+    for (int i = 0; i < 3; i++)
+        expect_same_bits(v[0][i], v[1][i]);
+    assert_int_equal(tf_tensor_rank(tf_eager_value(v[0][0])), 1);
+    assert_int_equal(tf_tensor_numel(tf_eager_value(v[0][0])), 4);
+    for (int k = 0; k < 2; k++)
+        release_all(v[k], 3);
+    tf_eager_release(x);
+    tf_eager_release(x1);
+    pair_end(&p);
+}
+
 /* A tail whose output is released before the batch runs is dropped: nothing
    is computed at all when nothing else is held. */
 static void test_reduce_tail_dropped(void **state)
@@ -1077,6 +1123,7 @@ int main(void)
         cmocka_unit_test(test_result_read_by_its_own_rule),
         cmocka_unit_test(test_tape_value_stays_pending),
         cmocka_unit_test(test_reduce_tail_forms),
+        cmocka_unit_test(test_reduce_tail_of_a_transpose),
         cmocka_unit_test(test_reduce_tail_dropped),
         cmocka_unit_test(test_batch_limits),
         cmocka_unit_test(test_env_default),

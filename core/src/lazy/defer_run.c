@@ -14,10 +14,12 @@ bool tf__lazy_same_view(const tf_tensor *a, const tf_tensor *b)
 {
     if (a == b)
         return true;
+    /* the extents too: with axes of extent 1 two views of the same memory can have
+       equal strides and different shapes (a [1, 4] result and its transpose) */
     if (a->storage != b->storage || a->offset != b->offset || a->rank != b->rank)
         return false;
     for (uint32_t d = 0; d < a->rank; d++)
-        if (a->strides[d] != b->strides[d])
+        if (a->strides[d] != b->strides[d] || a->shape[d] != b->shape[d])
             return false;
     return true;
 }
