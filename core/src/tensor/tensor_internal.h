@@ -78,19 +78,8 @@ struct tf_tensor {
     tf_storage *storage;
 };
 
-/* Whether a and b have the same rank and extents (a loop, not memcmp: ranks
-   are small and this runs for every eager op). */
-static inline bool tf__same_shape(const tf_tensor *a, const tf_tensor *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (uint32_t d = 0; d < a->rank; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
-/* Whether t has rank `rank` and the extents shape[0..rank) (a loop, as above). */
+/* Whether t has rank `rank` and the extents shape[0..rank) (a loop, not memcmp:
+   ranks are small and this runs for every eager op). */
 static inline bool tf__same_extents(const tf_tensor *t, size_t rank, const int64_t *shape)
 {
     if (t->rank != rank)
@@ -99,6 +88,12 @@ static inline bool tf__same_extents(const tf_tensor *t, size_t rank, const int64
         if (t->shape[d] != shape[d])
             return false;
     return true;
+}
+
+/* Whether a and b have the same rank and extents. */
+static inline bool tf__same_shape(const tf_tensor *a, const tf_tensor *b)
+{
+    return tf__same_extents(a, b->rank, b->shape);
 }
 
 /* The first axis of extent > 1 along which t repeats elements (stride 0), or -1. */
