@@ -37,9 +37,10 @@
  *    over C clears a contiguous block with one memset but a block of partial
  *    columns column by column, slowly (sgemm_beta took 13 % of the 2-thread
  *    mlp step's samples when its dW1 = X^T dZ, 784 x 256, was cut in two
- *    along M; whole columns: 0.90 of the step's time). Many batches, or products of a few million
- *    multiply-adds (the mlp's), stay here: OpenBLAS's workers spin for a
- *    while after each threaded call, taking a core from the pool's next job.
+ *    along M; whole columns: 0.90 of the step's time). Many batches, or
+ *    products of a few million multiply-adds (the mlp's), stay here:
+ *    OpenBLAS's workers spin for a while after each threaded call, taking a
+ *    core from the pool's next job.
  * OpenBLAS's thread count is process-global, so the two are kept apart by a
  * read-write lock: single-threaded calls hold it shared (any number of
  * engines at once) and run only while the count is one; a handoff holds it

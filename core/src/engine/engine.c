@@ -379,18 +379,6 @@ static inline tf_status make_operand(tf_engine *e, const char *kind, size_t inde
     return placement_error(e, kind, index, s);
 }
 
-/* Whether a and b are the same view: memory, offset, dtype, shape and strides. */
-static bool same_view(const tf_tensor *a, const tf_tensor *b)
-{
-    if (a->storage != b->storage || a->offset != b->offset || a->dtype != b->dtype ||
-        a->rank != b->rank)
-        return false;
-    for (uint32_t d = 0; d < a->rank; d++)
-        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
-            return false;
-    return true;
-}
-
 /*
  * Outputs dense (unless the primitive takes strided ones) and sharing no
  * memory with another operand; `alias` >= 0 allows exactly one exception,
@@ -405,7 +393,8 @@ static tf_status check_outputs(tf_prim prim, size_t n_in, tf_tensor *const *in, 
             return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
                              "%s: outputs[%zu] must be dense column-major", tf_prim_name(prim), i);
         for (size_t j = 0; j < n_in; j++)
-            if (in[j]->storage == t->storage && !(i == 0 && (int)j == alias && same_view(t, in[j])))
+            if (in[j]->storage == t->storage &&
+                !(i == 0 && (int)j == alias && tf__same_view(t, in[j])))
                 return tf__error(TF_ERR_VALIDATION, "engine_execute", "outputs",
                                  "%s: outputs[%zu] shares memory with inputs[%zu]",
                                  tf_prim_name(prim), i, j);

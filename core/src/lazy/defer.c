@@ -204,7 +204,7 @@ static plan_result plan(const struct tf_batch *b, uint32_t n_steps, size_t n, tf
             (ref[i] = immediate_ref(pi, value[i], xs[i])) != TF_FX_NONE)
             continue;
         uint32_t j = 0;
-        while (j < pi->n_in && !tf__lazy_same_view(pi->in[j], xs[i]))
+        while (j < pi->n_in && !tf__same_view(pi->in[j], xs[i]))
             j++;
         if (j == pi->n_in) {
             if (j == TF_FUSED_MAX_INPUTS)

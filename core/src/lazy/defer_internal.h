@@ -52,8 +52,6 @@ bool tf__lazy_is_mark(const struct tf_batch *pb);
 tf_status tf__lazy_mark_error(const struct tf_batch *pb, const char *op);
 /* Whether more than the batch refers to t (its tensor or its storage). */
 bool tf__lazy_still_held(const tf_tensor *t);
-/* Whether a and b are the same view: one storage, offset, extents and strides. */
-bool tf__lazy_same_view(const tf_tensor *a, const tf_tensor *b);
 /* The step of b whose result t is (the same view), or TF_FX_NONE. */
 uint32_t tf__lazy_find_step(const struct tf_batch *b, const tf_tensor *t);
 /* Opens b on its engine's list of open batches (n_open counts it). The lock is held. */

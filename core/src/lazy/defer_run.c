@@ -10,25 +10,11 @@
 
 #include "defer_internal.h"
 
-bool tf__lazy_same_view(const tf_tensor *a, const tf_tensor *b)
-{
-    if (a == b)
-        return true;
-    /* the extents too: with axes of extent 1 two views of the same memory can have
-       equal strides and different shapes (a [1, 4] result and its transpose) */
-    if (a->storage != b->storage || a->offset != b->offset || a->rank != b->rank)
-        return false;
-    for (uint32_t d = 0; d < a->rank; d++)
-        if (a->strides[d] != b->strides[d] || a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 /* The step of b whose result t is, or TF_FX_NONE. */
 uint32_t tf__lazy_find_step(const struct tf_batch *b, const tf_tensor *t)
 {
     for (uint32_t k = 0; k < b->n_steps; k++)
-        if (b->out[k] && tf__lazy_same_view(b->out[k], t))
+        if (b->out[k] && tf__same_view(b->out[k], t))
             return k;
     return TF_FX_NONE;
 }
@@ -212,7 +198,7 @@ void tf__lazy_residual_collect(struct tf_batch *r, const tf_tensor *dying)
             continue;
         size_t refs = atomic_load_explicit(&((tf_tensor *)t)->refs, memory_order_acquire);
         if (r->owner[k] || atomic_load_explicit(&t->storage->refs, memory_order_acquire) > 1 ||
-            refs > (size_t)(tf__lazy_same_view(t, dying) ? 2 : 1))
+            refs > (size_t)(tf__same_view(t, dying) ? 2 : 1))
             return; /* something may still read it */
     }
     for (uint32_t k = 0; k < r->n_steps; k++) {

@@ -96,6 +96,22 @@ static inline bool tf__same_shape(const tf_tensor *a, const tf_tensor *b)
     return tf__same_extents(a, b->rank, b->shape);
 }
 
+/* Whether a and b are the same view: memory, offset, dtype, extents and strides
+   (the extents too: with axes of extent 1, a [1, 4] view and its transpose have
+   the same strides). */
+static inline bool tf__same_view(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a == b)
+        return true;
+    if (a->storage != b->storage || a->offset != b->offset || a->dtype != b->dtype ||
+        !tf__same_shape(a, b))
+        return false;
+    for (uint32_t d = 0; d < a->rank; d++)
+        if (a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
 /* The first axis of extent > 1 along which t repeats elements (stride 0), or -1. */
 static inline int tf__repeat_axis(const tf_tensor *t)
 {

@@ -153,7 +153,8 @@ static void test_pool_tiles(void **state)
     check_product("f32 784x256x64 serial", &p, serial);
     product_free(&p);
 
-    product_make(&p, TF_F64, 700, 100, 64, 1, 708); /* N 100: too short for two column blocks of 64 */
+    /* N 100: too short for two column blocks of 64 */
+    product_make(&p, TF_F64, 700, 100, 64, 1, 708);
     check_product("f64 700x100x64 on 2 threads (2 row blocks)", &p, threaded);
     check_product("f64 700x100x64 on 3 threads (3 row blocks)", &p, threaded2);
     check_product("f64 700x100x64 serial", &p, serial);
