@@ -85,17 +85,19 @@ extern float erff(float);
         const T *x = (const T *)(const void *)p[1];                                               \
         (void)ctx;                                                                                \
         (void)err;                                                                                \
-        for (int64_t i = 0; i < n; i += VMATH_BLOCK) {                                            \
-            const int64_t m = n - i < VMATH_BLOCK ? n - i : VMATH_BLOCK;                          \
-            if (m == VMATH_BLOCK && s[0] == 1 && s[1] == 1) {                                     \
+        int64_t i = 0;                                                                            \
+        if (s[0] == 1 && s[1] == 1) { /* dense: whole blocks in a loop of their own */            \
+            for (const int64_t whole = n - n % VMATH_BLOCK; i < whole; i += VMATH_BLOCK) {        \
                 T *restrict ob = o + i;                                                           \
                 const T *restrict xb = x + i;                                                     \
                 VMATH_SIMD                                                                        \
                 for (int j = 0; j < VMATH_BLOCK; j++) {                                           \
                     ob[j] = FN(xb[j]);                                                            \
                 }                                                                                 \
-                continue;                                                                         \
             }                                                                                     \
+        }                                                                                         \
+        for (; i < n; i += VMATH_BLOCK) { /* strided blocks, and the tail */                      \
+            const int64_t m = n - i < VMATH_BLOCK ? n - i : VMATH_BLOCK;                          \
             T in[VMATH_BLOCK] = {0}, res[VMATH_BLOCK];                                            \
             for (int64_t j = 0; j < m; j++) {                                                     \
                 in[j] = x[(i + j) * s[1]];                                                        \
