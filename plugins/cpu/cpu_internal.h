@@ -317,13 +317,21 @@ cpu_row_fn tf__cpu_complex_compare_row(uint32_t dtype, uint32_t op);
 /* Whether a complex UNARY op is cheap (moves memory rather than calling libm). */
 int tf__cpu_complex_unary_is_cheap(uint32_t op);
 
-/* The vectorised transcendental UNARY rows (cpu_vmath.c). */
+/* The vectorised transcendental UNARY rows (cpu_vmath.c), which run in blocks of
+   CPU_VMATH_BLOCK elements (the hot-program compiler's inline form too). */
+#define CPU_VMATH_BLOCK 16
 #define CPU_VMATH_ROWS(X) X(exp) X(log) X(expm1) X(log1p) X(sin) X(cos) X(tanh) X(erf)
 #define CPU_VMATH_DECLARE(f)                                                                       \
     int tf__cpu_##f##_f32(const void *, int64_t, char *const *, const int64_t *, cpu_err *);        \
     int tf__cpu_##f##_f64(const void *, int64_t, char *const *, const int64_t *, cpu_err *);
 CPU_VMATH_ROWS(CPU_VMATH_DECLARE)
 #undef CPU_VMATH_DECLARE
+/* Which libmvec variants the rows above call in this process: the letter of the x86
+   vector function ABI ('e' AVX-512, 'd' AVX2, 'b' SSE2), or 0 where they call libm's
+   scalar functions (a build without libmvec). */
+int tf__cpu_vmath_isa(void);
+/* The major version of the GCC that compiled those rows with libmvec, else 0. */
+extern const int tf__cpu_vmath_gcc;
 
 /* The column-major multi-index of `linear` in `shape`. */
 void tf__cpu_unravel(int64_t linear, int rank, const int64_t *shape, int64_t *idx);

@@ -13,13 +13,19 @@
  * Same bits: a step whose row is one exact expression (cpu_ops.h: + - * /,
  * sqrt, min, max, rounding...) is computed inline with that very expression,
  * the text of cpu_ops.h being the top of every generated file, compiled with
- * -ffp-contract=off so that no product and sum are merged into one rounding;
- * every other step (exp, log, tanh, pow, sigmoid... whose libm or libmvec
- * calls could round differently in another compiled loop) is computed by
- * calling its own row function on the chunk, as the interpreter does. So a
- * compiled program gives the interpreter's values bit for bit, as the ABI
- * promises for FUSED against separate calls; test_cpu_jit.c checks it on
- * random programs and layouts against an engine with jit=off.
+ * -ffp-contract=off so that no product and sum are merged into one rounding.
+ * A step whose row is one of cpu_vmath.c's (exp, log, expm1, log1p, sin, cos,
+ * tanh, erf through libmvec) is compiled inline too, in the row's own blocks,
+ * where the generated loop calls the very same libmvec variants as the row: the
+ * same vector ABI letter for this process's instruction set, and the GCC
+ * version that built the row (the generated file checks it and calls the row
+ * under any other compiler); flags -fopenmp-simd -fno-math-errno. Every
+ * other step (pow, sigmoid... whose libm calls could round differently in
+ * another compiled loop) is computed by calling its own row function on the
+ * chunk, as the interpreter does. So a compiled program gives the
+ * interpreter's values bit for bit, as the ABI promises for FUSED against
+ * separate calls; test_cpu_jit.c checks it on random programs and layouts
+ * against an engine with jit=off.
  *
  * What is compiled: f32 and f64 programs, with or without a reduced output, and
  * in place (out[0] one of the inputs, as the core runs an update whose old value
@@ -36,7 +42,7 @@
  * jit=always the call fails instead (TF_ERR_BACKEND), with nothing written.
  *
  * The compiler: the option jit_cc (default "cc"), run with posix_spawnp as
- * `cc -std=c11 -O3 -ffp-contract=off -fPIC -shared <isa>` on a file in a
+ * `cc -std=c11 -O3 -ffp-contract=off -fPIC -shared <isa> [<vector maths>]` on a file in a
  * fresh private folder under $TMPDIR (or /tmp), which is removed once the
  * object is loaded. <isa> is what this process's view of the processor offers
  * (on x86-64 -mavx2 -mfma, and the AVX-512 flags where present), asked with
@@ -142,6 +148,9 @@ static int run_compiler(const char *cc, const char *dir, cpu_err *err)
     argv[argc++] = src;
     argv[argc++] = "-lm";
     for (const char *const *f = tf__cpu_jit_isa_flags(); *f != NULL; f++) {
+        argv[argc++] = (char *)*f;
+    }
+    for (const char *const *f = tf__cpu_jit_vmath_flags(); *f != NULL; f++) {
         argv[argc++] = (char *)*f;
     }
     argv[argc] = NULL;

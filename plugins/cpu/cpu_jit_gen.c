@@ -39,6 +39,61 @@ static const char *inline_name(const fused_step *st)
     return st->op < TF_UNARY_COUNT_ ? inline_unary[st->op] : NULL;
 }
 
+/* ---- vector maths compiled inline ---------------------------------------------- */
+
+/* The rows of cpu_vmath.c and the libm function each computes. */
+#define VMATH_ENTRY(f) {tf__cpu_##f##_f32, #f "f"}, {tf__cpu_##f##_f64, #f},
+static const struct {
+    cpu_row_fn row;
+    const char *fn;
+} vmath_rows[] = {CPU_VMATH_ROWS(VMATH_ENTRY)};
+#undef VMATH_ENTRY
+
+/* The letter of the x86 vector function ABI that code compiled with these flags calls
+   libmvec with: 'e' with the AVX-512 flags, 'd' with AVX2's, 'b' without. */
+static int isa_letter(const char *const *flags)
+{
+    int letter = flags[0] != NULL ? 'd' : 'b';
+    for (; *flags != NULL; flags++) {
+        if (strcmp(*flags, "-mavx512f") == 0) {
+            letter = 'e';
+        }
+    }
+    return letter;
+}
+
+/*
+ * Whether steps whose row is one of cpu_vmath.c's are compiled inline: the rows call
+ * libmvec (tf__cpu_vmath_isa) and the generated code, compiled for this process's
+ * instruction set, would call the very same variants (the same ABI letter). Which
+ * variant a loop calls is GCC's choice, so the generated code takes the inline form
+ * only when the GCC compiling it is of the version that compiled the rows (its
+ * prelude checks) and calls the rows otherwise.
+ */
+static int vmath_inline(void)
+{
+    const int isa = tf__cpu_vmath_isa();
+    return isa != 0 && tf__cpu_vmath_gcc != 0 && isa == isa_letter(tf__cpu_jit_isa_flags());
+}
+
+/* The libm function step st computes through a cpu_vmath.c row, or NULL. */
+static const char *vmath_fn(const fused_step *st)
+{
+    for (size_t i = 0; st->nsrc == 1 && i < sizeof vmath_rows / sizeof vmath_rows[0]; i++) {
+        if (vmath_rows[i].row == st->fn) {
+            return vmath_rows[i].fn;
+        }
+    }
+    return NULL;
+}
+
+const char *const *tf__cpu_jit_vmath_flags(void)
+{
+    static const char *const on[] = {"-fopenmp-simd", "-fno-math-errno", NULL};
+    static const char *const off[] = {NULL};
+    return vmath_inline() ? on : off;
+}
+
 int tf__cpu_jit_covers(const fused_prog *fp)
 {
     if ((fp->dtype != TF_F32 && fp->dtype != TF_F64) || fp->n_steps == 0) {
@@ -227,6 +282,44 @@ static void gen_prelude(cpu_jit_src *b, const fused_prog *fp)
            "CPU_BINARY_EXACT(B)\n"
            "#define R(OP, E) static inline double r_##OP(double a, double b) { return E; }\n"
            "CPU_REDUCE_FLOAT(R)\n");
+    if (!vmath_inline()) {
+        return;
+    }
+    /* the libmvec functions, as cpu_vmath.c declares them, for the GCC that built it */
+    put(b, "#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == %d\n", tf__cpu_vmath_gcc);
+    put(b, "#define TFJIT_VMATH 1\n");
+    for (size_t i = f32 ? 0 : 1; i < sizeof vmath_rows / sizeof vmath_rows[0]; i += 2) {
+        put(b, "#pragma omp declare simd notinbranch\nextern T %s(T);\n", vmath_rows[i].fn);
+    }
+    put(b, "#else\n#define TFJIT_VMATH 0\n#endif\n");
+}
+
+/* Step k, whose row is a cpu_vmath.c row computing fn, on the chunk, inline: each
+   element through the same vector function as in the row (cpu_vmath.c), in whole
+   blocks of CPU_VMATH_BLOCK and a last block padded with zeros. */
+static void gen_vmath(cpu_jit_src *b, const gen_ctx *g, const fused_step *st, const char *fn)
+{
+    put(b, "        {\n            T *restrict vd = (T *)(void *)(");
+    put_ptr(b, g, st->dst);
+    put(b, ");\n            const T *restrict vs = (const T *)(const void *)(");
+    put_ptr(b, g, st->src[0]);
+    put(b, ");\n");
+    put(b,
+        "            int64_t v = 0;\n"
+        "            for (; v + %d <= len; v += %d) {\n"
+        "                _Pragma(\"omp simd\")\n"
+        "                for (int j = 0; j < %d; j++) vd[v + j] = %s(vs[v + j]);\n"
+        "            }\n"
+        "            if (v < len) {\n"
+        "                T in[%d] = {0}, res[%d];\n"
+        "                for (int64_t j = 0; j < len - v; j++) in[j] = vs[v + j];\n"
+        "                _Pragma(\"omp simd\")\n"
+        "                for (int j = 0; j < %d; j++) res[j] = %s(in[j]);\n"
+        "                for (int64_t j = 0; j < len - v; j++) vd[v + j] = res[j];\n"
+        "            }\n"
+        "        }\n",
+        CPU_VMATH_BLOCK, CPU_VMATH_BLOCK, CPU_VMATH_BLOCK, fn, CPU_VMATH_BLOCK, CPU_VMATH_BLOCK,
+        CPU_VMATH_BLOCK, fn);
 }
 
 /* One function: tfjit_run (lanes 0) or tfjit_run_lanes. */
@@ -280,6 +373,13 @@ static void gen_function(cpu_jit_src *b, const fused_prog *fp, int lanes)
     for (int k = 0; k < fp->n_steps;) {
         const fused_step *st = &fp->steps[k];
         if (inline_name(st) == NULL) { /* a row call on the chunk */
+            const char *fn = vmath_inline() && stride_of(&g, st->src[0]) != 0 ? vmath_fn(st)
+                                                                               : NULL;
+            if (fn != NULL) {
+                put(b, "#if TFJIT_VMATH\n");
+                gen_vmath(b, &g, st, fn);
+                put(b, "#else\n");
+            }
             put(b, "        {\n            char *q[3] = {");
             put_ptr(b, &g, st->dst);
             for (int s = 0; s < st->nsrc; s++) {
@@ -290,6 +390,9 @@ static void gen_function(cpu_jit_src *b, const fused_prog *fp, int lanes)
                 stride_of(&g, st->src[0]), st->nsrc == 2 ? stride_of(&g, st->src[1]) : 0);
             put(b, "            if (rows[%d](NULL, len, q, qs, err) != 0) return 1;\n        }\n",
                 k);
+            if (fn != NULL) {
+                put(b, "#endif\n");
+            }
             if (lanes && st->dst == fp->red_reg) {
                 put(b,
                     "        for (int64_t i = 0; i < len; i += 8)\n"
@@ -370,6 +473,9 @@ static int gen_source(const char *cc, const fused_prog *fp, cpu_jit_src *b)
         put(b, " %s", *a);
     }
     for (const char *const *f = tf__cpu_jit_isa_flags(); *f != NULL; f++) {
+        put(b, " %s", *f);
+    }
+    for (const char *const *f = tf__cpu_jit_vmath_flags(); *f != NULL; f++) {
         put(b, " %s", *f);
     }
     put(b, " */\n");

@@ -35,6 +35,11 @@ uint64_t tf__cpu_jit_key_hash(const int32_t *key, int n);
    the instruction-set flags this process sees (cpu_jit.c's comment): NULL-terminated. */
 extern const char *const tf__cpu_jit_cc_args[];
 const char *const *tf__cpu_jit_isa_flags(void);
+/* The flags that compiling steps of cpu_vmath.c's rows inline needs (its OpenMP simd
+   pragmas, no errno; glibc's -lm, which the compiler always gets, brings libmvec as
+   needed), where they are so compiled (cpu_jit_gen.c, vmath_inline); else none.
+   NULL-terminated. */
+const char *const *tf__cpu_jit_vmath_flags(void);
 
 /*
  * fp's whole source into *b (allocated; the caller frees b->p): a first line naming

@@ -71,46 +71,45 @@ extern float erff(float);
  * in its vector body), and results must not depend on how an iteration cut its
  * rows: TF_PRIM_FUSED promises the values of the separate UNARY calls bit for bit,
  * and a thread count should not change a result. So a row runs in blocks of
- * VMATH_BLOCK elements, a loop of constant trip count that compiles to whole
+ * CPU_VMATH_BLOCK elements, a loop of constant trip count that compiles to whole
  * vector calls only; a strided block or the short tail goes through a padded
  * copy on the stack.
  */
-#define VMATH_BLOCK 16
-
-#define VMATH_ROW(NAME, T, FN)                                                                    \
-    VMATH_CLONES int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s,           \
-                          cpu_err *err)                                                           \
-    {                                                                                             \
-        T *o = (T *)(void *)p[0];                                                                 \
-        const T *x = (const T *)(const void *)p[1];                                               \
-        (void)ctx;                                                                                \
-        (void)err;                                                                                \
-        int64_t i = 0;                                                                            \
-        if (s[0] == 1 && s[1] == 1) { /* dense: whole blocks in a loop of their own */            \
-            for (const int64_t whole = n - n % VMATH_BLOCK; i < whole; i += VMATH_BLOCK) {        \
-                T *restrict ob = o + i;                                                           \
-                const T *restrict xb = x + i;                                                     \
-                VMATH_SIMD                                                                        \
-                for (int j = 0; j < VMATH_BLOCK; j++) {                                           \
-                    ob[j] = FN(xb[j]);                                                            \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
-        for (; i < n; i += VMATH_BLOCK) { /* strided blocks, and the tail */                      \
-            const int64_t m = n - i < VMATH_BLOCK ? n - i : VMATH_BLOCK;                          \
-            T in[VMATH_BLOCK] = {0}, res[VMATH_BLOCK];                                            \
-            for (int64_t j = 0; j < m; j++) {                                                     \
-                in[j] = x[(i + j) * s[1]];                                                        \
-            }                                                                                     \
-            VMATH_SIMD                                                                            \
-            for (int j = 0; j < VMATH_BLOCK; j++) {                                               \
-                res[j] = FN(in[j]);                                                               \
-            }                                                                                     \
-            for (int64_t j = 0; j < m; j++) {                                                     \
-                o[(i + j) * s[0]] = res[j];                                                       \
-            }                                                                                     \
-        }                                                                                         \
-        return 0;                                                                                 \
+#define VMATH_ROW(NAME, T, FN)                                                                     \
+    VMATH_CLONES int NAME(const void *ctx, int64_t n, char *const *p, const int64_t *s,            \
+                          cpu_err *err)                                                            \
+    {                                                                                              \
+        T *o = (T *)(void *)p[0];                                                                  \
+        const T *x = (const T *)(const void *)p[1];                                                \
+        (void)ctx;                                                                                 \
+        (void)err;                                                                                 \
+        int64_t i = 0;                                                                             \
+        if (s[0] == 1 && s[1] == 1) { /* dense: whole blocks in a loop of their own */             \
+            for (const int64_t whole = n - n % CPU_VMATH_BLOCK; i < whole;                         \
+                 i += CPU_VMATH_BLOCK) {                                                           \
+                T *restrict ob = o + i;                                                            \
+                const T *restrict xb = x + i;                                                      \
+                VMATH_SIMD                                                                         \
+                for (int j = 0; j < CPU_VMATH_BLOCK; j++) {                                        \
+                    ob[j] = FN(xb[j]);                                                             \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i < n; i += CPU_VMATH_BLOCK) { /* strided blocks, and the tail */                   \
+            const int64_t m = n - i < CPU_VMATH_BLOCK ? n - i : CPU_VMATH_BLOCK;                   \
+            T in[CPU_VMATH_BLOCK] = {0}, res[CPU_VMATH_BLOCK];                                     \
+            for (int64_t j = 0; j < m; j++) {                                                      \
+                in[j] = x[(i + j) * s[1]];                                                         \
+            }                                                                                      \
+            VMATH_SIMD                                                                             \
+            for (int j = 0; j < CPU_VMATH_BLOCK; j++) {                                            \
+                res[j] = FN(in[j]);                                                                \
+            }                                                                                      \
+            for (int64_t j = 0; j < m; j++) {                                                      \
+                o[(i + j) * s[0]] = res[j];                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        return 0;                                                                                  \
     }
 
 VMATH_ROW(tf__cpu_exp_f32, float, expf)
@@ -130,3 +129,23 @@ VMATH_ROW(tf__cpu_sin_f64, double, sin)
 VMATH_ROW(tf__cpu_cos_f64, double, cos)
 VMATH_ROW(tf__cpu_tanh_f64, double, tanh)
 VMATH_ROW(tf__cpu_erf_f64, double, erf)
+
+int tf__cpu_vmath_isa(void)
+{
+#if defined(TF_CPU_HAVE_LIBMVEC)
+    /* the order in which the resolvers of VMATH_CLONES pick a clone */
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        return 'e';
+    }
+    return __builtin_cpu_supports("avx2") ? 'd' : 'b';
+#else
+    return 0;
+#endif
+}
+
+#if defined(TF_CPU_HAVE_LIBMVEC) && defined(__GNUC__) && !defined(__clang__)
+const int tf__cpu_vmath_gcc = __GNUC__;
+#else
+const int tf__cpu_vmath_gcc = 0;
+#endif
