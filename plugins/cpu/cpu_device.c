@@ -151,6 +151,48 @@ void tf__cpu_device_describe(tf_device_info *info)
              core != NULL ? core : "");
 }
 
+/*
+ * OpenBLAS's kernels of the processors before AVX: what its DYNAMIC_ARCH build falls
+ * back to on a processor it does not know (0.3.21 on an Emerald Rapids Xeon, family 6
+ * model 207, chooses Prescott).
+ */
+static int pre_avx_kernel(const char *core)
+{
+    static const char *const old[] = {"Katmai",  "Coppermine", "Northwood", "Prescott",
+                                      "Banias",  "Atom",       "Core2",     "Penryn",
+                                      "Dunnington", "Nehalem"};
+    for (size_t i = 0; core != NULL && i < sizeof old / sizeof old[0]; i++) {
+        if (strcmp(core, old[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void tf__cpu_blas_check(const tf_host_api *host)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    const char *core = openblas_get_corename();
+    if (!pre_avx_kernel(core) || !__builtin_cpu_supports("avx2") ||
+        !__builtin_cpu_supports("fma")) {
+        return;
+    }
+    const int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    char message[400];
+    snprintf(message, sizeof message,
+             "cpu: OpenBLAS chose its %s kernels, which use no AVX, on a processor with %s "
+             "that it does not know: matrix products run several times slower (4.5x on an "
+             "Emerald Rapids Xeon). Set OPENBLAS_CORETYPE=%s in the environment before the "
+             "process starts (docs/performance.md, \"OpenBLAS on a newer processor\")",
+             core, avx512 ? "AVX-512" : "AVX2", avx512 ? "SkylakeX" : "Haswell");
+    host->log(host->ctx, TF_LOG_WARN, message);
+#else
+    (void)host;
+#endif
+}
+
 /* ---- the options of create() ------------------------------------------------------ */
 
 /*

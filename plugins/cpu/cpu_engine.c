@@ -213,6 +213,7 @@ static tf_status cpu_create(void *plugin_ctx, const tf_engine_options *options,
             return report(host, &err);
         }
     }
+    tf__cpu_blas_check(host);
     *out = e;
     return TF_OK;
 }

@@ -146,6 +146,9 @@ int tf__cpu_parse_options(const char *device_name, const tf_engine_options *o, c
                           cpu_err *err);
 /* The one device's description: type, flags, processors, memory, name, driver. */
 void tf__cpu_device_describe(tf_device_info *info);
+/* Logs a warning (TF_LOG_WARN) when OpenBLAS runs its pre-AVX kernels on a processor
+   with AVX2, as it does on one it does not know: the environment variable that fixes it. */
+void tf__cpu_blas_check(const tf_host_api *host);
 
 /* One engine instance. `pool` is NULL for a serial engine (threads == 1). */
 struct tf_engine_state {
