@@ -66,6 +66,10 @@
 #define REPS 5
 #define MATMUL_REPS 15 /* one f64 step takes only ~10 ms: more of them, as in the bench */
 #define MAX_THREADS 256
+/* The elementwise pass's warm-up, in seconds: passes until they took this long, as
+   `tenferro bench` and bench/torch_bench.py warm up (docs/performance.md, "Fresh
+   memory": on a virtual machine freshly allocated memory runs slower at first) */
+#define ELEMENTWISE_WARM_S 0.5
 
 static double now(void)
 {
@@ -236,7 +240,7 @@ static double fused_pass(size_t n, const double *restrict x, const double *restr
     return sum;
 }
 
-static void limit_elementwise(size_t n)
+static void limit_elementwise(size_t n, double warm_s)
 {
     double *x = checked_malloc(n * sizeof *x), *y = checked_malloc(n * sizeof *y);
     double *gx = checked_malloc(n * sizeof *gx), *gy = checked_malloc(n * sizeof *gy);
@@ -246,8 +250,11 @@ static void limit_elementwise(size_t n)
     for (size_t i = 0; i < n; i++)
         y[i] = uniform(&rng);
     for (int both = 0; both < 2; both++) {
-        double t[REPS + 1], loss = 0;
-        for (int r = 0; r <= REPS; r++) {
+        double t[REPS + 1], loss = 0, warm0 = now();
+        do { /* the warm-up: passes until they took warm_s (at least one) */
+            loss = fused_pass(n, x, y, gx, both ? gy : NULL);
+        } while (now() - warm0 < warm_s);
+        for (int r = 1; r <= REPS; r++) {
             double t0 = now();
             loss = fused_pass(n, x, y, gx, both ? gy : NULL);
             t[r] = now() - t0;
@@ -741,7 +748,7 @@ int main(int argc, char **argv)
     cpu_set_t saved;
     int bound = (want[0] || want[1]) && team_bind(&saved);
     if (want[0])
-        limit_elementwise(quick ? (size_t)1 << 10 : (size_t)1 << 22);
+        limit_elementwise(quick ? (size_t)1 << 10 : (size_t)1 << 22, quick ? 0 : ELEMENTWISE_WARM_S);
     const mlp_sizes full = {64, 784, 256, 10, 50}, tiny = {4, 8, 6, 3, 12};
     if (want[1])
         limit_mlp(quick ? &tiny : &full);

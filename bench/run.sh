@@ -5,7 +5,7 @@
 #
 # Usage (from anywhere inside a clone):
 #   bash bench/run.sh [--build DIR] [--threads "1 2"] [--rounds N] [--quick]
-#                     [--targets SET] [WORKLOAD ...]
+#                     [--targets SET] [--interleave] [--coretype NAME] [WORKLOAD ...]
 #     --build DIR     build folder (default: build); configured and built when needed
 #     --threads LIST  thread counts to run (default: "1 $(nproc)")
 #     --rounds N      run the three programs N times in turn at each thread count
@@ -15,6 +15,10 @@
 #     --quick         tiny sizes: checks the plumbing, the figures mean nothing
 #     --targets SET   the goals the table checks (bench/ratios.py: issue24, the default;
 #                     issue21 for the complex workload)
+#     --coretype NAME run all three sides with OpenBLAS's kernels for NAME
+#                     (OPENBLAS_CORETYPE=NAME, e.g. SkylakeX or Haswell) rather than its own
+#                     choice, which on a processor newer than the OpenBLAS is a pre-AVX kernel
+#                     (docs/performance.md, "OpenBLAS on a newer processor")
 #     --interleave    inside each round and thread count, run one workload at a time on
 #                     the three sides (tenferro, its limit, PyTorch) before the next, so
 #                     that the two figures of a ratio are seconds apart rather than a
@@ -39,6 +43,7 @@ ROUNDS=3
 QUICK=()
 TARGETS=issue24
 INTERLEAVE=0
+CORETYPE=
 WORKLOADS=()
 PYTHON="${PYTHON:-/usr/bin/python3}"
 while [ $# -gt 0 ]; do
@@ -50,7 +55,9 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=(--quick); shift ;;
     --targets) TARGETS="$2"; shift 2 ;;
     --interleave) INTERLEAVE=1; shift ;;
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    --coretype) CORETYPE="$2"; shift 2
+        [[ "$CORETYPE" =~ ^[A-Za-z0-9_]+$ ]] || { echo "bench/run.sh: --coretype needs a kernel name" >&2; exit 2; } ;;
+    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
     -*) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) WORKLOADS+=("$1"); shift ;;
     esac
@@ -60,6 +67,9 @@ done
 # OPENBLAS_L2_SIZE). The bench measures OpenBLAS's own choice: both are unset for this
 # command only; tests and CI keep them.
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+if [ -n "$CORETYPE" ]; then
+    export OPENBLAS_CORETYPE="$CORETYPE"
+fi
 
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2

@@ -4,7 +4,8 @@
 Prints the same lines as `tenferro bench`, with workload names prefixed `torch:`
 (`torch:<workload> <metric> <value> <unit>` on stdout; everything else on stderr).
 Each figure is the median of 5 timed repetitions (15 for matmul, whose f64 step takes
-only ~10 ms) after one untimed warm-up; peak
+only ~10 ms) after one untimed warm-up (elementwise: warm-up steps until they took half a
+second, as `tenferro bench` does); peak
 resident memory (of the host process) per workload comes from VmHWM, reset before
 each workload. Without a workload named it runs the six standard ones of
 BENCHMARKS.md; the extra ones (gemm, elementwise_f32, complex, growth, einsum_path, einsum_tn) run only
@@ -28,11 +29,11 @@ import time
 
 import torch
 
-FULL = dict(reps=5, pairs=5000, mlp_steps=50, mlp=(64, 784, 256, 10), n=1 << 22,
+FULL = dict(reps=5, elementwise_warm_s=0.5, pairs=5000, mlp_steps=50, mlp=(64, 784, 256, 10), n=1 << 22,
             f64_n=512, f32_n=1024, matmul_reps=15, gemm_n=4096, gemm_products=10, f32_elements=1 << 26,
             block=(8, 128, 256, 4, 1024), block_steps=3, svd_n=256, complex_n=1 << 21,
             complex_matmul_n=512)
-QUICK = dict(reps=1, pairs=50, mlp_steps=12, mlp=(4, 8, 6, 3), n=1 << 10, f64_n=16, f32_n=16, matmul_reps=1,
+QUICK = dict(reps=1, elementwise_warm_s=0, pairs=50, mlp_steps=12, mlp=(4, 8, 6, 3), n=1 << 10, f64_n=16, f32_n=16, matmul_reps=1,
              gemm_n=16, gemm_products=2, f32_elements=1 << 10, block=(2, 4, 8, 2, 16), block_steps=2,
              svd_n=8, complex_n=1 << 10, complex_matmul_n=16)
 
@@ -157,15 +158,21 @@ def real_sum(v):
 def elementwise_run(z, gen, workload, dtype, n, metric="fwd_bwd"):
     x = uniform(gen, (n,), dtype).requires_grad_(True)
     y = uniform(gen, (n,), dtype)
-    times = []
-    for r in range(z["reps"] + 1):
+
+    def step():
         t0 = now()
         loss = real_sum(torch.exp(x) * y + x)
         x.grad = None
         loss.backward()
         del loss
-        if r:
-            times.append(now() - t0)
+        return now() - t0
+
+    warmed = 0.0
+    while True:  # the warm-up: steps until they took elementwise_warm_s, as tenferro bench's
+        warmed += step()
+        if warmed >= z["elementwise_warm_s"]:
+            break
+    times = [step() for _ in range(z["reps"])]
     figure(workload, metric, 1e3 * statistics.median(times), "ms")
 
 

@@ -12,7 +12,8 @@
  *
  * stdout carries only figure lines, `<workload> <metric> <value> <unit>`;
  * everything else (engine, driver, notes) goes to stderr. Each figure is the
- * median of the timed repetitions that follow one untimed warm-up. Besides
+ * median of the timed repetitions that follow one untimed warm-up (elementwise:
+ * warm-up repetitions until they took half a second). Besides
  * the specified figures each workload reports its peak resident memory
  * (`<workload> peak_rss <MiB> MiB`, from the kernel's VmHWM, reset before the
  * workload) and mlp its growth in resident memory between steps 10 and 50 of
@@ -52,6 +53,7 @@ typedef struct bench_sizes {
     int mlp_steps;      /* steps timed together */
     int64_t mlp_batch, mlp_in, mlp_hidden, mlp_out;
     int64_t elementwise_n;
+    double elementwise_warm_s; /* its warm-up: repetitions until they took this long */
     int64_t matmul_f64_n, matmul_f32_n;
     int matmul_reps; /* matmul's timed repetitions: one f64 step takes only ~10 ms */
     /* the extra workloads */
@@ -62,8 +64,9 @@ typedef struct bench_sizes {
 } bench_sizes;
 
 static const bench_sizes k_full = {
-    5, 5000, 50, 64, 784, 256, 10, 1 << 22, 512, 1024, 15, 4096, 10, (int64_t)1 << 26, 1 << 21, 512};
-static const bench_sizes k_quick = {1,  50, 12, 4,  8,  6, 3, 1 << 10, 16, 16, 1, 16, 2, 1 << 10,
+    5, 5000, 50, 64, 784, 256, 10, 1 << 22, 0.5, 512, 1024, 15, 4096, 10, (int64_t)1 << 26, 1 << 21,
+    512};
+static const bench_sizes k_quick = {1, 50, 12, 4,  8, 6, 3, 1 << 10, 0, 16, 16, 1, 16, 2, 1 << 10,
                                     1 << 10, 16};
 
 typedef struct bench {
@@ -353,8 +356,13 @@ static tf_status elementwise_run(bench *b, const char *workload, const char *met
     tf_eager *x = NULL, *y = NULL;
     tf_status st = random_variable(b, dtype, 1, &n, 0, 1, 21, &x);
     TRY(random_constant(b, dtype, 1, &n, 0, 1, 22, &y));
-    double secs[TF_BENCH_MAX_REPS], warm;
-    TRY(elementwise_once(b, x, y, &warm));
+    /* Warm-up: repetitions until they took elementwise_warm_s (docs/performance.md,
+       "Fresh memory"), as bench/limits.c and bench/torch_bench.py warm up */
+    double secs[TF_BENCH_MAX_REPS], warm = 0, warmed = 0;
+    do {
+        TRY(elementwise_once(b, x, y, &warm));
+        warmed += warm;
+    } while (!st && warmed < b->z->elementwise_warm_s);
     for (int r = 0; r < b->z->reps && !st; r++)
         st = elementwise_once(b, x, y, &secs[r]);
     if (!st)
