@@ -49,17 +49,24 @@ static const struct {
 } vmath_rows[] = {CPU_VMATH_ROWS(VMATH_ENTRY)};
 #undef VMATH_ENTRY
 
-/* The letter of the x86 vector function ABI that code compiled with these flags calls
-   libmvec with: 'e' with the AVX-512 flags, 'd' with AVX2's, 'b' without. */
-static int isa_letter(const char *const *flags)
+/* The instruction set the generated code is compiled for, as the letter of the x86
+   vector function ABI (which libmvec variants its loops call): 'e' with AVX-512 (F, DQ,
+   BW, VL), 'd' with AVX2 and FMA, 'b' for the baseline (or not x86-64: no flags). */
+static int jit_isa(void)
 {
-    int letter = flags[0] != NULL ? 'd' : 'b';
-    for (; *flags != NULL; flags++) {
-        if (strcmp(*flags, "-mavx512f") == 0) {
-            letter = 'e';
-        }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        return 'b';
     }
-    return letter;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+        return 'e';
+    }
+    return 'd';
+#else
+    return 'b';
+#endif
 }
 
 /*
@@ -73,7 +80,7 @@ static int isa_letter(const char *const *flags)
 static int vmath_inline(void)
 {
     const int isa = tf__cpu_vmath_isa();
-    return isa != 0 && tf__cpu_vmath_gcc != 0 && isa == isa_letter(tf__cpu_jit_isa_flags());
+    return isa != 0 && tf__cpu_vmath_gcc != 0 && isa == jit_isa();
 }
 
 /* The libm function step st computes through a cpu_vmath.c row, or NULL. */
@@ -530,24 +537,12 @@ void tf__cpu_jit_store_name(const cpu_jit_src *b, char name[32])
 
 const char *const *tf__cpu_jit_isa_flags(void)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     static const char *const avx512[] = {"-mavx2",     "-mfma",      "-mavx512f", "-mavx512dq",
                                          "-mavx512bw", "-mavx512vl", NULL};
     static const char *const avx2[] = {"-mavx2", "-mfma", NULL};
     static const char *const base[] = {NULL};
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
-        return base;
-    }
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-        return avx512;
-    }
-    return avx2;
-#else
-    static const char *const none[] = {NULL};
-    return none;
-#endif
+    const int isa = jit_isa();
+    return isa == 'e' ? avx512 : isa == 'd' ? avx2 : base;
 }
 
 int tf__cpu_jit_source(const char *cc, const fused_prog *fp, cpu_jit_src *b, cpu_err *err)
