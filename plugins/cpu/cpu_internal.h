@@ -331,7 +331,8 @@ CPU_VMATH_ROWS(CPU_VMATH_DECLARE)
 #undef CPU_VMATH_DECLARE
 /* Which libmvec variants the rows above call in this process: the letter of the x86
    vector function ABI ('e' AVX-512, 'd' AVX2, 'b' SSE2), or 0 where they call libm's
-   scalar functions (a build without libmvec). */
+   scalar functions (a build without libmvec, or one whose loops are not vectorised:
+   unoptimised, or under the sanitizers; checked on the exp rows once). */
 int tf__cpu_vmath_isa(void);
 /* The major version of the GCC that compiled those rows with libmvec, else 0. */
 extern const int tf__cpu_vmath_gcc;

@@ -21,6 +21,8 @@
  * runtime).
  */
 #include <math.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #include "cpu_internal.h"
 
@@ -130,15 +132,60 @@ VMATH_ROW(tf__cpu_cos_f64, double, cos)
 VMATH_ROW(tf__cpu_tanh_f64, double, tanh)
 VMATH_ROW(tf__cpu_erf_f64, double, erf)
 
+#if defined(TF_CPU_HAVE_LIBMVEC)
+/*
+ * Whether the rows really call libmvec: a build without optimisation or with the
+ * sanitizers' instrumentation does not vectorise their loops, and they then call
+ * libm's scalar functions, as the compiled programs would not. The exp rows (every row
+ * is the same loop) against scalar exp and expf, called through a pointer so that no
+ * loop vectorises them, on 256 values of each dtype: libmvec's results are within
+ * 4 ulp, libm's within 1, and they differ on some of these (tens of them, where
+ * measured). If none differs the rows are taken as scalar: then nothing is inlined,
+ * which costs speed, never bits.
+ */
+static int rows_call_libmvec(void)
+{
+    enum { N = 256 };
+    double x[N], y[N];
+    float xf[N], yf[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = -20.0 + 40.0 * (i + 0.37) / N;
+        xf[i] = (float)x[i];
+    }
+    const int64_t s[2] = {1, 1};
+    char *p[2] = {(char *)y, (char *)x}, *pf[2] = {(char *)yf, (char *)xf};
+    cpu_err err;
+    if (tf__cpu_exp_f64(NULL, N, p, s, &err) != 0 || tf__cpu_exp_f32(NULL, N, pf, s, &err) != 0) {
+        return 0;
+    }
+    double (*volatile scalar)(double) = exp;
+    float (*volatile scalarf)(float) = expf;
+    int differs = 0;
+    for (int i = 0; i < N; i++) {
+        const double r = scalar(x[i]);
+        const float rf = scalarf(xf[i]);
+        differs |= memcmp(&r, &y[i], sizeof r) != 0 || memcmp(&rf, &yf[i], sizeof rf) != 0;
+    }
+    return differs;
+}
+#endif
+
 int tf__cpu_vmath_isa(void)
 {
 #if defined(TF_CPU_HAVE_LIBMVEC)
+    static _Atomic int known = -1; /* the answer, once computed (any thread: the same) */
+    int isa = atomic_load_explicit(&known, memory_order_relaxed);
+    if (isa >= 0) {
+        return isa;
+    }
     /* the order in which the resolvers of VMATH_CLONES pick a clone */
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) {
-        return 'e';
-    }
-    return __builtin_cpu_supports("avx2") ? 'd' : 'b';
+    isa = !rows_call_libmvec()                   ? 0
+          : __builtin_cpu_supports("avx512f") ? 'e'
+          : __builtin_cpu_supports("avx2")    ? 'd'
+                                              : 'b';
+    atomic_store_explicit(&known, isa, memory_order_relaxed);
+    return isa;
 #else
     return 0;
 #endif
