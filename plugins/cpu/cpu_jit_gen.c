@@ -276,6 +276,39 @@ static void gen_place(gen_ctx *g)
     }
 }
 
+/*
+ * The block form's vector maths (gen_block): per libmvec function f of the dtype,
+ * tfjit_vm_f, declared "declare simd" so that a vectorised loop calls its vector
+ * variant, defined here by the name of the x86 vector ABI (this process's letter, the
+ * rows' lanes) as libmvec's own variant of f, the one the rows call; and its scalar
+ * form, which a loop the compiler leaves scalar calls, as lane 0 of that same variant on
+ * the value broadcast, since a variant computes each lane from its own input alone. The
+ * scalar form is defined under another C name with the scalar symbol as its assembler
+ * name, so that the compiler makes no vector clones of it.
+ */
+static void gen_vm_functions(cpu_jit_src *b, int f32)
+{
+    const int isa = tf__cpu_vmath_isa();
+    const int bits = isa == 'e' ? 512 : isa == 'd' ? 256 : 128;
+    const int lanes = bits / (f32 ? 32 : 64);
+    const char *vt = bits == 512 ? (f32 ? "__m512" : "__m512d")
+                     : bits == 256 ? (f32 ? "__m256" : "__m256d")
+                                   : (f32 ? "__m128" : "__m128d");
+    const char *pre = bits == 512 ? "_mm512" : bits == 256 ? "_mm256" : "_mm";
+    put(b, "#include <immintrin.h>\n");
+    for (size_t i = f32 ? 0 : 1; i < sizeof vmath_rows / sizeof vmath_rows[0]; i += 2) {
+        const char *f = vmath_rows[i].fn;
+        put(b,
+            "extern %s _ZGV%cN%dv_%s(%s);\n"
+            "#pragma omp declare simd notinbranch\nextern T tfjit_vm_%s(T);\n"
+            "%s _ZGV%cN%dv_tfjit_vm_%s(%s x) { return _ZGV%cN%dv_%s(x); }\n"
+            "T tfjit_vm_%s_scalar(T x) __asm__(\"tfjit_vm_%s\");\n"
+            "T tfjit_vm_%s_scalar(T x) { return %s_cvt%s(_ZGV%cN%dv_%s(%s_set1_%s(x))); }\n",
+            vt, isa, lanes, f, vt, f, vt, isa, lanes, f, vt, isa, lanes, f, f, f, f, pre,
+            f32 ? "ss_f32" : "sd_f64", isa, lanes, f, pre, f32 ? "ps" : "pd");
+    }
+}
+
 static void gen_prelude(cpu_jit_src *b, const fused_prog *fp)
 {
     const int f32 = fp->dtype == TF_F32;
@@ -298,6 +331,7 @@ static void gen_prelude(cpu_jit_src *b, const fused_prog *fp)
     for (size_t i = f32 ? 0 : 1; i < sizeof vmath_rows / sizeof vmath_rows[0]; i += 2) {
         put(b, "#pragma omp declare simd notinbranch\nextern T %s(T);\n", vmath_rows[i].fn);
     }
+    gen_vm_functions(b, f32);
     put(b, "#else\n#define TFJIT_VMATH 0\n#endif\n");
 }
 
@@ -330,6 +364,182 @@ static void gen_vmath(cpu_jit_src *b, const gen_ctx *g, const fused_step *st, co
 }
 
 /* One function: tfjit_run (lanes 0) or tfjit_run_lanes. */
+/* The immediates the program reads, as locals k<j> of the function. */
+static void put_immediates(cpu_jit_src *b, const fused_prog *fp)
+{
+    for (int j = 0; j < TF_FUSED_MAX_IMMEDIATES; j++) {
+        for (int k = 0; k < fp->n_steps; k++) {
+            const fused_step *st = &fp->steps[k];
+            int uses = 0;
+            for (int s = 0; s < st->nsrc; s++) {
+                uses |= fp->loc[st->src[s]] == FUSED_LOC_IMM + j;
+            }
+            if (uses) {
+                put(b, "    T k%d; memcpy(&k%d, (const char *)imm + %d, sizeof k%d);\n", j, j,
+                    8 * j, j);
+                break;
+            }
+        }
+    }
+}
+
+/* ---- the block form: programs with vector maths, all in one loop ---------------- */
+
+/* Whether fp is compiled in the block form (gen_block): at least one step of a
+   cpu_vmath.c row inlined (vmath_inline), every other step exact, nothing in place or
+   streamed. */
+static int block_form(const fused_prog *fp)
+{
+    if (!vmath_inline() || fp->in_place || fp->n_streamed > 0) {
+        return 0;
+    }
+    int vmath = 0;
+    for (int k = 0; k < fp->n_steps; k++) {
+        const fused_step *st = &fp->steps[k];
+        if (inline_name(st) != NULL) {
+            continue;
+        }
+        if (vmath_fn(st) == NULL || fp->loc[st->src[0]] >= FUSED_LOC_IMM) {
+            return 0;
+        }
+        vmath = 1;
+    }
+    return vmath;
+}
+
+/* Register r as the block form's loop body reads it: an input at element e of the
+   chunk (padded: from its padded copy), an immediate, or a step's value. */
+static void put_block_read(cpu_jit_src *b, const fused_prog *fp, int r, int padded)
+{
+    const int where = fp->loc[r];
+    if (r < fp->n_in) {
+        put(b, padded ? "pi%d[j]" : "i%d[c + v + j]", r);
+    } else if (where >= FUSED_LOC_IMM) {
+        put(b, "k%d", where - FUSED_LOC_IMM);
+    } else {
+        put(b, "v%d", r);
+    }
+}
+
+/* The body over one block: every step in order (a vector-maths step through its
+   tfjit_vm_ function, the prelude's), each output stored, the reduced register (lanes)
+   kept in rv. */
+static void put_block_body(cpu_jit_src *b, const fused_prog *fp, int lanes, int padded)
+{
+    put(b, "            _Pragma(\"omp simd\")\n            for (int j = 0; j < %d; j++) {\n",
+        CPU_VMATH_BLOCK);
+    for (int k = 0; k < fp->n_steps; k++) {
+        const fused_step *st = &fp->steps[k];
+        const char *name = inline_name(st);
+        if (name != NULL) {
+            put(b, "                const T v%d = %s_%s(", st->dst, st->nsrc == 2 ? "b" : "u",
+                name);
+        } else {
+            put(b, "                const T v%d = tfjit_vm_%s(", st->dst, vmath_fn(st));
+        }
+        put_block_read(b, fp, st->src[0], padded);
+        if (st->nsrc == 2) {
+            put(b, ", ");
+            put_block_read(b, fp, st->src[1], padded);
+        }
+        put(b, ");\n");
+        const int where = fp->loc[st->dst];
+        if (lanes && st->dst == fp->red_reg) {
+            put(b, "                rv[j] = v%d;\n", st->dst);
+        }
+        if (where >= 0 && where < fp->n_out && !(lanes && where == fp->red_buf)) {
+            put(b, padded ? "                po%d[j] = v%d;\n"
+                          : "                o%d[c + v + j] = v%d;\n",
+                where, st->dst);
+        }
+    }
+    put(b, "            }\n");
+}
+
+/* The lanes' folds of m (a multiple of 8) values of rv, in the lanes' order. */
+static void put_block_fold(cpu_jit_src *b, const fused_prog *fp, const char *m)
+{
+    put(b,
+        "            for (int h = 0; h < %s; h += 8)\n"
+        "                for (int j = 0; j < 8; j++) acc[j] = r_%s(acc[j], (double)rv[h + j]);\n",
+        m, reduce_name[fp->red_op]);
+}
+
+/*
+ * tfjit_run (lanes 0) or tfjit_run_lanes of a block-form program: per chunk, whole
+ * blocks of CPU_VMATH_BLOCK elements each in one simd loop computing every step, then
+ * a last block on copies of the inputs padded with zeros, its outputs copied back; the
+ * reduced register is kept per block and folded into the lanes in their order, as the
+ * row form does. Values stay in registers from step to step. A vector-maths step calls
+ * the prelude's tfjit_vm_ function, whose vector variant is libmvec's that the rows call
+ * and whose scalar form (a loop the compiler leaves scalar) is lane 0 of that variant:
+ * the same value either way (each lane of a libmvec variant is computed from its own
+ * input alone).
+ */
+static void gen_block(cpu_jit_src *b, const fused_prog *fp, int lanes)
+{
+    const int B = CPU_VMATH_BLOCK;
+    put(b,
+        "int tfjit_run%s(int64_t n, char *const *p, const void *imm, const row_fn *rows, "
+        "stream_fn stream, double *lanes, void *err)\n{\n",
+        lanes ? "_lanes" : "");
+    put(b, "    (void)rows; (void)stream; (void)lanes; (void)err; (void)imm;\n");
+    for (int o = 0; o < fp->n_out; o++) {
+        if (!(lanes && o == fp->red_buf)) {
+            put(b, "    T *restrict o%d = (T *)(void *)p[%d];\n", o, o);
+        }
+    }
+    for (int r = 0; r < fp->n_in; r++) {
+        put(b, "    const T *restrict i%d = (const T *)(const void *)p[%d];\n", r, fp->n_out + r);
+    }
+    put_immediates(b, fp);
+    if (lanes) {
+        put(b, "    double acc[8];\n    for (int j = 0; j < 8; j++) acc[j] = lanes[j];\n");
+    }
+    put(b, "    for (int64_t c = 0; c < n; c += %d) {\n", JIT_CHUNK);
+    put(b, "        const int64_t len = n - c < %d ? n - c : %d;\n", JIT_CHUNK, JIT_CHUNK);
+    put(b, "        int64_t v = 0;\n        for (; v + %d <= len; v += %d) {\n", B, B);
+    if (lanes) {
+        put(b, "            T rv[%d];\n", B);
+    }
+    put_block_body(b, fp, lanes, 0);
+    if (lanes) {
+        char m[8];
+        snprintf(m, sizeof m, "%d", B);
+        put_block_fold(b, fp, m);
+    }
+    put(b, "        }\n        if (v < len) {\n            const int64_t m = len - v;\n");
+    if (lanes) {
+        put(b, "            T rv[%d];\n", B);
+    }
+    for (int r = 0; r < fp->n_in; r++) {
+        put(b,
+            "            T pi%d[%d] = {0};\n"
+            "            for (int64_t j = 0; j < m; j++) pi%d[j] = i%d[c + v + j];\n",
+            r, B, r, r);
+    }
+    for (int o = 0; o < fp->n_out; o++) {
+        if (!(lanes && o == fp->red_buf)) {
+            put(b, "            T po%d[%d];\n", o, B);
+        }
+    }
+    put_block_body(b, fp, lanes, 1);
+    for (int o = 0; o < fp->n_out; o++) {
+        if (!(lanes && o == fp->red_buf)) {
+            put(b, "            for (int64_t j = 0; j < m; j++) o%d[c + v + j] = po%d[j];\n", o,
+                o);
+        }
+    }
+    if (lanes) { /* the lanes' calls cover whole groups of 8 (fused_red_unit) */
+        put_block_fold(b, fp, "m");
+    }
+    put(b, "        }\n    }\n");
+    if (lanes) {
+        put(b, "    for (int j = 0; j < 8; j++) lanes[j] = acc[j];\n");
+    }
+    put(b, "    return 0;\n}\n");
+}
+
 static void gen_function(cpu_jit_src *b, const fused_prog *fp, int lanes)
 {
     gen_ctx g;
@@ -352,20 +562,7 @@ static void gen_function(cpu_jit_src *b, const fused_prog *fp, int lanes)
     for (int r = 0; r < fp->n_in; r++) {
         put(b, "    const T *%si%d = (const T *)(const void *)p[%d];\n", rq, r, fp->n_out + r);
     }
-    for (int j = 0; j < TF_FUSED_MAX_IMMEDIATES; j++) {
-        for (int k = 0; k < fp->n_steps; k++) {
-            const fused_step *st = &fp->steps[k];
-            int uses = 0;
-            for (int s = 0; s < st->nsrc; s++) {
-                uses |= fp->loc[st->src[s]] == FUSED_LOC_IMM + j;
-            }
-            if (uses) {
-                put(b, "    T k%d; memcpy(&k%d, (const char *)imm + %d, sizeof k%d);\n", j, j,
-                    8 * j, j);
-                break;
-            }
-        }
-    }
+    put_immediates(b, fp);
     for (int r = 0; r < FUSED_REGS; r++) {
         if (g.arr[r]) {
             put(b, "    _Alignas(64) T a%d[%d];\n", r, JIT_CHUNK);
@@ -487,9 +684,23 @@ static int gen_source(const char *cc, const fused_prog *fp, cpu_jit_src *b)
     }
     put(b, " */\n");
     gen_prelude(b, fp);
+    /* the block form where its compiler calls the rows' libmvec variants, the row form
+       under any other (its prelude's TFJIT_VMATH) */
+    const int block = block_form(fp);
+    if (block) {
+        put(b, "#if TFJIT_VMATH\n");
+        gen_block(b, fp, 0);
+        if (fp->red_reg >= 0) {
+            gen_block(b, fp, 1);
+        }
+        put(b, "#else\n");
+    }
     gen_function(b, fp, 0);
     if (fp->red_reg >= 0) {
         gen_function(b, fp, 1);
+    }
+    if (block) {
+        put(b, "#endif\n");
     }
     return b->overflow ? -1 : 0;
 }
